@@ -1,0 +1,268 @@
+"""The abstract syntax tree: immutable dataclasses with source spans.
+
+Spans never take part in equality, so `parse(print(ast)) == ast` compares
+meaning, not layout. Every node is hashable.
+
+Terms:        Var, Wildcard, Const, Now, BinOp, Aggregate
+Literals:     Atom, Negation, Comparison
+Clauses:      Rule (a fact is a rule with an empty body)
+Items:        Decl, Include, Rule, TestBlock, Invariant, Hint
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+from ..diagnostics import NO_SPAN, Span
+
+__all__ = [
+    "Var",
+    "Wildcard",
+    "Const",
+    "Now",
+    "BinOp",
+    "Aggregate",
+    "Term",
+    "Atom",
+    "Negation",
+    "Comparison",
+    "Literal",
+    "Rule",
+    "Param",
+    "Decl",
+    "Include",
+    "Expect",
+    "TestBlock",
+    "Invariant",
+    "Hint",
+    "Item",
+    "Program",
+    "TYPES",
+    "ARITH_OPS",
+    "COMPARISON_OPS",
+    "AGGREGATES",
+]
+
+TYPES = ("symbol", "number", "time", "duration")
+ARITH_OPS = ("+", "-", "*", "/", "%")
+COMPARISON_OPS = ("=", "!=", "<", "<=", ">", ">=")
+AGGREGATES = ("count", "min", "max", "sum")
+
+
+def _span() -> Span:
+    return field(default=NO_SPAN, compare=False, repr=False)
+
+
+# ---------------------------------------------------------------- terms
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Wildcard:
+    """`_`: a fresh variable at each occurrence; never in a head."""
+
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A constant. `type` is one of TYPES; time and duration values are ints
+    (seconds), so `value` is `str` for symbols and `int` otherwise."""
+
+    value: str | int
+    type: str = "symbol"
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Now:
+    """`$now`: the evaluation time the caller passes in."""
+
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp:
+    op: str  # one of ARITH_OPS
+    left: "Term"
+    right: "Term"
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """`count : { body }`, `max X : { body }`; `target` is None for count."""
+
+    func: str  # one of AGGREGATES
+    target: "Term | None"
+    body: tuple["Literal", ...]
+    span: Span = _span()
+
+
+Term = Union[Var, Wildcard, Const, Now, BinOp, Aggregate]
+
+
+# ---------------------------------------------------------------- literals
+
+
+@dataclass(frozen=True, slots=True)
+class Atom:
+    relation: str
+    args: tuple[Term, ...]
+    span: Span = _span()
+
+    @property
+    def arity(self) -> int:
+        return len(self.args)
+
+
+@dataclass(frozen=True, slots=True)
+class Negation:
+    """`!atom` or `not atom`."""
+
+    atom: Atom
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    op: str  # one of COMPARISON_OPS
+    left: Term
+    right: Term
+    span: Span = _span()
+
+
+Literal = Union[Atom, Negation, Comparison]
+
+
+# ---------------------------------------------------------------- items
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """`head :- body.`; a fact has an empty body."""
+
+    head: Atom
+    body: tuple[Literal, ...] = ()
+    span: Span = _span()
+
+    @property
+    def is_fact(self) -> bool:
+        return not self.body
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    type: str  # one of TYPES
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Decl:
+    """`.decl name(param: type, ...)`."""
+
+    name: str
+    params: tuple[Param, ...]
+    span: Span = _span()
+
+    @property
+    def arity(self) -> int:
+        return len(self.params)
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return tuple(p.type for p in self.params)
+
+
+@dataclass(frozen=True, slots=True)
+class Include:
+    """`.include "continuity"` (a stdlib module) or a relative path."""
+
+    path: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """`expect atom.` or `expect not atom.` inside a test block."""
+
+    atom: Atom
+    negated: bool = False
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class TestBlock:
+    """`test "name" { facts... expect ... }`; `now` is an optional instant."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str
+    facts: tuple[Rule, ...]
+    expects: tuple[Expect, ...]
+    now: int | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Invariant:
+    """`.invariant "name" :- body.`: broken by any binding making body true."""
+
+    name: str
+    body: tuple[Literal, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """`.hint relation(arg: pool)` steering the fuzzer's generators.
+
+    `values[i]` is the tuple of constants (a pool) for argument i, or () for
+    no hint at that position."""
+
+    relation: str
+    values: tuple[tuple[Const, ...], ...]
+    span: Span = _span()
+
+
+Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint]
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    items: tuple[Item, ...]
+    file: str | None = field(default=None, compare=False)
+
+    def _of(self, kind: type) -> Iterator:
+        return (i for i in self.items if isinstance(i, kind))
+
+    @property
+    def decls(self) -> tuple[Decl, ...]:
+        return tuple(self._of(Decl))
+
+    @property
+    def includes(self) -> tuple[Include, ...]:
+        return tuple(self._of(Include))
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(self._of(Rule))
+
+    @property
+    def tests(self) -> tuple[TestBlock, ...]:
+        return tuple(self._of(TestBlock))
+
+    @property
+    def invariants(self) -> tuple[Invariant, ...]:
+        return tuple(self._of(Invariant))
+
+    @property
+    def hints(self) -> tuple[Hint, ...]:
+        return tuple(self._of(Hint))
