@@ -1,0 +1,34 @@
+"""The fact store: an append-only log whose replay is the engine's facts.
+
+    store = open_store("./ordinance.db", schema)      # or "postgresql://..."
+    store.assert_facts([("claim", ("c1", "db", "role", "primary"))], source="ops")
+    store.append(events, fence=("deploy/db", 7))       # refused if epoch 7 is stale
+    facts = store.facts()                              # {relation: {args, ...}}
+    then = store.as_of(12).facts()                     # what was known at revision 12
+
+See store.py for the write transaction, events.py for kinds and fields.
+"""
+
+from .events import FACT_KINDS, KINDS, LOG_KINDS, Event, Value
+from .jsonl import export_jsonl, import_jsonl
+from .replay import replay
+from .schema import Schema, schema_of, validate
+from .store import Facts, Store, StoreView, open_store
+
+__all__ = [
+    "Event",
+    "Facts",
+    "FACT_KINDS",
+    "KINDS",
+    "LOG_KINDS",
+    "Schema",
+    "Store",
+    "StoreView",
+    "Value",
+    "export_jsonl",
+    "import_jsonl",
+    "open_store",
+    "replay",
+    "schema_of",
+    "validate",
+]

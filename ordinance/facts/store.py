@@ -1,0 +1,333 @@
+"""The Store interface: one append-only log, two backends, chosen by URL.
+
+Writes go through one transaction per batch that takes the backend's write
+lock, reads the revision, checks the fence, checks purge targets and inserts
+the batch with consecutive sequence numbers: a batch is all or nothing and
+`seq` stays gapless and in commit order. Facts are validated before the
+transaction starts; a bad batch raises `StoreError` and writes nothing.
+
+Purge: a `purge` event names the purged sequence numbers and why. Replay at
+any revision at or after the purge leaves those events out (facts and
+decisions); replay at an earlier revision still shows them, because the log
+itself is never updated or deleted (the payload stays stored; a purge hides
+it from every model built after it, it does not scrub the disk).
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
+
+from ..diagnostics import Diagnostic, StaleEpochError, StoreError
+from .events import (
+    KINDS,
+    Event,
+    Value,
+    decode_row,
+    encode_args,
+    encode_payload,
+    now_text,
+)
+from .schema import Schema, validate
+
+__all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "open_store"]
+
+Facts = dict[str, set[tuple[Value, ...]]]
+# seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON)
+Row = tuple[int, str, str, str, str, str, str, str | None, int | None, str | None]
+T = TypeVar("T")
+
+
+class WriteTxn(Protocol):
+    """What a backend offers inside its write transaction (lock already held)."""
+
+    def revision(self) -> int: ...
+    def newest_epoch(self, resource: str) -> int | None: ...
+    def set_epoch(self, resource: str, epoch: int) -> None: ...
+    def kinds(self, seqs: Sequence[int]) -> dict[int, str]: ...
+    def purged(self) -> set[int]: ...
+    def insert(self, rows: list[Row]) -> None: ...
+
+
+def _error(code: str, message: str) -> StoreError:
+    return StoreError([Diagnostic(code, message)])
+
+
+class Store(ABC):
+    """An append-only event log; the facts are its replay.
+
+    Use `open_store(url)`; a store is a context manager. One store object is
+    one connection: share it between threads only with your own lock.
+    """
+
+    url: str
+
+    def __init__(self, url: str, schema: Schema | None = None) -> None:
+        self.url = url
+        self._schema: dict[str, tuple[str, ...]] | None = None
+        self.schema = schema
+
+    # ---------------------------------------------------------------- backend
+
+    @abstractmethod
+    def _write(self, work: Callable[[WriteTxn], T]) -> T:
+        """Run `work` in one write transaction; commit, or roll back if it raises."""
+
+    @abstractmethod
+    def _rows(self, since: int, until: int | None, kinds: Sequence[str] | None) -> list[Row]:
+        """Rows with since < seq <= until (no bound if None), in seq order."""
+
+    @abstractmethod
+    def _fact_groups(self, revision: int, exclude: Sequence[int]) -> Iterable[tuple[str, str]]:
+        """(relation, JSON array of argument arrays) per relation, replaying
+        fact events with seq <= revision, minus the `exclude`d seqs."""
+
+    @abstractmethod
+    def revision(self) -> int:
+        """The newest sequence number (0 for an empty store)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the connection."""
+
+    # ---------------------------------------------------------------- schema
+
+    @property
+    def schema(self) -> dict[str, tuple[str, ...]] | None:
+        """Relation name -> argument types; None accepts any relation."""
+        return self._schema
+
+    @schema.setter
+    def schema(self, schema: Schema | None) -> None:
+        self._schema = None if schema is None else {k: tuple(v) for k, v in schema.items()}
+
+    # ---------------------------------------------------------------- writing
+
+    def append(
+        self, events: Iterable[Event], *, fence: tuple[str, int] | None = None
+    ) -> int:
+        """Append a batch atomically; return the new revision.
+
+        The batch gets seqs `revision - len(batch) + 1 .. revision` in order.
+        The store sets `seq` and `time`; `resource`/`epoch` come from `fence`
+        (an event carrying a different one is refused). With `fence=(resource,
+        epoch)`, the batch is written only if `epoch` is at least the newest
+        epoch recorded for `resource` (which it then becomes); otherwise
+        `StaleEpochError` and nothing is written.
+        """
+        batch = list(events)
+        problems = validate(batch, self._schema)
+        resource, epoch = self._check_fence(fence)
+        for n, e in enumerate(batch, 1):
+            if (e.resource, e.epoch) != (None, None) and (e.resource, e.epoch) != (resource, epoch):
+                problems.append(
+                    Diagnostic("fence_mismatch", f"event {n}: carries a fence the batch was not written under")
+                )
+        if problems:
+            raise StoreError(problems)
+        time = now_text()
+        stamped = [(e, time, resource, epoch) for e in batch]
+        return self._write(lambda txn: self._commit(txn, stamped, fence, imported=False))
+
+    def assert_facts(
+        self,
+        facts: Iterable[tuple[str, Sequence[Value]]],
+        *,
+        source: str = "",
+        author: str = "",
+        kind: str = "assert",
+        fence: tuple[str, int] | None = None,
+    ) -> int:
+        """Append `relation(args)` facts as events of one kind; return the revision."""
+        return self.append(
+            [Event(kind, rel, tuple(args), source, author) for rel, args in facts], fence=fence
+        )
+
+    def fence(self, resource: str, epoch: int) -> int:
+        """Record `epoch` for `resource` unless a newer one is recorded
+        (then `StaleEpochError`); return the revision it was checked at."""
+        return self.append([], fence=(resource, epoch))
+
+    def log_decision(
+        self,
+        payload: Mapping[str, Any],
+        *,
+        source: str = "",
+        author: str = "",
+        fence: tuple[str, int] | None = None,
+    ) -> int:
+        """Append a decision event (payload: a JSON object); return its seq."""
+        return self.append([Event("decision", "decision", (), source, author, payload=payload)], fence=fence)
+
+    def purge(self, seqs: Iterable[int], reason: str, *, source: str = "", author: str = "") -> int:
+        """Append a retention purge of the events `seqs` (not purges, not
+        already purged); return its seq. See the module docstring."""
+        targets = tuple(sorted(set(seqs)))
+        return self.append(
+            [Event("purge", "purge", targets, source, author, payload={"reason": reason})]
+        )
+
+    def _import(self, events: Sequence[Event]) -> int:
+        """Append events keeping their seq, time and fence (JSON Lines import)."""
+        problems = validate(events, self._schema)
+        if problems:
+            raise StoreError(problems)
+        stamped = [(e, e.time, e.resource, e.epoch) for e in events]
+        return self._write(lambda txn: self._commit(txn, stamped, None, imported=True))
+
+    @staticmethod
+    def _check_fence(fence: tuple[str, int] | None) -> tuple[str | None, int | None]:
+        if fence is None:
+            return None, None
+        resource, epoch = fence
+        if not isinstance(resource, str) or isinstance(epoch, bool) or not isinstance(epoch, int):
+            raise _error("bad_fence", "a fence is a (resource string, integer epoch) pair")
+        return resource, epoch
+
+    def _commit(
+        self,
+        txn: WriteTxn,
+        stamped: list[tuple[Event, str, str | None, int | None]],
+        fence: tuple[str, int] | None,
+        imported: bool,
+    ) -> int:
+        revision = txn.revision()
+        if fence is not None:
+            resource, epoch = fence
+            newest = txn.newest_epoch(resource)
+            if newest is not None and epoch < newest:
+                raise StaleEpochError(
+                    [
+                        Diagnostic(
+                            "stale_epoch",
+                            f"epoch {epoch} for `{resource}` is older than the newest epoch "
+                            f"{newest} (revision {revision})",
+                        )
+                    ]
+                )
+            if newest is None or epoch > newest:
+                txn.set_epoch(resource, epoch)
+        rows: list[Row] = []
+        written = 0
+        for n, (e, time, resource_, epoch_) in enumerate(stamped, 1):
+            seq = revision + n
+            if imported:
+                if e.seq != seq:
+                    raise _error("bad_seq", f"event {n}: seq {e.seq} does not follow revision {seq - 1}")
+                if resource_ is not None and epoch_ is not None:
+                    newest = txn.newest_epoch(resource_)
+                    if newest is None or epoch_ > newest:
+                        txn.set_epoch(resource_, epoch_)
+            if e.kind == "purge":  # may purge earlier events of this batch: write them first
+                if rows:
+                    txn.insert(rows)
+                written, rows = written + len(rows), []
+                self._check_purge(txn, n, e.args)
+            rows.append(
+                (seq, e.kind, e.relation, encode_args(e.args), e.source, e.author, time,
+                 resource_, epoch_, encode_payload(e.payload))
+            )
+        if rows:
+            txn.insert(rows)
+        return revision + written + len(rows)
+
+    @staticmethod
+    def _check_purge(txn: WriteTxn, n: int, targets: Sequence[Value]) -> None:
+        seqs = [int(t) for t in targets]
+        kinds = txn.kinds(seqs)
+        purged = txn.purged()
+        for target in seqs:
+            kind = kinds.get(target)
+            if kind is None:
+                raise _error("unknown_seq", f"event {n}: there is no seq {target} to purge")
+            if kind == "purge" or target in purged:
+                raise _error("not_purgeable", f"event {n}: seq {target} is a purge or already purged")
+
+    # ---------------------------------------------------------------- reading
+
+    def events(
+        self, since: int = 0, until: int | None = None, kinds: Iterable[str] | None = None
+    ) -> list[Event]:
+        """Events with since < seq <= until, in order, optionally of some kinds only."""
+        wanted = None if kinds is None else tuple(kinds)
+        if wanted is not None and not set(wanted) <= set(KINDS):
+            raise _error("unknown_kind", f"kinds must be among {', '.join(KINDS)}")
+        return [decode_row(r) for r in self._rows(since, until, wanted)]
+
+    def purged(self, revision: int | None = None) -> set[int]:
+        """The seqs purged by purge events at or before `revision`."""
+        rows = self._rows(0, revision, ("purge",))
+        return {int(s) for r in rows for s in json.loads(r[3])}
+
+    def facts(self, revision: int | None = None) -> Facts:
+        """The replay: relation -> set of argument tuples at `revision` (latest if None)."""
+        rev = self.revision() if revision is None else revision
+        exclude = sorted(self.purged(rev))
+        return {
+            relation: set(map(tuple, json.loads(arrays)))
+            for relation, arrays in self._fact_groups(rev, exclude)
+        }
+
+    def decisions(self, revision: int | None = None) -> list[Event]:
+        """Decision events at `revision` (latest if None), minus purged ones."""
+        purged = self.purged(revision)
+        return [e for e in self.events(0, revision, ("decision",)) if e.seq not in purged]
+
+    def as_of(self, revision: int) -> StoreView:
+        """A read-only view of the store as it was at `revision`."""
+        if isinstance(revision, bool) or not isinstance(revision, int) or not 0 <= revision <= self.revision():
+            raise _error("unknown_revision", f"revision {revision} is not in the log")
+        return StoreView(self, revision)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r})"
+
+
+class StoreView:
+    """The store frozen at one revision: what was known then."""
+
+    def __init__(self, store: Store, revision: int) -> None:
+        self.store = store
+        self._revision = revision
+
+    def revision(self) -> int:
+        return self._revision
+
+    def facts(self) -> Facts:
+        return self.store.facts(self._revision)
+
+    def events(self, since: int = 0, kinds: Iterable[str] | None = None) -> list[Event]:
+        return self.store.events(since, self._revision, kinds)
+
+    def decisions(self) -> list[Event]:
+        return self.store.decisions(self._revision)
+
+
+
+def open_store(url: str, schema: Schema | None = None) -> Store:
+    """Open (creating if needed) the store at `url`.
+
+    `postgresql://...` (or `postgres://...`) selects PostgreSQL; `sqlite://`
+    followed by a path (`sqlite:///var/ordinance.db` is `/var/ordinance.db`),
+    or a bare path such as `./ordinance.db`, selects SQLite.
+    """
+    if url.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresStore
+
+        return PostgresStore(url, schema)
+    if url.startswith("sqlite://"):
+        url = url[len("sqlite://"):]
+    elif "://" in url:
+        raise _error("unknown_backend", f"no store backend for `{url.split('://')[0]}://` urls")
+    if not url:
+        raise _error("unknown_backend", "a sqlite store needs a file path")
+    from .sqlite import SqliteStore
+
+    return SqliteStore(url, schema)

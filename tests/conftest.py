@@ -1,0 +1,66 @@
+"""Shared fixtures.
+
+Store backends: `store_url` is parametrized over SQLite (a file in tmp_path)
+and PostgreSQL (a fresh database per test on the cluster named by
+ORDINANCE_TEST_PG_URL, or on a throw-away cluster this session starts and
+stops). PostgreSQL is never skipped: if it cannot be reached, the tests fail.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from pgserver import PgServer
+
+
+def with_dbname(url: str, name: str) -> str:
+    """`url` pointing at database `name` instead."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+@pytest.fixture(scope="session")
+def pg_admin_url() -> Iterator[str]:
+    """A PostgreSQL server URL where the tests may create databases."""
+    server = None
+    url = os.environ.get("ORDINANCE_TEST_PG_URL")
+    if not url:
+        server = PgServer()
+        try:
+            url = server.start()
+        except RuntimeError as err:
+            pytest.fail(f"cannot start a throw-away postgresql cluster: {err}", pytrace=False)
+    try:
+        psycopg.connect(url, connect_timeout=10).close()
+    except psycopg.Error as err:
+        if server:
+            server.stop()
+        pytest.fail(f"postgresql at {url} is unreachable: {err}", pytrace=False)
+    yield url
+    if server:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_admin_url: str) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test."""
+    name = "t_" + uuid.uuid4().hex[:16]
+    with psycopg.connect(pg_admin_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield with_dbname(pg_admin_url, name)
+    with psycopg.connect(pg_admin_url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> str:
+    """A URL of an empty store, once per backend."""
+    if request.param == "sqlite":
+        return os.path.join(tmp_path, "store.db")
+    return str(request.getfixturevalue("pg_url"))

@@ -1,0 +1,298 @@
+"""The fact store: the same tests on SQLite and PostgreSQL (see conftest.store_url)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ordinance.diagnostics import StaleEpochError, StoreError
+from ordinance.facts import Event, Store, open_store, replay, schema_of
+from ordinance.timepoints import FOREVER
+
+SCHEMA = {
+    "claim": ("symbol", "symbol", "symbol", "symbol"),
+    "claim_valid": ("symbol", "time", "time"),
+    "supersedes": ("symbol", "symbol"),
+    "receipt": ("symbol", "symbol", "symbol", "time"),
+    "edge": ("number", "number"),
+    "note": ("any",),
+}
+
+
+@pytest.fixture
+def store(store_url: str):
+    with open_store(store_url, SCHEMA) as s:
+        yield s
+
+
+def claim(c: str, v: str = "primary") -> Event:
+    return Event("assert", "claim", (c, "db", "role", v), "ops", "alice")
+
+
+def test_append_assigns_gapless_seqs_and_replays_facts(store: Store) -> None:
+    assert store.revision() == 0
+    assert store.facts() == {}
+    assert store.append([claim("c1"), claim("c2")]) == 2
+    assert store.append([Event("assert", "claim_valid", ("c1", 10, FOREVER))]) == 3
+    assert [e.seq for e in store.events()] == [1, 2, 3]
+    assert store.facts() == {
+        "claim": {("c1", "db", "role", "primary"), ("c2", "db", "role", "primary")},
+        "claim_valid": {("c1", 10, FOREVER)},
+    }
+
+
+def test_events_round_trip_every_field(store: Store) -> None:
+    store.append([Event("assert", "note", ("ünïcødé \"quoted\" ✓",), "src", "bob")])
+    store.append([Event("assert", "edge", (-(2**62), 2**62))], fence=("r", 3))
+    first, second = store.events()
+    assert first.args == ("ünïcødé \"quoted\" ✓",)
+    assert (first.kind, first.relation, first.source, first.author) == ("assert", "note", "src", "bob")
+    assert first.time.endswith("Z") and first.resource is None and first.epoch is None
+    assert second.args == (-(2**62), 2**62)
+    assert (second.resource, second.epoch, second.seq) == ("r", 3, 2)
+
+
+def test_events_filters_by_range_and_kind(store: Store) -> None:
+    store.append([claim("c1")])
+    store.append([Event("supersede", "supersedes", ("c2", "c1"))])
+    store.log_decision({"allowed": True})
+    store.append([claim("c3")])
+    assert [e.seq for e in store.events(since=1, until=3)] == [2, 3]
+    assert [e.seq for e in store.events(kinds=["assert"])] == [1, 4]
+    assert [e.kind for e in store.events(kinds=("supersede", "decision"))] == ["supersede", "decision"]
+    with pytest.raises(StoreError) as err:
+        store.events(kinds=["retract"])
+    assert err.value.code == "unknown_kind"
+
+
+def test_fact_kinds_replay_and_log_kinds_do_not(store: Store) -> None:
+    store.assert_facts([("supersedes", ("c2", "c1"))], kind="supersede", source="ops")
+    store.assert_facts([("receipt", ("a1", "intent", "bot", 5))], kind="receipt")
+    seq = store.log_decision({"allowed": False, "reasons": ["stale-epoch"]}, author="gate")
+    assert seq == 3
+    assert store.facts() == {"supersedes": {("c2", "c1")}, "receipt": {("a1", "intent", "bot", 5)}}
+    [decision] = store.decisions()
+    assert decision.seq == 3 and decision.author == "gate"
+    assert decision.payload == {"allowed": False, "reasons": ["stale-epoch"]}
+
+
+def test_kind_must_match_relation(store: Store) -> None:
+    with pytest.raises(StoreError) as err:
+        store.assert_facts([("claim", ("c", "s", "a", "v"))], kind="supersede")
+    assert err.value.code == "kind_mismatch"
+    with pytest.raises(StoreError) as err:
+        store.append([Event("retract", "claim", ("c", "s", "a", "v"))])
+    assert err.value.code == "unknown_kind"
+    assert store.revision() == 0
+
+
+def test_bad_batch_is_refused_whole_with_one_line_per_problem(store: Store) -> None:
+    store.append([claim("c0")])
+    batch = [
+        claim("c1"),
+        Event("assert", "nope", ("x",)),
+        Event("assert", "claim_valid", ("c1", 10)),
+        Event("assert", "claim_valid", ("c1", "yesterday", True)),
+        Event("assert", "note", (1.5,)),  # type: ignore[arg-type]
+    ]
+    with pytest.raises(StoreError) as err:
+        store.append(batch)
+    got = [(d.code, d.message) for d in err.value.diagnostics]
+    assert got == [
+        ("unknown_relation", "event 2: relation `nope` is not declared"),
+        ("arity_mismatch", "event 3: relation `claim_valid` used with 2 arguments, declared with 3"),
+        ("type_mismatch", 'event 4: argument 2 of `claim_valid` is "yesterday", declared `time`'),
+        ("type_mismatch", "event 4: argument 3 of `claim_valid` is True, not a string or an integer"),
+        ("type_mismatch", "event 5: argument 1 of `note` is 1.5, not a string or an integer"),
+    ]
+    assert all("\n" not in d.message for d in err.value.diagnostics)
+    assert store.revision() == 1
+    assert store.facts() == {"claim": {("c0", "db", "role", "primary")}}
+
+
+def test_event_shape_is_checked(store: Store) -> None:
+    bad = [
+        Event("assert", "note", ["x"]),  # type: ignore[arg-type]
+        Event("decision", "decision", (), payload={"when": object()}),
+        Event("decision", "decision", ("x",), payload={}),
+        Event("purge", "purge", ("1",), payload={"reason": "r"}),
+    ]
+    with pytest.raises(StoreError) as err:
+        store.append(bad)
+    assert [d.code for d in err.value.diagnostics] == [
+        "type_mismatch", "bad_payload", "bad_payload", "bad_payload"
+    ]
+    assert [d.message.split(":")[0] for d in err.value.diagnostics] == [
+        "event 1", "event 2", "event 3", "event 4"
+    ]
+    assert store.revision() == 0
+
+
+def test_schema_can_be_set_later_and_none_accepts_any_relation(store_url: str) -> None:
+    with open_store(store_url) as s:
+        s.assert_facts([("anything", ("x", 1))])
+        s.schema = {"edge": ("number", "number")}
+        with pytest.raises(StoreError) as err:
+            s.assert_facts([("anything", ("x", 1))])
+        assert err.value.code == "unknown_relation"
+        s.assert_facts([("edge", (1, 2))])
+        assert s.facts() == {"anything": {("x", 1)}, "edge": {(1, 2)}}
+
+
+def test_schema_of_a_checked_program() -> None:
+    from ordinance.rules.checked import CheckedProgram, Relation
+
+    program = CheckedProgram(
+        rules=(),
+        relations={
+            "edge": Relation("edge", 2, ("number", "number")),
+            "loose": Relation("loose", 2, None),
+        },
+        strata=(),
+    )
+    assert schema_of(program) == {"edge": ("number", "number"), "loose": ("any", "any")}
+
+
+def test_as_of_shows_what_was_known_then(store: Store) -> None:
+    store.append([claim("c1")])
+    store.append([Event("supersede", "supersedes", ("c2", "c1")), claim("c2", "replica")])
+    view = store.as_of(1)
+    assert view.revision() == 1
+    assert view.facts() == {"claim": {("c1", "db", "role", "primary")}}
+    assert [e.seq for e in view.events()] == [1]
+    assert store.as_of(0).facts() == {}
+    assert store.as_of(3).facts() == store.facts()
+    for bad in (4, -1):
+        with pytest.raises(StoreError) as err:
+            store.as_of(bad)
+        assert err.value.code == "unknown_revision"
+
+
+def test_duplicate_facts_replay_as_one(store: Store) -> None:
+    store.append([claim("c1"), claim("c1")])
+    assert store.revision() == 2
+    assert store.facts() == {"claim": {("c1", "db", "role", "primary")}}
+
+
+def test_events_cannot_be_updated_or_deleted(store: Store) -> None:
+    store.append([claim("c1")])
+    db = store.db  # type: ignore[attr-defined]
+    statements = ["UPDATE events SET relation = 'x'", "DELETE FROM events"]
+    if store.url.startswith("postgresql"):
+        statements.append("TRUNCATE events")
+    for sql in statements:
+        with pytest.raises((sqlite3.DatabaseError, psycopg.Error), match="append-only"):
+            db.execute(sql)
+    assert [e.relation for e in store.events()] == ["claim"]
+
+
+def test_purge_is_an_event_and_hides_facts_from_later_revisions(store: Store) -> None:
+    store.append([claim("c1"), claim("c2")])
+    store.log_decision({"allowed": True})
+    seq = store.purge([1, 3], "retention: 30 days", author="janitor")
+    assert seq == 4
+    purge = store.events(kinds=["purge"])[0]
+    assert purge.args == (1, 3) and purge.payload == {"reason": "retention: 30 days"}
+    assert store.facts() == {"claim": {("c2", "db", "role", "primary")}}
+    assert store.decisions() == []
+    assert store.purged() == {1, 3}
+    # before the purge, the log still says what was known
+    assert store.as_of(3).facts() == {
+        "claim": {("c1", "db", "role", "primary"), ("c2", "db", "role", "primary")}
+    }
+    assert [d.seq for d in store.decisions(3)] == [3]
+    assert len(store.events()) == 4
+
+
+@pytest.mark.parametrize(
+    "targets, code", [([9], "unknown_seq"), ([4], "not_purgeable"), ([1], "not_purgeable")]
+)
+def test_bad_purges_are_refused(store: Store, targets: list[int], code: str) -> None:
+    store.append([claim("c1"), claim("c2"), claim("c3")])
+    store.purge([1], "gdpr")
+    with pytest.raises(StoreError) as err:
+        store.purge(targets, "again")
+    assert err.value.code == code
+    assert store.revision() == 4
+
+
+def test_fence_is_compare_and_set(store: Store) -> None:
+    assert store.fence("deploy/db", 5) == 0
+    store.append([claim("c1")], fence=("deploy/db", 5))  # same holder keeps writing
+    with pytest.raises(StaleEpochError) as err:
+        store.append([claim("c2")], fence=("deploy/db", 4))
+    assert err.value.code == "stale_epoch"
+    assert "epoch 4 for `deploy/db` is older than the newest epoch 5" in str(err.value)
+    store.append([claim("c3")], fence=("deploy/db", 6))
+    with pytest.raises(StaleEpochError):
+        store.fence("deploy/db", 5)
+    store.append([claim("c4")], fence=("other", 1))  # resources are independent
+    assert [(e.args[0], e.epoch) for e in store.events()] == [("c1", 5), ("c3", 6), ("c4", 1)]
+
+
+def test_fence_fields_on_events_must_match_the_batch_fence(store: Store) -> None:
+    forged = Event("assert", "note", ("x",), resource="deploy/db", epoch=9)
+    with pytest.raises(StoreError) as err:
+        store.append([forged])
+    assert err.value.code == "fence_mismatch"
+    with pytest.raises(StoreError) as err:
+        store.append([claim("c")], fence=("r", "1"))  # type: ignore[arg-type]
+    assert err.value.code == "bad_fence"
+    assert store.append([forged], fence=("deploy/db", 9)) == 1
+
+
+def test_store_persists_across_reopen(store_url: str) -> None:
+    with open_store(store_url, SCHEMA) as s:
+        s.append([claim("c1")], fence=("r", 2))
+    with open_store(store_url, SCHEMA) as s:
+        assert s.revision() == 1
+        assert s.facts() == {"claim": {("c1", "db", "role", "primary")}}
+        with pytest.raises(StaleEpochError):
+            s.fence("r", 1)
+
+
+def test_open_store_urls(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    with open_store(f"sqlite://{path}") as s:
+        s.assert_facts([("note", ("x",))])
+    with open_store(str(path)) as s:
+        assert s.facts() == {"note": {("x",)}}
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with open_store("./a.db") as s:
+            assert s.revision() == 1
+    finally:
+        os.chdir(cwd)
+    with pytest.raises(StoreError) as err:
+        open_store("mysql://db/x")
+    assert err.value.code == "unknown_backend"
+
+
+facts_strategy = st.lists(
+    st.one_of(
+        st.tuples(st.just("edge"), st.tuples(st.integers(0, 4), st.integers(0, 4))),
+        st.tuples(st.just("note"), st.tuples(st.sampled_from(["a", "b", "ü"]))),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(st.tuples(facts_strategy, st.booleans()), min_size=1, max_size=5))
+def test_replay_in_sql_agrees_with_replay_in_python(store: Store, batches) -> None:
+    start = store.revision()
+    for facts, purge_something in batches:
+        store.assert_facts(facts)
+        live = [e.seq for e in store.events(kinds=["assert"]) if e.seq not in store.purged()]
+        if purge_something and live:
+            store.purge(live[:: 3], "random")
+    events = store.events()
+    for revision in range(start, store.revision() + 1):
+        assert store.facts(revision) == replay(events, revision)
