@@ -8,29 +8,91 @@ lint error, 2 a usage or runtime error).
 
 from __future__ import annotations
 
+import importlib
+import sys
+from typing import Any, Sequence
+
 import click
 
-__all__ = ["main", "cli"]
+from .common import fail
+
+__all__ = ["main", "cli", "COMMAND_MODULES"]
+
+# one module per command (or small group of commands); each defines
+# `command` (or `commands`, a tuple). Missing modules are skipped, so a
+# command being written elsewhere never breaks the others.
+COMMAND_MODULES = (
+    "init", "facts", "query", "check", "explain", "test", "lint", "log", "demo", "fuzz",
+)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OrdinanceGroup(click.Group):
+    """A click group whose every error is one line `error[CODE]: message`
+    on stderr with exit code 2 (set ORDINANCE_DEBUG=1 for a traceback)."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+        except click.exceptions.Abort:
+            click.echo("error[aborted]: interrupted", err=True)
+            code = 130
+        except Exception as exc:  # every error is one line, never a traceback
+            if isinstance(exc, click.UsageError) and type(exc).__name__ == "NoArgsIsHelpError":
+                # a bare `ordinance`: the help, on stdout
+                click.echo(exc.format_message())
+                code = 0
+            else:
+                code = fail(exc)
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+
+@click.group(cls=OrdinanceGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ordinance")
 def cli() -> None:
     """ordinance: Datalog policies and a pre-action gate for AI agents.
 
     Write policy rules, assert facts, check a request before an effect runs,
     and ask why it was blocked.
+
+    \b
+    Start here:
+      ordinance demo                      the seed scenarios through the gate
+      ordinance init myproject            a policy file and an empty store
+      ordinance check 'request("a1", "deploy", "prod", "alice", 1).'
     """
 
 
-def _register() -> None:
-    # one line per command module; each module defines `command`
-    from . import lint
+_registered = False
 
-    for module in (lint,):
-        cli.add_command(module.command)
+
+def _register() -> None:
+    global _registered
+    if _registered:
+        return
+    _registered = True
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":
+                continue
+            raise
+        for command in getattr(module, "commands", None) or (module.command,):
+            cli.add_command(command)
+
+
+_register()
 
 
 def main() -> None:
-    _register()
     cli()

@@ -1,0 +1,64 @@
+"""The evaluation engine: checked program + facts -> model, with proofs.
+
+    model = evaluate(program, {"edge": [(1, 2), (2, 3)]}, now=0)
+    model.tuples("path"); model.query("path", (1, None))
+    proof = why(model, "path", (1, 3)); print(to_text(proof))
+    print(to_text(why_not(model, "path", (3, 1))))
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from ..rules.checked import CheckedProgram
+from .evaluate import Prepared, load_relations, prepare, run_stratum
+from .explain import to_dot, to_json, to_text
+from .limits import Budget, Limits
+from .model import Model, Note
+from .provenance import Failure, ProofNode, WhyNot, why, why_not
+
+__all__ = [
+    "evaluate",
+    "prepare",
+    "Prepared",
+    "Limits",
+    "Model",
+    "Note",
+    "ProofNode",
+    "WhyNot",
+    "Failure",
+    "why",
+    "why_not",
+    "to_json",
+    "to_text",
+    "to_dot",
+]
+
+_CACHE: dict[int, tuple[CheckedProgram, Prepared]] = {}
+
+
+def _prepared(program: CheckedProgram) -> Prepared:
+    """Prepared programs (and their compiled plans) are reused per program object."""
+    hit = _CACHE.get(id(program))
+    if hit is not None and hit[0] is program:
+        return hit[1]
+    if len(_CACHE) >= 64:
+        _CACHE.pop(next(iter(_CACHE)))
+    prep = _CACHE[id(program)] = (program, prepare(program))
+    return prep[1]
+
+
+def evaluate(
+    program: CheckedProgram,
+    facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None,
+    *,
+    now: int = 0,
+    limits: Limits | None = None,
+) -> Model:
+    """Evaluate `program` over `facts` (relation -> tuples) at time `now`."""
+    prep = _prepared(program)
+    model = Model(prep, load_relations(prep, facts, now), now, limits)
+    budget = Budget(limits)
+    for stratum in prep.strata:
+        run_stratum(model, stratum, budget)
+    return model

@@ -1,0 +1,257 @@
+"""What every command shares: options, policy and store opening, facts
+written in the rule language, and one-line errors.
+
+`--db` (envvar ORDINANCE_DB, default `./ordinance.db`) is a SQLite path or a
+`postgresql://` URL; `--policy` (envvar ORDINANCE_POLICY, default
+`./policy.rules`) is the policy file; `--now` is an ISO-8601 instant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, TypeVar
+
+import click
+
+from ..diagnostics import OrdinanceError
+from ..timepoints import format_duration, format_instant, parse_instant
+
+__all__ = [
+    "DB_ENV",
+    "POLICY_ENV",
+    "Instant",
+    "db_option",
+    "policy_option",
+    "now_option",
+    "json_option",
+    "load_policy",
+    "open_db",
+    "ground_facts",
+    "now_or_clock",
+    "error_line",
+    "fail",
+    "print_json",
+    "print_table",
+    "new_table",
+    "default_author",
+    "check_declared",
+    "show_value",
+]
+
+DB_ENV = "ORDINANCE_DB"
+POLICY_ENV = "ORDINANCE_POLICY"
+DEFAULT_DB = "./ordinance.db"
+DEFAULT_POLICY = "./policy.rules"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Instant(click.ParamType):
+    """An ISO-8601 instant (`2026-08-14T23:00:00Z`; an offset or a bare date
+    also work, a time without a zone is read as UTC) to seconds."""
+
+    name = "instant"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        try:
+            return parse_instant(text)
+        except ValueError:
+            pass
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            self.fail(f"`{text}` is not an ISO-8601 instant such as 2026-08-14T23:00:00Z", param, ctx)
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        return int(dt.timestamp())
+
+
+def db_option(f: F) -> F:
+    return click.option(
+        "--db",
+        envvar=DB_ENV,
+        default=DEFAULT_DB,
+        show_default=True,
+        show_envvar=True,
+        metavar="PATH|URL",
+        help="The fact store: a SQLite file path or a postgresql:// URL.",
+    )(f)
+
+
+def policy_option(f: F) -> F:
+    return click.option(
+        "--policy",
+        envvar=POLICY_ENV,
+        default=DEFAULT_POLICY,
+        show_default=True,
+        show_envvar=True,
+        metavar="FILE",
+        help="The policy file (rules in the ordinance language).",
+    )(f)
+
+
+def now_option(f: F) -> F:
+    return click.option(
+        "--now",
+        type=Instant(),
+        default=None,
+        help="Evaluation time, ISO-8601 (e.g. 2026-08-14T23:00:00Z); default: the current time.",
+    )(f)
+
+
+def json_option(f: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
+
+
+def now_or_clock(now: int | None) -> int:
+    """`--now`, or the wall clock in whole seconds."""
+    return now if now is not None else int(datetime.now(timezone.utc).timestamp())
+
+
+def load_policy(path: str) -> Any:
+    """The checked policy at `path` (a CheckedProgram)."""
+    from ..rules import load
+
+    if not os.path.exists(path):
+        raise OrdinanceError(
+            f"policy file `{path}` not found (run `ordinance init`, or pass --policy / set {POLICY_ENV})",
+            code="no_policy",
+        )
+    return load(path)
+
+
+def open_db(url: str, policy: Any = None) -> Any:
+    """The store at `url`, validating writes against `policy`'s declarations."""
+    from ..facts import open_store, schema_of
+
+    return open_store(url, schema_of(policy) if policy is not None else None)
+
+
+def ground_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tuple[Any, ...]]]:
+    """Facts written in the rule language (`grant("alice", "deploy", 1).`;
+    several per argument are fine, the final period is optional) as
+    (relation, arguments) pairs."""
+    from ..rules import parse
+    from ..rules.ast import Const, Rule
+
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    for n, text in enumerate(texts, 1):
+        program = parse(text, file=f"<{what} {n}>")
+        items = program.items
+        if not items:
+            raise OrdinanceError(f"{what} {n} is empty", code="syntax")
+        for item in items:
+            if not isinstance(item, Rule) or item.body:
+                raise OrdinanceError(
+                    f"{what} {n}: expected a fact such as `grant(\"alice\", \"deploy\", 1).`",
+                    code="not_a_fact",
+                )
+            bad = [a for a in item.head.args if not isinstance(a, Const)]
+            if bad:
+                raise OrdinanceError(
+                    f"{what} {n}: `{item.head.relation}` has a variable or expression; facts are ground",
+                    code="not_ground",
+                )
+            args = tuple(a.value for a in item.head.args if isinstance(a, Const))
+            out.append((item.head.relation, args))
+    return out
+
+
+def check_declared(policy: Any, facts: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+    """Every fact names a relation the policy declares, with its arity."""
+    for rel, args in facts:
+        decl = policy.relations.get(rel)
+        if decl is None:
+            raise OrdinanceError(f"relation `{rel}` is not declared by the policy", code="unknown_relation")
+        if decl.arity != len(args):
+            raise OrdinanceError(
+                f"relation `{rel}` used with {len(args)} arguments, declared with {decl.arity}",
+                code="arity_mismatch",
+            )
+
+
+def show_value(value: Any, type_: str | None = None) -> str:
+    """A value as a user reads it: times as ISO-8601, durations as `4h`,
+    symbols unquoted."""
+    if type_ == "time" and isinstance(value, int):
+        return format_instant(value)
+    if type_ == "duration" and isinstance(value, int):
+        return format_duration(value)
+    return str(value)
+
+
+def print_table(table: Any) -> None:
+    """A rich table on stdout; unbounded width when not on a terminal."""
+    from rich.console import Console
+
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(highlight=False, soft_wrap=True, width=1000)
+    console.print(table)
+
+
+def new_table(*columns: str) -> Any:
+    from rich.table import Table
+
+    return Table(*columns, show_edge=False, header_style="bold")
+
+
+def default_author() -> str:
+    """The login name, recorded as the author of facts when none is given."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):
+        return ""
+
+
+def print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+def _database_error(exc: BaseException) -> bool:
+    """An error of a store backend's driver (sqlite3, psycopg)."""
+    return any(c.__module__.split(".")[0] in ("sqlite3", "psycopg") for c in type(exc).__mro__)
+
+
+def error_line(exc: BaseException) -> str:
+    """One line `error[CODE]: message` for any exception."""
+    if isinstance(exc, OrdinanceError):
+        if not exc.diagnostics:
+            return f"error[{exc.code}]: {exc}"
+        first = exc.diagnostics[0]
+        # store diagnostics number the events in their message already
+        where = f"{first.span}: " if first.span.line and first.span.file != "<events>" else ""
+        more = len(exc.diagnostics) - 1
+        tail = f" (and {more} more)" if more else ""
+        return f"error[{first.code}]: {where}{first.message.splitlines()[0]}{tail}"
+    if isinstance(exc, click.ClickException):
+        message = (exc.format_message().splitlines() or [""])[0].rstrip(".")
+        message = message[:1].lower() + message[1:]
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        return f"error[usage]: {message}{hint}"
+    if _database_error(exc):
+        return f"error[store]: {(str(exc).splitlines() or [type(exc).__name__])[0]}"
+    if isinstance(exc, OSError):
+        name = f" `{exc.filename}`" if exc.filename else ""
+        return f"error[io]: {(exc.strerror or str(exc)).lower()}{name}"
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"error[internal]: {type(exc).__name__}: {text}".rstrip(": ")
+
+
+def fail(exc: BaseException) -> int:
+    """Print `exc` as one line on stderr; return the exit code (2)."""
+    click.echo(error_line(exc), err=True)
+    if os.environ.get("ORDINANCE_DEBUG"):
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    return 2

@@ -1,0 +1,130 @@
+"""`ordinance why` and `ordinance why-not`: a fact's proof, or what is missing."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+from ..diagnostics import OrdinanceError
+from ..engine import evaluate, to_dot, to_json, to_text, why, why_not
+from ..explain_render import annotator
+from .common import (
+    check_declared,
+    db_option,
+    ground_facts,
+    load_policy,
+    now_option,
+    now_or_clock,
+    open_db,
+    policy_option,
+    print_json,
+)
+from .check import request_from_facts
+from .query import parse_pattern
+
+__all__ = ["commands", "why_command", "why_not_command"]
+
+
+def _options(f: Callable[..., Any]) -> Callable[..., Any]:
+    for option in (
+        click.argument("fact"),
+        click.option("--given", "-g", multiple=True, metavar="FACT",
+                     help="A fact added for this question only, e.g. a request (repeatable)."),
+        click.option("--json", "fmt", flag_value="json", help="Print the tree as JSON."),
+        click.option("--dot", "fmt", flag_value="dot", help="Print the tree as a Graphviz DOT graph."),
+        now_option,
+        db_option,
+        policy_option,
+    ):
+        f = option(f)
+    return f
+
+
+def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tuple[Any, Any, Any]:
+    """The policy, the model of the store plus `given` at `now`, and an annotator."""
+    program = load_policy(policy)
+    extra = ground_facts(given, "given fact")
+    check_declared(program, extra)
+    asked = [(rel, args) for rel, args in extra if rel.startswith("request")]
+    if asked:  # a request as the gate sees it (its scope defaults to its target)
+        overlay = request_from_facts(asked).facts()
+        extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay.items() for t in ts]
+    with open_db(db, program) as store:
+        facts = store.facts()
+        for rel, args in extra:
+            facts.setdefault(rel, set()).add(args)
+        annotate = annotator(store, store.revision(), facts)
+    return program, evaluate(program, facts, now=now_or_clock(now)), annotate
+
+
+def _target(program: Any, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
+    relation, args = parse_pattern(text.rstrip().rstrip("."))
+    check_declared(program, [(relation, tuple(args))])
+    if not partial and any(kind != "const" for kind, _ in args):
+        raise OrdinanceError(f"`{relation}` has a variable; `why` takes a fact such as `current(\"c1\")`",
+                             code="not_ground")
+    return relation, tuple(value if kind == "const" else None for kind, value in args)
+
+
+def _show(tree: Any, fmt: str | None, annotate: Any) -> None:
+    if fmt == "json":
+        print_json(to_json(tree))
+    elif fmt == "dot":
+        click.echo(to_dot(tree))
+    else:
+        click.echo(to_text(tree, annotate=annotate))
+
+
+@click.command(
+    "why",
+    epilog="""\b
+Examples:
+  ordinance why 'superseded("c1")'
+  ordinance why 'forbid("a1", "stale-epoch", "job")' \\
+                --given 'request("a1", "write", "job", "alice", 1).' --now 2026-08-14T23:00:00Z
+  ordinance why 'current("c2")' --dot | dot -Tsvg > proof.svg
+""",
+)
+@_options
+def why_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int | None, db: str, policy: str) -> None:
+    """Show why FACT holds: the proof tree of rules and stored facts.
+
+    Each rule node shows the rule and its bindings; each stored fact shows
+    the revision, author and source that put it there. Exits 1 if FACT does
+    not hold (then try `ordinance why-not`).
+    """
+    program, model, annotate = _model(policy, db, now, given)
+    relation, t = _target(program, fact, partial=False)
+    proof = why(model, relation, t)
+    if proof is None:
+        click.echo(f"{fact.strip().rstrip('.')} does not hold; `ordinance why-not` says what is missing")
+        raise click.exceptions.Exit(1)
+    _show(proof, fmt, annotate)
+
+
+@click.command(
+    "why-not",
+    short_help="Show why FACT does not hold and what would make it.",
+    epilog="""\b
+Examples:
+  ordinance why-not 'permit("a1")' --given 'request("a1", "deploy", "prod", "bob", 1).'
+  ordinance why-not 'verified("deploy-1")' --json
+""",
+)
+@_options
+def why_not_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int | None, db: str, policy: str) -> None:
+    """Show why FACT does not hold: for each rule that could derive it, the
+    first condition that failed and the facts that would make it hold.
+
+    FACT may leave arguments open with `_`. Exits 1 if FACT holds.
+    """
+    program, model, annotate = _model(policy, db, now, given)
+    relation, t = _target(program, fact, partial=True)
+    answer = why_not(model, relation, t)
+    _show(answer, fmt, annotate)
+    if answer.holds:
+        raise click.exceptions.Exit(1)
+
+
+commands = (why_command, why_not_command)

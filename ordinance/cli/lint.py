@@ -1,0 +1,98 @@
+"""`ordinance lint FILE...`: parse and check rule files, report every problem.
+
+Exit status: 0 when every file is clean, 1 when any has an error, 2 when a
+file cannot be read (or ordinance itself fails). Never shows a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..diagnostics import Diagnostic, OrdinanceError, Span
+from ..rules import check, parse, read_source, render_diagnostics, sort_diagnostics
+from ..rules.loader import decode
+
+__all__ = ["command", "lint_file", "MAX_BYTES"]
+
+# Policies are small; a multi-megabyte .rules file is data in the wrong place,
+# and parsing costs a few seconds per megabyte. --max-bytes raises the limit.
+MAX_BYTES = 2_000_000
+
+
+def lint_file(
+    name: str, existential_negation: bool = False, max_bytes: int = MAX_BYTES
+) -> tuple[list[Diagnostic], dict[str, str]]:
+    """Diagnostics of one file and the sources they point into.
+
+    Raises OSError when the file cannot be read."""
+    path = Path(name)
+    size = path.stat().st_size
+    if max_bytes and size > max_bytes:
+        message = f"file is {size:,} bytes; lint reads at most {max_bytes:,} (see --max-bytes)"
+        return [Diagnostic("too_large", message, Span(1, 1, 1, 2, name))], {}
+    data = path.read_bytes()
+    sources = {name: data.decode("utf-8", errors="replace")}
+    try:
+        text = decode(data, name)
+        sources[name] = text
+        check(parse(text, name), existential_negation=existential_negation)
+        return [], sources
+    except OrdinanceError as e:
+        found = list(e.diagnostics)
+    except RecursionError:
+        found = [Diagnostic("too_deep", "program nests too deeply to analyse", Span(1, 1, 1, 2, name))]
+    for file in {d.span.file for d in found if d.span.file} - set(sources):
+        text_of = read_source(file)
+        if text_of is not None:
+            sources[file] = text_of
+    return sort_diagnostics(found), sources
+
+
+@click.command(
+    "lint",
+    epilog="""\b
+Examples:
+  ordinance lint policy.rules
+  ordinance lint rules/*.rules
+""",
+)
+@click.argument("files", nargs=-1, required=True)
+@click.option(
+    "--existential-negation",
+    is_flag=True,
+    help="Read a variable that occurs in one negated literal only as `some value`.",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=0),
+    default=MAX_BYTES,
+    show_default=True,
+    help="Refuse files larger than this (0: no limit).",
+)
+@click.pass_context
+def command(
+    ctx: click.Context, files: tuple[str, ...], existential_negation: bool, max_bytes: int
+) -> None:
+    """Check rule FILES and report every error, with its source line."""
+    status, errors = 0, 0
+    for name in files:
+        try:
+            found, sources = lint_file(name, existential_negation, max_bytes)
+        except OSError as e:
+            click.echo(f"error: cannot read `{name}`: {e.strerror or e}", err=True)
+            status = 2
+            continue
+        except Exception as e:  # a bug in ordinance: one line, never a traceback
+            detail = str(e).splitlines()[0] if str(e) else ""
+            click.echo(f"error: internal error while linting `{name}`: {type(e).__name__} {detail}", err=True)
+            status = 2
+            continue
+        if found:
+            click.echo(render_diagnostics(found, sources), nl=False)
+            errors += len(found)
+            status = max(status, 1)
+    if errors:
+        click.echo(f"found {errors} error{'s' if errors != 1 else ''}")
+    ctx.exit(status)

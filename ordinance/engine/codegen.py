@@ -1,0 +1,221 @@
+"""Compile a join plan into a specialised Python function.
+
+The function is generated as source (the rule text as a comment above its
+join) and `exec`-ed once. Its parameters are the plan's inputs (sets, frontier
+lists, indexes, aggregate callables) followed by `out` (the set matches go to)
+and `now`; variables are plain locals, so the hot loop does no dict lookups for
+bindings. An aggregate sub-plan compiles to a function that takes the outer
+variables first and returns the aggregate's value (None: min/max of nothing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..rules.ast import BinOp, Comparison, Const, Now, Term, Var
+from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan
+
+__all__ = ["Compiled", "Input", "compile_plan", "c_div", "c_mod"]
+
+# ("stable", relation) | ("recent", relation) | ("index", relation, cols) | ("agg", AggStep)
+Input = tuple[Any, ...]
+
+_CMP = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+def c_div(a: int, b: int) -> int:
+    """Integer division truncating toward zero, as in C and Souffle."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def c_mod(a: int, b: int) -> int:
+    return a - b * c_div(a, b)
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    plan: JoinPlan
+    inputs: tuple[Input, ...]
+    fn: Callable[..., Any]
+    source: str
+
+
+class _Gen:
+    def __init__(self, plan: JoinPlan):
+        self.plan = plan
+        self.items: list[str] = []  # comprehension clauses, outermost first
+        self.getters: set[str] = set()  # indexes probed with a bound `.get`
+        self.names: dict[str, str] = {}
+        self.inputs: dict[Input, str] = {}
+        self.temps = 0
+
+    def var(self, name: str) -> str:
+        py = self.names.get(name)
+        if py is None:
+            py = self.names[name] = f"v{len(self.names)}"
+        return py
+
+    def inp(self, spec: Input) -> str:
+        name = self.inputs.get(spec)
+        if name is None:
+            name = self.inputs[spec] = f"{spec[0][0]}{len(self.inputs)}"
+        return name
+
+    def temp(self) -> str:
+        self.temps += 1
+        return f"t{self.temps}"
+
+    def term(self, t: Term) -> str:
+        if isinstance(t, Var):
+            return self.var(t.name)
+        if isinstance(t, Const):
+            return repr(t.value)
+        if isinstance(t, Now):
+            return "now"
+        if isinstance(t, BinOp):
+            left, right = self.term(t.left), self.term(t.right)
+            if t.op == "/":
+                return f"c_div({left}, {right})"
+            if t.op == "%":
+                return f"c_mod({left}, {right})"
+            return f"({left} {t.op} {right})"
+        raise AssertionError(f"unexpected term {t!r}")
+
+    def tup(self, items: list[str]) -> str:
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+    def key(self, items: list[str]) -> str:
+        return items[0] if len(items) == 1 else self.tup(items)
+
+    def steps(self, bound: set[str]) -> None:
+        for step in self.plan.steps:
+            if isinstance(step, Scan):
+                self.scan(step, bound)
+            elif isinstance(step, AntiJoin):
+                self.anti(step)
+            elif isinstance(step, Filter):
+                c: Comparison = step.comparison
+                self.items.append(f"if {self.term(c.left)} {_CMP[c.op]} {self.term(c.right)}")
+            elif isinstance(step, Assign):
+                self.items.append(f"for {self.var(step.var)} in [{self.term(step.expr)}]")
+                bound.add(step.var)
+            else:
+                self.aggregate(step)
+                bound.add(step.var)
+
+    def scan(self, step: Scan, bound: set[str]) -> None:
+        atom, rel = step.atom, step.atom.relation
+        args = atom.args
+        if not step.recent and len(step.key) == len(args):
+            items = [self.term(a) for a in args]
+            self.items.append(f"if {self.tup(items) if items else '()'} in {self.inp(('stable', rel))}")
+            return
+        use_index = bool(step.key) and not step.recent
+        targets: list[str] = []
+        checks: list[tuple[str, Term]] = []
+        fresh: set[str] = set()
+        for p, a in enumerate(args):
+            if use_index and p in step.key:
+                targets.append("_")
+            elif isinstance(a, Var) and a.name not in bound and a.name not in fresh:
+                fresh.add(a.name)
+                targets.append(self.var(a.name))
+            else:
+                t = self.temp()
+                targets.append(t)
+                checks.append((t, a))
+        if step.recent:
+            source = self.inp(("recent", rel))
+        elif use_index:
+            idx = self.inp(("index", rel, step.key))
+            key = self.key([self.term(args[p]) for p in step.key])
+            source = f"{idx}_get({key}, ())"
+            self.getters.add(idx)
+        else:
+            source = self.inp(("stable", rel))
+        target = "_" if not targets else (f"{targets[0]}," if len(targets) == 1 else ", ".join(targets))
+        self.items.append(f"for {target} in {source}")
+        bound |= fresh
+        for t, a in checks:
+            self.items.append(f"if {t} == {self.term(a)}")
+
+    def anti(self, step: AntiJoin) -> None:
+        atom, rel = step.atom, step.atom.relation
+        args = atom.args
+        if len(step.key) == len(args):
+            items = [self.term(a) for a in args]
+            self.items.append(f"if {self.tup(items) if items else '()'} not in {self.inp(('stable', rel))}")
+            return
+        # existential positions: equal local variables must match each other
+        first: dict[str, int] = {}
+        same: list[str] = []
+        for p, a in enumerate(args):
+            if p in step.key:
+                continue
+            assert isinstance(a, Var)
+            if a.name in first:
+                same.append(f"u[{first[a.name]}] == u[{p}]")
+            else:
+                first[a.name] = p
+        if step.key:
+            key = self.key([self.term(args[p]) for p in step.key])
+            idx = self.inp(("index", rel, step.key))
+            if not same:
+                self.items.append(f"if {key} not in {idx}")
+            else:
+                self.items.append(f"if not any({' and '.join(same)} for u in {idx}.get({key}, ()))")
+        elif not same:
+            self.items.append(f"if not {self.inp(('stable', rel))}")
+        else:
+            self.items.append(f"if not any({' and '.join(same)} for u in {self.inp(('stable', rel))})")
+
+    def aggregate(self, step: AggStep) -> None:
+        fn = self.inp(("agg", step))
+        outer = self.key([self.var(v) for v in step.outer]) if step.outer else "()"
+        name = self.var(step.var)
+        self.items.append(f"for {name} in [{fn}({outer})]")
+        if step.aggregate.func in ("min", "max"):
+            self.items.append(f"if {name} is not None")
+
+
+def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
+    """`aggregate` (count/sum/min/max) compiles an aggregate body instead of a rule.
+
+    The whole join is one list comprehension feeding `out.update`: nested
+    `for` clauses are the scans and probes, `if` clauses the filters and
+    anti-joins, `for x in [expr]` the assignments."""
+    gen = _Gen(plan)
+    outer = [gen.var(v) for v in plan.bound_in]
+    gen.steps(set(plan.bound_in))
+    head = gen.tup([gen.term(t) for t in plan.head]) if plan.head else "()"
+    clauses = gen.items if gen.items and gen.items[0].startswith("for ") else ["for _ in (0,)"] + gen.items
+    params = list(gen.inputs.values())
+    prologue = [f"    {g}_get = {g}.get" for g in sorted(gen.getters)]
+    join = ["    out.update([", f"        {head}"] + [f"        {c}" for c in clauses] + ["    ])"]
+    if aggregate is None:
+        signature = ", ".join(params + ["out", "now"])
+        epilogue: list[str] = []
+    else:
+        signature = ", ".join(outer + params + ["now"])
+        prologue.append("    out = set()")
+        value = "t[-1] for t in out"
+        epilogue = [
+            {
+                "count": "    return len(out)",
+                "sum": f"    return sum({value})",
+                "min": f"    return min(({value}), default=None)",
+                "max": f"    return max(({value}), default=None)",
+            }[aggregate]
+        ]
+    label = plan.label.replace("\n", " ")
+    source = "\n".join(
+        [f"# {label}" + (f"  [delta {plan.delta}]" if plan.delta is not None else ""), f"def _join({signature}):"]
+        + prologue
+        + join
+        + epilogue
+    )
+    namespace: dict[str, Any] = {"c_div": c_div, "c_mod": c_mod}
+    exec(compile(source, f"<plan {plan.rule_id}>", "exec"), namespace)
+    return Compiled(plan, tuple(gen.inputs), namespace["_join"], source)

@@ -1,0 +1,276 @@
+"""Semi-naive evaluation, stratum by stratum.
+
+A round runs rule variants and collects what each rule derived in its
+`to_add`; the merge then keeps only the unknown tuples, which become the
+relation's `recent` frontier and join `stable`. The first round of a stratum
+runs every rule in full (`delta=None`); later rounds run, for each positive
+body literal over a relation of the stratum whose frontier is not empty, the
+variant that reads that literal from `recent`. A `seed` run (incremental
+maintenance) starts instead from the frontiers of any relation, inside or
+below the stratum, that the caller filled.
+
+Provenance costs one batch note per (round, rule): the round's number within
+its stratum is the height of every tuple it holds. A tuple's rank is
+(stratum + 1, height), (0, 0) for a given fact; every tuple has an instance
+of its rule whose positive premises all have a smaller rank, because they
+were known before the round that derived it (lower strata are complete
+before a stratum starts). Ranks survive recomputing a stratum: only the
+recomputed stratum's heights change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+
+from ..diagnostics import Diagnostic, EvaluationError
+from ..rules.ast import Aggregate, Atom, BinOp, Const, Negation, Now, Rule, Term
+from ..rules.checked import CheckedProgram
+from .codegen import Compiled, c_div, c_mod, compile_plan
+from .limits import Budget
+from .plan import AggStep, plan_rule
+from .relation import Rel
+from .text import rule_text
+
+if TYPE_CHECKING:
+    from .model import Model
+
+__all__ = ["Prepared", "Stratum", "prepare", "run_stratum", "ground_value", "load_relations"]
+
+
+
+@dataclass(frozen=True, slots=True)
+class Stratum:
+    index: int
+    relations: tuple[str, ...]
+    rules: tuple[int, ...]  # ids of the rules with a body whose head is here
+    positive: frozenset[str]  # relations read by positive literals
+    negative: frozenset[str]  # relations negated or aggregated over
+    atoms: Mapping[int, tuple[tuple[int, str], ...]]  # rule id -> (position, relation) of positive atoms
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A checked program readied for evaluation; plans compile on first use."""
+
+    program: CheckedProgram
+    strata: tuple[Stratum, ...]
+    arity: dict[str, int]
+    derived: frozenset[str]
+    labels: tuple[str, ...]
+    stratum_index: dict[str, int]
+    plans: dict[tuple[int, int | None], Compiled] = field(default_factory=dict)
+    aggregates: dict[int, Compiled] = field(default_factory=dict)
+
+    def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
+        compiled = self.plans.get((rule_id, delta))
+        if compiled is None:
+            sizes = {name: len(r.stable) for name, r in rels.items()}
+            plan = plan_rule(self.program.rules[rule_id], rule_id, delta, sizes)
+            compiled = self.plans[rule_id, delta] = compile_plan(plan)
+        return compiled
+
+    def aggregate(self, step: AggStep) -> Compiled:
+        compiled = self.aggregates.get(id(step))
+        if compiled is None:
+            compiled = self.aggregates[id(step)] = compile_plan(step.plan, step.aggregate.func)
+        return compiled
+
+
+
+def prepare(program: CheckedProgram) -> Prepared:
+    arity = {name: r.arity for name, r in program.relations.items()}
+    strata = []
+    for i, names in enumerate(program.strata):
+        rule_ids = tuple(rid for rid, r in enumerate(program.rules) if r.body and r.head.relation in names)
+        pos: set[str] = set()
+        neg: set[str] = set()
+        atoms: dict[int, tuple[tuple[int, str], ...]] = {}
+        for rid in rule_ids:
+            rule = program.rules[rid]
+            atoms[rid] = tuple((p, lit.relation) for p, lit in enumerate(rule.body) if isinstance(lit, Atom))
+            _dependencies(rule, pos, neg)
+        strata.append(Stratum(i, tuple(names), rule_ids, frozenset(pos), frozenset(neg), atoms))
+    derived = frozenset(r for names in program.strata for r in names)
+    index = {r: i for i, names in enumerate(program.strata) for r in names}
+    return Prepared(program, tuple(strata), arity, derived, tuple(rule_text(r) for r in program.rules), index)
+
+
+def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:
+    def in_term(t: Term | None) -> None:
+        if isinstance(t, Aggregate):
+            for lit in t.body:
+                for name in _relations(lit):
+                    neg.add(name)
+        elif isinstance(t, BinOp):
+            in_term(t.left)
+            in_term(t.right)
+
+    for lit in rule.body:
+        if isinstance(lit, Atom):
+            pos.add(lit.relation)
+            for a in lit.args:
+                in_term(a)
+        elif isinstance(lit, Negation):
+            neg.add(lit.atom.relation)
+        else:
+            in_term(lit.left)
+            in_term(lit.right)
+    for a in rule.head.args:
+        in_term(a)
+
+
+def _relations(lit: Any) -> Iterable[str]:
+    if isinstance(lit, Atom):
+        yield lit.relation
+    elif isinstance(lit, Negation):
+        yield lit.atom.relation
+
+
+def ground_value(term: Term, now: int) -> Any:
+    """The value of a variable-free term (program facts)."""
+    if isinstance(term, Const):
+        return term.value
+    if isinstance(term, Now):
+        return now
+    if isinstance(term, BinOp):
+        a, b = ground_value(term.left, now), ground_value(term.right, now)
+        if term.op == "/":
+            return c_div(a, b)
+        if term.op == "%":
+            return c_mod(a, b)
+        return a + b if term.op == "+" else a - b if term.op == "-" else a * b
+    raise EvaluationError([Diagnostic("unbound_variable", "a fact must not contain variables")])
+
+
+def load_relations(
+    prep: Prepared, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None, now: int
+) -> dict[str, Rel]:
+    """Relations holding the given facts and the program's own facts."""
+    given: dict[str, set[tuple[Any, ...]]] = {}
+    for name, rows in (facts or {}).items():
+        given[name] = set(map(tuple, rows))
+    for rule in prep.program.rules:
+        if not rule.body:
+            t = tuple(ground_value(a, now) for a in rule.head.args)
+            given.setdefault(rule.head.relation, set()).add(t)
+    rels: dict[str, Rel] = {}
+    arity = dict(prep.arity)
+    for name, tuples in given.items():
+        arities = {len(t) for t in tuples}
+        want = arity.get(name)
+        if want is not None:
+            arities.add(want)
+        if len(arities) > 1:
+            raise EvaluationError(
+                [Diagnostic("arity_mismatch", f"facts of `{name}` have {' and '.join(map(str, sorted(arities)))} arguments")]
+            )
+        if want is None:
+            arity[name] = arities.pop() if arities else 0
+    for name, n in arity.items():
+        rels[name] = Rel(name, n, name in prep.derived, given.get(name, ()))
+    return rels
+
+
+def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False) -> dict[str, set[Any]]:
+    """Evaluate one stratum to its fixpoint.
+
+    A `seed` run starts from the frontiers the caller set and returns the
+    tuples it added per relation; a full run returns nothing (empty sets)."""
+    prep, rels, now = model.prepared, model.rels, model.now
+    aggregates: dict[int, Callable[[Any], Any]] = {}
+    added: dict[str, set[Any]] = {r: set() for r in st.relations}
+    own = st.relations
+
+    def resolve(spec: tuple[Any, ...]) -> Any:
+        kind, rel = spec[0], spec[1]
+        if kind == "stable":
+            return rels[rel].stable
+        if kind == "recent":
+            return rels[rel].recent
+        if kind == "index":
+            return rels[rel].index(spec[2])
+        fn = aggregates.get(id(rel))
+        if fn is None:
+            fn = aggregates[id(rel)] = _aggregate_fn(prep.aggregate(rel), rel, resolve, now)
+        return fn
+
+    if seed:
+        variants = [(rid, p) for rid in st.rules for p, r in st.atoms[rid] if rels[r].recent]
+    else:
+        variants = [(rid, None) for rid in st.rules]
+    rounds = 0
+    while variants:
+        rounds += 1
+        for rid, p in variants:
+            compiled = prep.plan(rid, p, rels)
+            head = rels[prep.program.rules[rid].head.relation]
+            out = head.to_add.get(rid)
+            if out is None:
+                out = head.to_add[rid] = set()
+            _call(compiled, [resolve(s) for s in compiled.inputs], out, now)
+        height = model.rounds[st.index] = model.rounds.get(st.index, 0) + 1
+        fresh = 0
+        for name in own:
+            rel = rels[name]
+            recent: set[Any] = set()
+            for rid, out in rel.to_add.items():
+                new = rel.missing(out)
+                if new:
+                    rel.insert(new)
+                    rel.batches.append((height, rid, new))
+                    recent = new if not recent else recent | new
+            rel.to_add = {}
+            rel.recent = recent
+            fresh += len(recent)
+            if recent and seed:
+                added[name] |= recent
+        budget.spend(own, rounds, fresh)
+        variants = [(rid, p) for rid in st.rules for p, r in st.atoms[rid] if r in own and rels[r].recent]
+    for name in own:
+        rels[name].recent = ()
+    return added
+
+
+def _call(compiled: Compiled, args: list[Any], out: set[Any], now: int) -> None:
+    try:
+        compiled.fn(*args, out, now)
+    except TypeError as exc:
+        raise EvaluationError(
+            [Diagnostic("type_mismatch", f"cannot compare or combine a number and a symbol in rule `{compiled.plan.label}`")]
+        ) from exc
+    except ZeroDivisionError as exc:
+        raise EvaluationError(
+            [Diagnostic("division_by_zero", f"division by zero in rule `{compiled.plan.label}`")]
+        ) from exc
+
+
+def _aggregate_fn(
+    compiled: Compiled, step: AggStep, resolve: Callable[[tuple[Any, ...]], Any], now: int
+) -> Callable[[Any], Any]:
+    """The aggregate's value per outer binding, memoised for one stratum run."""
+    args = [resolve(s) for s in compiled.inputs]
+    memo: dict[Any, Any] = {}
+    fn, n = compiled.fn, len(step.outer)
+
+    def value(key: Any) -> Any:
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        try:
+            if n == 0:
+                v = fn(*args, now)
+            elif n == 1:
+                v = fn(key, *args, now)
+            else:
+                v = fn(*key, *args, now)
+        except TypeError as exc:
+            raise EvaluationError(
+                [Diagnostic("type_mismatch", f"cannot aggregate symbols in rule `{compiled.plan.label}`")]
+            ) from exc
+        memo[key] = v
+        return v
+
+    return value
+

@@ -1,0 +1,130 @@
+"""Incremental maintenance: add facts, overlay scratch facts, retract facts.
+
+Strata are visited in order with two kinds of change per relation:
+- *grew* (`changed[r]` holds the new tuples): a stratum that reads only
+  grown relations positively continues semi-naive evaluation with the new
+  tuples as the frontier (`recent`), so the work is proportional to what the
+  new facts imply;
+- *reset* (any other change): a stratum that negates or aggregates over a
+  changed relation, or reads a reset one, or holds a relation that lost facts,
+  is recomputed from its facts. If the recomputed relation only grew, it counts
+  as grown for the strata above; otherwise as reset.
+Deletion is not maintained incrementally (no DRed): `retract` resets the
+relations it touches and recomputes the strata that depend on them.
+
+An overlay shares every relation with its base until it writes to one: a
+written relation becomes a `Layer` (its additions beside the base's tuples),
+and a recomputed one a fresh relation. Building a missing index on a base
+relation is the only thing an overlay does to its base (a cache fill).
+"""
+
+from __future__ import annotations
+
+from typing import AbstractSet, Any
+
+from ..diagnostics import Diagnostic, EvaluationError
+from .evaluate import run_stratum
+from .limits import Budget, Limits
+from .model import Facts, Model
+from .relation import Layer, Rel
+
+__all__ = ["extend", "overlay", "retract"]
+
+
+def extend(model: Model, facts: Facts, limits: Limits | None = None) -> None:
+    changed: dict[str, set[Any]] = {}
+    for name, rows in facts.items():
+        tuples = _tuples(model, name, rows)
+        fresh = _writable(model, name, tuples).add_facts(tuples)
+        if fresh:
+            changed[name] = fresh
+    _propagate(model, changed, set(), Budget(limits))
+
+
+def overlay(model: Model, facts: Facts, limits: Limits | None = None) -> Model:
+    scratch = Model(model.prepared, dict(model.rels), model.now, model.limits)
+    scratch.rounds = dict(model.rounds)
+    scratch.base = model
+    extend(scratch, facts, limits)
+    return scratch
+
+
+def retract(model: Model, facts: Facts, limits: Limits | None = None) -> None:
+    if model.base is not None:
+        raise EvaluationError([Diagnostic("unsupported", "cannot retract facts from an overlay")])
+    reset: set[str] = set()
+    for name, rows in facts.items():
+        rel = model.rels.get(name)
+        gone = _tuples(model, name, rows) & rel.edb if rel is not None else set()
+        if rel is None or not gone:
+            continue
+        rel.edb -= gone
+        rel.indexes = {}
+        reset.add(name)
+    _propagate(model, {}, reset, Budget(limits))
+
+
+def _tuples(model: Model, name: str, rows: Any) -> set[Any]:
+    tuples = {tuple(r) for r in rows}
+    rel = model.rels.get(name)
+    want = rel.arity if rel is not None else model.prepared.arity.get(name)
+    bad = [t for t in tuples if len(t) != want] if want is not None else []
+    if bad:
+        raise EvaluationError(
+            [Diagnostic("arity_mismatch", f"relation `{name}` used with {len(bad[0])} arguments, declared with {want}")]
+        )
+    return tuples
+
+
+def _writable(model: Model, name: str, tuples: AbstractSet[Any] = frozenset()) -> Rel:
+    rel = model.rels.get(name)
+    if rel is None:
+        arity = model.prepared.arity.get(name, len(next(iter(tuples), ())))
+        rel = model.rels[name] = Rel(name, arity, name in model.prepared.derived)
+    elif _shared(model, name):
+        rel = model.rels[name] = Layer(rel)
+    return rel
+
+
+def _shared(model: Model, name: str) -> bool:
+    """Whether an overlay still reads this relation from its base."""
+    base = model.base
+    return base is not None and base.rels.get(name) is model.rels[name]
+
+
+def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budget: Budget) -> None:
+    rels = model.rels
+    for st in model.prepared.strata:
+        touched = changed.keys() | reset
+        own = set(st.relations)
+        if st.negative & touched or st.positive & reset or own & reset:
+            old = {r: rels[r].stable for r in st.relations}
+            for r in st.relations:
+                rel = rels[r]
+                if isinstance(rel, Layer) or _shared(model, r):
+                    rels[r] = Rel(r, rel.arity, True, rel.edb)
+                else:
+                    rel.reset()
+            model.rounds[st.index] = 0
+            run_stratum(model, st, budget)
+            for r in st.relations:
+                new = rels[r].stable
+                reset.discard(r)
+                changed.pop(r, None)
+                if old[r] <= new:
+                    if len(new) > len(old[r]):
+                        changed[r] = {t for t in new if t not in old[r]}
+                else:
+                    reset.add(r)
+        elif st.positive & changed.keys() or own & changed.keys():
+            for r in st.relations:
+                _writable(model, r)
+            frontier = [r for r in changed if r in st.positive or r in own]
+            for r in frontier:
+                rels[r].recent = changed[r]
+            added = run_stratum(model, st, budget, seed=True)
+            for r in frontier:
+                rels[r].recent = ()
+            for r, new in added.items():
+                if new:
+                    changed[r] = changed[r] | new if r in changed else new

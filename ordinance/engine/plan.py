@@ -1,0 +1,330 @@
+"""Join plans: the order in which a rule's body is matched.
+
+A rule compiles to one plan per *variant*: `delta=None` reads every body
+relation in full (the first round of a stratum), `delta=i` reads body literal
+`i` from its relation's frontier (`recent`) and everything else in full (the
+semi-naive rounds, and incremental maintenance).
+
+Order: the delta literal first; then, greedily, the positive literal that is
+most selective: all arguments bound (a membership test) before some bound (an
+index probe) before none (a scan), then the smaller relation when sizes are
+known, then more bound arguments, then source order. Comparisons, assignments
+(`X = expr` with X unbound), negations (anti-joins) and aggregates are placed
+as soon as their variables are bound.
+
+Wildcards become fresh variables (`_#n`) and every aggregate term becomes a
+fresh variable (`_agg#n`) bound by an `AggStep`, whose body is planned as a
+sub-plan with the outer variables bound. A variable of a negated atom that
+occurs nowhere else in the rule is existential ("local").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import count
+from typing import Iterable, Iterator, Mapping, Union
+
+from ..diagnostics import Diagnostic, EvaluationError
+from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Literal, Negation, Rule, Term, Var, Wildcard
+from .text import literal_text, rule_text
+
+__all__ = ["Scan", "AntiJoin", "Filter", "Assign", "AggStep", "Step", "JoinPlan", "plan_rule", "term_vars"]
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """Match a positive atom: `key` lists the argument positions bound before it."""
+
+    pos: int  # the literal's position in the rule body (source order)
+    atom: Atom
+    recent: bool
+    key: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AntiJoin:
+    """`!atom`: no tuple matches on the bound positions `key` (locals are existential)."""
+
+    pos: int
+    atom: Atom
+    key: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    pos: int
+    comparison: Comparison
+
+
+@dataclass(frozen=True, slots=True)
+class Assign:
+    pos: int
+    var: str
+    expr: Term
+
+
+@dataclass(frozen=True, slots=True)
+class AggStep:
+    """Bind `var` to the aggregate over `plan`, for the outer variables' values."""
+
+    var: str
+    aggregate: Aggregate
+    outer: tuple[str, ...]
+    plan: "JoinPlan"
+
+
+Step = Union[Scan, AntiJoin, Filter, Assign, AggStep]
+
+
+@dataclass(frozen=True, slots=True)
+class JoinPlan:
+    rule_id: int
+    label: str  # the rule text, printed above the compiled join
+    delta: int | None
+    steps: tuple[Step, ...]
+    head: tuple[Term, ...]  # what a match emits
+    bound_in: tuple[str, ...] = ()  # variables bound on entry (aggregate bodies)
+
+    def describe(self) -> str:
+        """One line per step, for debugging and `ordinance explain --plan`."""
+        out = [f"// {self.label}" + (f"  [delta {self.delta}]" if self.delta is not None else "")]
+        for s in self.steps:
+            if isinstance(s, Scan):
+                how = "recent" if s.recent else ("check" if len(s.key) == s.atom.arity else "probe" if s.key else "scan")
+                out.append(f"{how} {literal_text(s.atom)} on {list(s.key)}")
+            elif isinstance(s, AntiJoin):
+                out.append(f"anti {literal_text(s.atom)} on {list(s.key)}")
+            elif isinstance(s, Filter):
+                out.append(f"filter {literal_text(s.comparison)}")
+            elif isinstance(s, Assign):
+                out.append(f"assign {s.var}")
+            else:
+                out.append(f"aggregate {s.var} over {list(s.outer)}")
+        return "\n".join(out)
+
+
+def term_vars(term: Term | None) -> Iterator[str]:
+    if isinstance(term, Var):
+        yield term.name
+    elif isinstance(term, BinOp):
+        yield from term_vars(term.left)
+        yield from term_vars(term.right)
+    elif isinstance(term, Aggregate):
+        yield from term_vars(term.target)
+        for lit in term.body:
+            yield from literal_vars(lit)
+
+
+def literal_vars(lit: Literal) -> Iterator[str]:
+    if isinstance(lit, Atom):
+        for a in lit.args:
+            yield from term_vars(a)
+    elif isinstance(lit, Negation):
+        yield from literal_vars(lit.atom)
+    else:
+        yield from term_vars(lit.left)
+        yield from term_vars(lit.right)
+
+
+# ---------------------------------------------------------------- normalisation
+
+
+class _Fresh:
+    def __init__(self) -> None:
+        self.n = count()
+
+    def var(self, prefix: str) -> Var:
+        return Var(f"{prefix}#{next(self.n)}")
+
+
+def _no_wildcards(term: Term, fresh: _Fresh) -> Term:
+    if isinstance(term, Wildcard):
+        return fresh.var("_")
+    if isinstance(term, BinOp):
+        return BinOp(term.op, _no_wildcards(term.left, fresh), _no_wildcards(term.right, fresh))
+    return term
+
+
+def _lift(term: Term, fresh: _Fresh, aggs: list[tuple[str, Aggregate]]) -> Term:
+    """Replace aggregate terms by fresh variables (recorded in `aggs`)."""
+    if isinstance(term, Aggregate):
+        v = fresh.var("_agg")
+        nested: list[tuple[str, Aggregate]] = []
+        body = tuple(_normal_literal(lit, fresh, nested) for lit in term.body)
+        target = None if term.target is None else _lift(term.target, fresh, nested)
+        if nested:
+            raise EvaluationError([Diagnostic("unsupported", "an aggregate inside an aggregate is not supported")])
+        aggs.append((v.name, Aggregate(term.func, target, body)))
+        return v
+    if isinstance(term, BinOp):
+        return BinOp(term.op, _lift(term.left, fresh, aggs), _lift(term.right, fresh, aggs))
+    return _no_wildcards(term, fresh)
+
+
+def _normal_literal(lit: Literal, fresh: _Fresh, aggs: list[tuple[str, Aggregate]]) -> Literal:
+    if isinstance(lit, Atom):
+        return Atom(lit.relation, tuple(_lift(a, fresh, aggs) for a in lit.args), lit.span)
+    if isinstance(lit, Negation):
+        return Negation(_normal_literal(lit.atom, fresh, aggs), lit.span)  # type: ignore[arg-type]
+    return Comparison(lit.op, _lift(lit.left, fresh, aggs), _lift(lit.right, fresh, aggs), lit.span)
+
+
+# ---------------------------------------------------------------- planning
+
+
+def plan_rule(
+    rule: Rule,
+    rule_id: int,
+    delta: int | None = None,
+    sizes: Mapping[str, int] | None = None,
+    source_order: bool = False,
+) -> JoinPlan:
+    """`source_order` keeps positive literals in the order written (explanations)."""
+    fresh = _Fresh()
+    aggs: list[tuple[str, Aggregate]] = []
+    head = tuple(_lift(a, fresh, aggs) for a in rule.head.args)
+    body = [_normal_literal(lit, fresh, aggs) for lit in rule.body]
+    return _plan(rule_text(rule), rule_id, body, head, aggs, delta, sizes or {}, (), fresh, source_order)
+
+
+def _plan(
+    label: str,
+    rule_id: int,
+    body: list[Literal],
+    head: tuple[Term, ...],
+    aggs: list[tuple[str, Aggregate]],
+    delta: int | None,
+    sizes: Mapping[str, int],
+    bound_in: tuple[str, ...],
+    fresh: _Fresh,
+    source_order: bool = False,
+) -> JoinPlan:
+    # how often each variable occurs outside a given literal decides locality
+    occurrences: dict[str, int] = {}
+    everything: list[Iterable[str]] = [literal_vars(lit) for lit in body]
+    everything += [term_vars(t) for t in head]
+    everything += [term_vars(a) for _, a in aggs]
+    everything.append(bound_in)
+    for vs in everything:
+        for v in vs:
+            occurrences[v] = occurrences.get(v, 0) + 1
+
+    bound: set[str] = set(bound_in)
+    steps: list[Step] = []
+    pending: dict[int, Literal] = dict(enumerate(body))
+    pending_aggs = list(aggs)
+
+    def place_ready() -> None:
+        progress = True
+        while progress:
+            progress = False
+            for i, lit in list(pending.items()):
+                step = _ready_filter(i, lit, bound, occurrences)
+                if step is not None:
+                    steps.append(step)
+                    del pending[i]
+                    if isinstance(step, Assign):
+                        bound.add(step.var)
+                    progress = True
+            for var, agg in list(pending_aggs):
+                outer = _outer_vars(agg, var, occurrences)
+                if set(outer) <= bound:
+                    sub = _plan_aggregate(label, rule_id, agg, outer, sizes, fresh, source_order)
+                    steps.append(AggStep(var, agg, outer, sub))
+                    bound.add(var)
+                    pending_aggs.remove((var, agg))
+                    progress = True
+
+    place_ready()
+    while True:
+        best: tuple[tuple[int, ...], int] | None = None
+        for i, lit in pending.items():
+            if not isinstance(lit, Atom):
+                continue
+            score = _score(i, lit, bound, sizes, delta)
+            if score is not None and source_order:
+                score = (i,)
+            if score is not None and (best is None or score < best[0]):
+                best = (score, i)
+        if best is None:
+            break
+        i = best[1]
+        atom = pending.pop(i)
+        assert isinstance(atom, Atom)
+        key = tuple(p for p, a in enumerate(atom.args) if _is_bound(a, bound))
+        steps.append(Scan(i, atom, i == delta, key))
+        for a in atom.args:
+            if isinstance(a, Var):
+                bound.add(a.name)
+        place_ready()
+
+    if pending or pending_aggs:
+        left = [literal_text(lit) for lit in pending.values()] + [v for v, _ in pending_aggs]
+        raise EvaluationError(
+            [Diagnostic("unbound_variable", f"cannot order `{', '.join(left)}` in rule `{label}`: a variable is never bound")]
+        )
+    unbound = {v for t in head for v in term_vars(t)} - bound
+    if unbound:
+        raise EvaluationError(
+            [Diagnostic("unbound_variable", f"head variable `{sorted(unbound)[0]}` of rule `{label}` is never bound")]
+        )
+    return JoinPlan(rule_id, label, delta, tuple(steps), head, bound_in)
+
+
+def _plan_aggregate(
+    label: str,
+    rule_id: int,
+    agg: Aggregate,
+    outer: tuple[str, ...],
+    sizes: Mapping[str, int],
+    fresh: _Fresh,
+    source_order: bool,
+) -> JoinPlan:
+    local = sorted({v for lit in agg.body for v in literal_vars(lit)} - set(outer))
+    emit: tuple[Term, ...] = tuple(Var(v) for v in local)
+    if agg.target is not None:
+        emit += (agg.target,)
+    return _plan(label, rule_id, list(agg.body), emit, [], None, sizes, outer, fresh, source_order)
+
+
+def _outer_vars(agg: Aggregate, var: str, occurrences: Mapping[str, int]) -> tuple[str, ...]:
+    inner: dict[str, int] = {}
+    for v in term_vars(agg):
+        inner[v] = inner.get(v, 0) + 1
+    return tuple(sorted(v for v, n in inner.items() if occurrences.get(v, 0) > n))
+
+
+def _is_bound(term: Term, bound: set[str]) -> bool:
+    return all(v in bound for v in term_vars(term))
+
+
+def _score(i: int, atom: Atom, bound: set[str], sizes: Mapping[str, int], delta: int | None) -> tuple[int, ...] | None:
+    own = {a.name for a in atom.args if isinstance(a, Var)}
+    if not all(_is_bound(a, bound | own) for a in atom.args):
+        return None  # an argument expression needs a variable bound later
+    nbound = sum(1 for a in atom.args if _is_bound(a, bound))
+    full = 0 if nbound == atom.arity else 1
+    some = 0 if nbound else 1
+    size = sizes.get(atom.relation, 1 << 40)
+    return (0 if i == delta else 1, full, some, size, -nbound, i)
+
+
+def _ready_filter(i: int, lit: Literal, bound: set[str], occurrences: Mapping[str, int]) -> Step | None:
+    if isinstance(lit, Negation):
+        atom = lit.atom
+        mine: dict[str, int] = {}
+        for v in literal_vars(atom):
+            mine[v] = mine.get(v, 0) + 1
+        if all(v in bound or occurrences.get(v, 0) == n for v, n in mine.items()):
+            return AntiJoin(i, atom, tuple(p for p, a in enumerate(atom.args) if _is_bound(a, bound)))
+        return None
+    if isinstance(lit, Comparison):
+        left_ok, right_ok = _is_bound(lit.left, bound), _is_bound(lit.right, bound)
+        if left_ok and right_ok:
+            return Filter(i, lit)
+        if lit.op == "=":
+            if isinstance(lit.left, Var) and right_ok:
+                return Assign(i, lit.left.name, lit.right)
+            if isinstance(lit.right, Var) and left_ok:
+                return Assign(i, lit.right.name, lit.left)
+    return None

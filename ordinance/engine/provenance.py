@@ -1,0 +1,396 @@
+"""why and why-not, rebuilt on demand from the per-tuple notes.
+
+`why` proves a tuple of rank r (see `Note.rank`) from an instance of one of
+its rules whose positive premises all rank below r, choosing the instance
+whose highest premise ranks lowest, recursively; EDB facts are "fact"
+leaves, negated premises "absent" leaves, comparisons and assignments "holds"
+leaves, aggregates "aggregate" leaves with their value.
+
+`why_not` walks, for every rule whose head unifies with the (possibly partial)
+tuple, the rule's body in *source order* (each comparison, negation and
+aggregate moved to the first point where its variables are bound) and finds
+the best partial binding: the one satisfying the longest prefix. The literal
+after that prefix is the failure, with the facts that would make it hold
+(a missing atom's instance; for a negation, the facts that block it);
+a missing atom of a derived relation is explained recursively to `depth`.
+
+Both interpret the rule's join plan over the model's relations and indexes;
+nothing here runs during evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Now, Term, Var
+from .codegen import c_div, c_mod
+from .model import Model
+from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule
+from .text import term_text, value_text
+
+__all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
+
+Binding = dict[str, Any]
+SEARCH_BUDGET = 20_000  # steps tried per why-not search
+
+
+@dataclass(frozen=True, slots=True)
+class ProofNode:
+    kind: str  # "rule" | "fact" | "absent" | "holds" | "aggregate"
+    relation: str | None = None
+    tuple: tuple[Any, ...] | None = None
+    rule: int | None = None
+    rule_text: str | None = None
+    bindings: tuple[tuple[str, Any], ...] = ()
+    children: tuple["ProofNode", ...] = ()
+    height: int = 0
+    text: str = ""  # the literal as it holds, e.g. `!banned("alice")`, `3 < 5`
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why one rule did not derive the fact."""
+
+    rule: int
+    rule_text: str
+    bindings: tuple[tuple[str, Any], ...]  # the best partial binding
+    literal: str  # the first literal that fails, instantiated
+    kind: str  # "missing" (no matching fact) | "present" (negated fact exists) | "false" | "empty"
+    needed: tuple[tuple[str, tuple[Any, ...]], ...]  # facts to add ("missing") or remove ("present")
+    children: tuple["WhyNot", ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WhyNot:
+    relation: str
+    tuple: tuple[Any, ...]  # None marks an unknown value
+    holds: bool
+    failures: tuple[Failure, ...] = ()
+
+
+# ---------------------------------------------------------------- interpreter
+
+
+class _Interp:
+    def __init__(self, model: Model):
+        self.model = model
+        self.plans: dict[int, JoinPlan] = {}
+
+    def plan(self, rid: int) -> JoinPlan:
+        plan = self.plans.get(rid)
+        if plan is None:
+            rule = self.model.prepared.program.rules[rid]
+            plan = self.plans[rid] = plan_rule(rule, rid, source_order=True)
+        return plan
+
+    def value(self, term: Term, b: Binding) -> Any:
+        if isinstance(term, Var):
+            return b[term.name]
+        if isinstance(term, Const):
+            return term.value
+        if isinstance(term, Now):
+            return self.model.now
+        assert isinstance(term, BinOp)
+        x, y = self.value(term.left, b), self.value(term.right, b)
+        if term.op == "/":
+            return c_div(x, y)
+        if term.op == "%":
+            return c_mod(x, y)
+        return x + y if term.op == "+" else x - y if term.op == "-" else x * y
+
+    def known(self, term: Term, b: Binding) -> bool:
+        if isinstance(term, Var):
+            return term.name in b
+        if isinstance(term, BinOp):
+            return self.known(term.left, b) and self.known(term.right, b)
+        return True
+
+    def pattern(self, args: tuple[Term, ...], b: Binding) -> tuple[Any, ...]:
+        return tuple(self.value(a, b) if self.known(a, b) else None for a in args)
+
+    def unify(self, args: tuple[Term, ...], t: tuple[Any, ...], b: Binding) -> Binding | None:
+        out = dict(b)
+        later = []
+        for a, v in zip(args, t):
+            if v is None:
+                continue
+            if isinstance(a, Var) and a.name not in out:
+                out[a.name] = v
+            elif self.known(a, out):
+                if not _eq(self.value(a, out), v):
+                    return None
+            else:
+                later.append((a, v))
+        for a, v in later:
+            if not self.known(a, out) or not _eq(self.value(a, out), v):
+                return None
+        return out
+
+    def matches(self, relation: str, args: tuple[Term, ...], b: Binding) -> Iterator[tuple[tuple[Any, ...], Binding]]:
+        for t in self.model.query(relation, self.pattern(args, b)):
+            nb = self.unify(args, t, b)
+            if nb is not None:
+                yield t, nb
+
+    def compare(self, c: Comparison, b: Binding) -> bool:
+        try:
+            x, y = self.value(c.left, b), self.value(c.right, b)
+            return {
+                "=": _eq(x, y),
+                "!=": not _eq(x, y),
+                "<": x < y,
+                "<=": x <= y,
+                ">": x > y,
+                ">=": x >= y,
+            }[c.op]
+        except (TypeError, ZeroDivisionError):
+            return False
+
+    def aggregate(self, step: AggStep, b: Binding) -> Any:
+        outer = {v: b[v] for v in step.outer}
+        seen = {tuple(self.value(t, sol) for t in step.plan.head) for sol in self.solve(step.plan.steps, outer)}
+        func = step.aggregate.func
+        if func == "count":
+            return len(seen)
+        values = [t[-1] for t in seen]
+        if func == "sum":
+            return sum(values)
+        if not values:
+            return None
+        return min(values) if func == "min" else max(values)
+
+    def solve(self, steps: tuple[Step, ...], b: Binding) -> Iterator[Binding]:
+        """Every binding satisfying the steps (no height condition)."""
+        if not steps:
+            yield b
+            return
+        for nb, _ in self.step(steps[0], b):
+            yield from self.solve(steps[1:], nb)
+
+    def step(self, step: Step, b: Binding, below: tuple[int, int] | None = None) -> Iterator[tuple[Binding, Any]]:
+        """Extensions of `b` through one step, each with its evidence."""
+        if isinstance(step, Scan):
+            for t, nb in self.matches(step.atom.relation, step.atom.args, b):
+                if below is None:
+                    yield nb, t
+                else:
+                    note = self.model.note(step.atom.relation, t)
+                    if note is not None and note.rank < below:
+                        yield nb, t
+        elif isinstance(step, AntiJoin):
+            if not any(True for _ in self.matches(step.atom.relation, step.atom.args, b)):
+                yield b, None
+        elif isinstance(step, Filter):
+            if self.compare(step.comparison, b):
+                yield b, None
+        elif isinstance(step, Assign):
+            try:
+                v = self.value(step.expr, b)
+            except (TypeError, ZeroDivisionError):
+                return
+            if step.var not in b:
+                yield {**b, step.var: v}, None
+            elif _eq(b[step.var], v):
+                yield b, None
+        else:
+            v = self.aggregate(step, b)
+            if v is not None and (step.var not in b or _eq(b[step.var], v)):
+                yield {**b, step.var: v}, v
+
+
+def _eq(x: Any, y: Any) -> bool:
+    return type(x) is type(y) and x == y
+
+
+def _visible(b: Binding) -> tuple[tuple[str, Any], ...]:
+    return tuple((k, v) for k, v in b.items() if "#" not in k)
+
+
+def _show(term: Term, b: Binding, interp: _Interp) -> str:
+    """A term with the bound variables replaced by their values."""
+    if isinstance(term, Var):
+        if term.name in b:
+            return value_text(b[term.name])
+        return "_" if term.name.startswith("_#") else term.name
+    if isinstance(term, BinOp):
+        if interp.known(term, b):
+            return value_text(interp.value(term, b))
+        return f"({_show(term.left, b, interp)} {term.op} {_show(term.right, b, interp)})"
+    if isinstance(term, Aggregate):
+        target = "" if term.target is None else " " + _show(term.target, b, interp)
+        body = ", ".join(_show_literal(lit, b, interp) for lit in term.body)
+        return f"{term.func}{target} : {{ {body} }}"
+    return term_text(term)
+
+
+def _show_literal(lit: Literal, b: Binding, interp: _Interp) -> str:
+    if isinstance(lit, Atom):
+        return f"{lit.relation}({', '.join(_show(a, b, interp) for a in lit.args)})"
+    if isinstance(lit, Negation):
+        return "!" + _show_literal(lit.atom, b, interp)
+    return f"{_show(lit.left, b, interp)} {lit.op} {_show(lit.right, b, interp)}"
+
+
+def _instantiate(step: Step, b: Binding, interp: _Interp) -> str:
+    if isinstance(step, Scan):
+        return _show_literal(step.atom, b, interp)
+    if isinstance(step, AntiJoin):
+        return "!" + _show_literal(step.atom, b, interp)
+    if isinstance(step, Filter):
+        return _show_literal(step.comparison, b, interp)
+    if isinstance(step, Assign):
+        return f"{step.var} = {_show(step.expr, b, interp)}"
+    outer = {k: v for k, v in b.items() if k in step.outer}
+    return _show(step.aggregate, outer, interp)
+
+
+# ---------------------------------------------------------------- why
+
+
+def why(model: Model, relation: str, t: tuple[Any, ...]) -> ProofNode | None:
+    """A minimal-height proof of `relation(t)`, or None if it is not in the model."""
+    if model.note(relation, t) is None:
+        return None
+    return _prove(_Interp(model), relation, tuple(t), {})
+
+
+def _prove(interp: _Interp, relation: str, t: tuple[Any, ...], memo: dict[Any, ProofNode]) -> ProofNode:
+    hit = memo.get((relation, t))
+    if hit is not None:
+        return hit
+    model = interp.model
+    note = model.note(relation, t)
+    assert note is not None
+    if note.rule is None:
+        node = ProofNode("fact", relation, t)
+        memo[relation, t] = node
+        return node
+    best: tuple[tuple[int, int], int, Binding, list[tuple[Step, Binding, Any]]] | None = None
+    rules = [note.rule] + [r for r in model.prepared.program.rules_for(relation) if r != note.rule]
+    for rid in rules:
+        if not model.prepared.program.rules[rid].body:
+            continue
+        plan = interp.plan(rid)
+        start = interp.unify(plan.head, t, {})
+        if start is None:
+            continue
+        for b, trail in _instances(interp, plan, start, note.rank):
+            if not all(interp.known(h, b) and _eq(interp.value(h, b), v) for h, v in zip(plan.head, t)):
+                continue
+            top = max(
+                (model.note(s.atom.relation, ev).rank for s, _, ev in trail if isinstance(s, Scan)),  # type: ignore[union-attr]
+                default=(0, 0),
+            )
+            if best is None or top < best[0]:
+                best = (top, rid, b, trail)
+            if top == (0, 0):
+                break
+        if best is not None and best[0] == (0, 0):
+            break
+    assert best is not None, f"no proof found for {relation}{t}"
+    _, rid, b, trail = best
+    children = []
+    for step, sb, evidence in trail:
+        if isinstance(step, Scan):
+            children.append(_prove(interp, step.atom.relation, evidence, memo))
+        elif isinstance(step, AntiJoin):
+            children.append(ProofNode("absent", step.atom.relation, interp.pattern(step.atom.args, sb), text=_instantiate(step, sb, interp)))
+        elif isinstance(step, AggStep):
+            children.append(ProofNode("aggregate", text=f"{_instantiate(step, sb, interp)} = {value_text(evidence)}", bindings=_visible(sb)))
+        else:
+            children.append(ProofNode("holds", text=_instantiate(step, sb, interp)))
+    node = ProofNode(
+        "rule", relation, t, rid, model.prepared.labels[rid], _visible(b), tuple(children), note.height
+    )
+    memo[relation, t] = node
+    return node
+
+
+def _instances(
+    interp: _Interp, plan: JoinPlan, b: Binding, below: tuple[int, int], limit: int = 1000
+) -> Iterator[tuple[Binding, list[tuple[Step, Binding, Any]]]]:
+    """Rule instances whose positive premises have heights below `below`."""
+    count = 0
+
+    def go(i: int, b: Binding, trail: list[tuple[Step, Binding, Any]]) -> Iterator[tuple[Binding, list[tuple[Step, Binding, Any]]]]:
+        nonlocal count
+        if count >= limit:
+            return
+        if i == len(plan.steps):
+            count += 1
+            yield b, trail
+            return
+        step = plan.steps[i]
+        for nb, evidence in interp.step(step, b, below):
+            yield from go(i + 1, nb, trail + [(step, nb, evidence)])
+
+    return go(0, b, [])
+
+
+# ---------------------------------------------------------------- why not
+
+
+def why_not(model: Model, relation: str, t: tuple[Any, ...], depth: int = 3) -> WhyNot:
+    """Why `relation(t)` is not in the model; None in `t` stands for any value."""
+    return _why_not(_Interp(model), relation, tuple(t), depth)
+
+
+def _why_not(interp: _Interp, relation: str, t: tuple[Any, ...], depth: int) -> WhyNot:
+    model = interp.model
+    if any(True for _ in model.query(relation, t)):
+        return WhyNot(relation, t, True)
+    failures = []
+    for rid in model.prepared.program.rules_for(relation):
+        if not model.prepared.program.rules[rid].body:
+            continue
+        plan = interp.plan(rid)
+        start = interp.unify(plan.head, t, {})
+        if start is None:
+            continue
+        failures.append(_rule_failure(interp, plan, start, depth))
+    return WhyNot(relation, t, False, tuple(failures))
+
+
+def _rule_failure(interp: _Interp, plan: JoinPlan, start: Binding, depth: int) -> Failure:
+    best: tuple[int, Binding] = (-1, start)
+    budget = SEARCH_BUDGET
+
+    def go(i: int, b: Binding) -> None:
+        nonlocal best, budget
+        if i == len(plan.steps) and i > best[0]:
+            best = (i, b)
+        if budget <= 0 or i == len(plan.steps):
+            return
+        budget -= 1
+        extended = False
+        for nb, _ in interp.step(plan.steps[i], b):
+            extended = True
+            go(i + 1, nb)
+            if budget <= 0:
+                return
+        if not extended and i > best[0]:
+            best = (i, b)
+
+    go(0, start)
+    i, b = best
+    label = interp.model.prepared.labels[plan.rule_id]
+    if i < 0:
+        return Failure(plan.rule_id, label, _visible(start), "(search budget exhausted)", "false", ())
+    if i == len(plan.steps):  # the body holds but the head's expression differs
+        head = ", ".join(value_text(interp.value(h, b)) for h in plan.head)
+        return Failure(plan.rule_id, label, _visible(b), f"{interp.model.prepared.program.rules[plan.rule_id].head.relation}({head})", "false", ())
+    step = plan.steps[i]
+    text = _instantiate(step, b, interp)
+    if isinstance(step, Scan):
+        pattern = interp.pattern(step.atom.args, b)
+        children: tuple[WhyNot, ...] = ()
+        if depth > 1 and interp.model.prepared.program.rules_for(step.atom.relation):
+            children = (_why_not(interp, step.atom.relation, pattern, depth - 1),)
+        return Failure(plan.rule_id, label, _visible(b), text, "missing", ((step.atom.relation, pattern),), children)
+    if isinstance(step, AntiJoin):
+        blocking = tuple((step.atom.relation, u) for u, _ in interp.matches(step.atom.relation, step.atom.args, b))
+        return Failure(plan.rule_id, label, _visible(b), text, "present", blocking)
+    if isinstance(step, AggStep):
+        return Failure(plan.rule_id, label, _visible(b), text, "empty", ())
+    return Failure(plan.rule_id, label, _visible(b), text, "false", ())

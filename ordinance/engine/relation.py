@@ -1,0 +1,216 @@
+"""A relation during evaluation, in datafrog's vocabulary.
+
+`stable` holds every tuple known so far (the frontier included, so joins
+probe one structure), `recent` is the frontier (tuples new in the last round,
+which the delta variants join from), `to_add` collects what a round derived.
+`edb` holds the given facts; a relation without rules shares one set for both.
+
+Indexes are dicts from the bound-column key (the value itself for one
+column, a tuple otherwise: `operator.itemgetter`'s convention) to the list of
+tuples; they are built on first use and kept up to date by `insert`.
+
+`Layer` is a copy-on-write view over a base relation for overlays: its own
+additions live beside the untouched base, and sets and indexes are merged on
+read, so an overlay costs what it adds, not what the base holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from itertools import chain
+from operator import itemgetter
+from typing import Any, Callable, Iterable, Iterator
+
+__all__ = ["Rel", "Layer", "LayeredSet", "LayeredIndex", "Batch", "key_getter"]
+
+Tuple = tuple[Any, ...]
+Index = dict[Any, list[Tuple]]
+# (height, rule id, tuples first derived in that round by that rule)
+Batch = tuple[int, int, "set[Tuple]"]
+
+
+def key_getter(cols: tuple[int, ...]) -> Callable[[Tuple], Any]:
+    return itemgetter(*cols)
+
+
+class LayeredSet(Set[Any]):
+    """Read-only union of a base set and a disjoint set of additions."""
+
+    __slots__ = ("base", "own")
+
+    def __init__(self, base: Any, own: set[Tuple]):
+        self.base = base
+        self.own = own
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[Any]) -> set[Any]:
+        return set(it)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.own or item in self.base
+
+    def __iter__(self) -> Iterator[Tuple]:
+        return chain(self.base, self.own)
+
+    def __len__(self) -> int:
+        return len(self.base) + len(self.own)
+
+    def __bool__(self) -> bool:
+        return bool(self.own) or bool(self.base)
+
+    def missing(self, candidates: set[Tuple]) -> set[Tuple]:
+        """The candidates not in this set (C-speed set differences)."""
+        rest = candidates - self.own
+        if isinstance(self.base, LayeredSet):
+            return self.base.missing(rest)
+        return rest - self.base
+
+
+class LayeredIndex:
+    """Read-only union of a base index and an index over the additions."""
+
+    __slots__ = ("base", "own")
+
+    def __init__(self, base: Any, own: Index):
+        self.base = base
+        self.own = own
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        b = self.own.get(key)
+        a = self.base.get(key)
+        if b is None:
+            return default if a is None else a
+        return b if a is None else a + b
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.own or key in self.base
+
+
+class Rel:
+    __slots__ = ("name", "arity", "stable", "recent", "to_add", "edb", "indexes", "batches", "_notes", "_seen")
+
+    def __init__(self, name: str, arity: int, derived: bool, edb: Iterable[Tuple] = ()):
+        self.name = name
+        self.arity = arity
+        self.edb: Any = set(edb)
+        self.stable: Any = set(self.edb) if derived else self.edb
+        self.recent: Any = ()
+        self.to_add: dict[int, set[Tuple]] = {}  # rule id -> what it derived this round
+        self.indexes: dict[tuple[int, ...], Any] = {}
+        self.batches: list[Batch] = []
+        self._notes: dict[Tuple, tuple[int, int]] = {}
+        self._seen = 0
+
+    @property
+    def derived(self) -> bool:
+        return self.stable is not self.edb
+
+    def index(self, cols: tuple[int, ...]) -> Any:
+        idx = self.indexes.get(cols)
+        if idx is None:
+            idx = self.indexes[cols] = build_index(self.stable, cols)
+        return idx
+
+    def missing(self, candidates: set[Tuple]) -> set[Tuple]:
+        return candidates - self.stable
+
+    def note(self, t: Tuple) -> tuple[int, int] | None:
+        """(height, rule id) of a derived tuple; the lookup is built on first use."""
+        for height, rid, tuples in self.batches[self._seen :]:
+            for u in tuples:
+                self._notes.setdefault(u, (height, rid))
+        self._seen = len(self.batches)
+        return self._notes.get(t)
+
+    def insert(self, new: set[Tuple]) -> None:
+        """Add tuples known not to be in `stable` yet."""
+        self.stable |= new
+        for cols, idx in self.indexes.items():
+            extend_index(idx, new, cols)
+
+    def add_facts(self, facts: set[Tuple]) -> set[Tuple]:
+        """Add EDB facts; returns those that were not known before."""
+        fresh = facts - self.edb
+        self.edb |= fresh
+        if self.derived:
+            fresh = self.missing(fresh)
+            self.insert(fresh)
+        else:
+            for cols, idx in self.indexes.items():
+                extend_index(idx, fresh, cols)
+        return fresh
+
+    def reset(self) -> None:
+        """Forget derived tuples (before a stratum is recomputed)."""
+        self.stable = set(self.edb) if self.derived else self.edb
+        self.indexes = {}
+        self.batches = []
+        self.recent = ()
+        self._notes = {}
+        self._seen = 0
+
+
+class Layer(Rel):
+    """An overlay's copy-on-write view of a base relation."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: Rel):
+        self.name = base.name
+        self.arity = base.arity
+        self.base = base
+        own_edb: set[Tuple] = set()
+        self.edb = LayeredSet(base.edb, own_edb)
+        self.stable = self.edb if not base.derived else LayeredSet(base.stable, set())
+        self.recent = ()
+        self.to_add = {}
+        self.indexes = {}
+        self.batches = []
+        self._notes = {}
+        self._seen = 0
+
+    def index(self, cols: tuple[int, ...]) -> Any:
+        idx = self.indexes.get(cols)
+        if idx is None:
+            own = build_index(self.stable.own, cols)
+            idx = self.indexes[cols] = LayeredIndex(self.base.index(cols), own)
+        return idx
+
+    def missing(self, candidates: set[Tuple]) -> set[Tuple]:
+        return self.stable.missing(candidates)  # type: ignore[no-any-return]
+
+    def note(self, t: Tuple) -> tuple[int, int] | None:
+        return Rel.note(self, t) or self.base.note(t)
+
+    def insert(self, new: set[Tuple]) -> None:
+        self.stable.own |= new
+        for cols, idx in self.indexes.items():
+            extend_index(idx.own, new, cols)
+
+    def add_facts(self, facts: set[Tuple]) -> set[Tuple]:
+        fresh = self.edb.missing(facts)
+        if self.derived:
+            self.edb.own |= fresh
+            fresh = self.missing(fresh)
+        self.insert(fresh)
+        return fresh
+
+    def reset(self) -> None:
+        raise AssertionError("overlays replace a recomputed relation, never reset it")
+
+
+def build_index(tuples: Iterable[Tuple], cols: tuple[int, ...]) -> Index:
+    idx: Index = {}
+    extend_index(idx, tuples, cols)
+    return idx
+
+
+def extend_index(idx: Index, tuples: Iterable[Tuple], cols: tuple[int, ...]) -> None:
+    key = key_getter(cols)
+    for t in tuples:
+        k = key(t)
+        bucket = idx.get(k)
+        if bucket is None:
+            idx[k] = [t]
+        else:
+            bucket.append(t)

@@ -1,0 +1,298 @@
+"""Replay histories through the real store and gate; check invariants.
+
+An invariant `.invariant "name" :- body.` is compiled as one more rule
+`invariant_N_broken(V1, ..., Vk) :- body.` over the body's variables, so a
+binding that breaks it is a tuple of the model and `why` proves it, one child
+per body literal. `replay` appends each fact to a fresh SQLite store (in
+memory), asks the gate each request at the current `now` (and logs the
+decision), and checks the invariants in the gate's model at each request
+(with the request's facts), before time advances, and at the end. `search`
+lets hypothesis generate and shrink histories until one breaks an invariant.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterator
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as seed_decorator
+
+from ..engine import ProofNode, evaluate, why
+from ..facts import Event, Store, open_store, schema_of
+from ..gate import Decision, Gate
+from ..rules import check, parse
+from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Invariant, Negation, Program, Rule, Term, Var
+from ..rules.checked import CheckedProgram
+from ..rules.loader import decode
+from . import strategies
+from .history import Advance, Ask, Fact, History
+
+__all__ = [
+    "Target",
+    "Breach",
+    "Harness",
+    "Counterexample",
+    "replay",
+    "search",
+    "minimize",
+    "fuzz",
+    "DEFAULT_EXAMPLES",
+]
+
+DEFAULT_EXAMPLES = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One invariant and the rule that finds its breaking bindings."""
+
+    invariant: Invariant
+    relation: str  # the head relation of the compiled rule
+    variables: tuple[str, ...]
+    types: tuple[str | None, ...]  # each variable's type where a body atom declares it
+
+    @property
+    def name(self) -> str:
+        return self.invariant.name
+
+
+@dataclass(frozen=True, slots=True)
+class Breach:
+    """A binding that makes an invariant's body true, and where."""
+
+    target: Target
+    binding: tuple[Any, ...]  # values of target.variables
+    now: int
+    revision: int
+    step: int  # number of history steps replayed when it was found
+    request: Ask | None  # the request checked in that model, if any
+    proof: ProofNode | None
+    origins: dict[tuple[str, tuple[Any, ...]], int] = field(default_factory=dict)  # fact -> step
+
+
+def _vars(term: Term) -> Iterator[Var]:
+    if isinstance(term, Var):
+        yield term
+    elif isinstance(term, BinOp):
+        yield from _vars(term.left)
+        yield from _vars(term.right)
+
+
+def _body_variables(body: tuple[Any, ...], relations: dict[str, Any]) -> dict[str, str | None]:
+    """Variables bound by the body (positive atoms, `V = ...`), in order, with
+    the declared type of an atom position that binds them."""
+    found: dict[str, str | None] = {}
+    for lit in body:
+        if isinstance(lit, Atom):
+            rel = relations.get(lit.relation)
+            types = rel.types if rel is not None and rel.types else (None,) * lit.arity
+            for arg, type_ in zip(lit.args, types):
+                if isinstance(arg, Var):
+                    found[arg.name] = found.get(arg.name) or type_
+        elif isinstance(lit, Comparison) and lit.op == "=":
+            for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                if isinstance(side, Var) and side.name not in found:
+                    found[side.name] = "number" if isinstance(other, Aggregate) else None
+    for lit in body:  # anything else mentioned outside negations is bound somewhere
+        if isinstance(lit, Comparison):
+            for v in (*_vars(lit.left), *_vars(lit.right)):
+                found.setdefault(v.name, None)
+    return found
+
+
+def _is_bound(name: str, body: tuple[Any, ...]) -> bool:
+    return any(
+        isinstance(lit, Atom) and any(v.name == name for a in lit.args for v in _vars(a))
+        or isinstance(lit, Comparison) and lit.op == "=" and any(
+            isinstance(s, Var) and s.name == name for s in (lit.left, lit.right))
+        for lit in body
+    )
+
+
+@dataclass
+class Harness:
+    """A policy prepared for fuzzing: the checked program with one extra rule
+    per invariant, and whether requests go through the gate."""
+
+    program: CheckedProgram
+    targets: tuple[Target, ...]
+    gated: bool
+
+    @classmethod
+    def from_ast(cls, program: Program) -> Harness:
+        plain = check(program)
+        targets, extra = [], []
+        for n, inv in enumerate(plain.invariants):
+            head = f"invariant_{n}_broken"
+            found = _body_variables(inv.body, plain.relations)
+            names = tuple(v for v in found if _is_bound(v, inv.body))
+            extra.append(Rule(Atom(head, tuple(Var(v) for v in names)), inv.body, inv.span))
+            targets.append(Target(inv, head, names, tuple(found[v] for v in names)))
+        checked = check(replace(program, items=program.items + tuple(extra)))
+        gated = "permit" in checked.relations and "forbid" in checked.relations
+        return cls(checked, tuple(targets), gated)
+
+    @classmethod
+    def from_text(cls, text: str, file: str | None = None) -> Harness:
+        return cls.from_ast(parse(text, file))
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike[str]) -> Harness:
+        name = os.fspath(path)
+        return cls.from_text(decode(Path(name).read_bytes(), name), name)
+
+    @property
+    def types(self) -> dict[str, tuple[str, ...] | None]:
+        return {name: rel.types for name, rel in self.program.relations.items()}
+
+    def target(self, name: str) -> Target:
+        for t in self.targets:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def relevant(self, target: Target) -> set[str]:
+        return strategies.depends_on(self.program, target.invariant.body)
+
+
+class _Replay:
+    """One history going through one fresh store."""
+
+    def __init__(self, harness: Harness, store: Store, targets: tuple[Target, ...]):
+        self.harness = harness
+        self.store = store
+        self.targets = targets
+        self.gate = Gate(harness.program, store) if harness.gated else None
+        self.origins: dict[tuple[str, tuple[Any, ...]], int] = {}
+        self.decisions: list[Decision] = []
+
+    def model(self, now: int, ask: Ask | None) -> Any:
+        if self.gate is not None:
+            if ask is not None:
+                return self.gate.overlay(ask.request, now)
+            return self.gate.model(self.store.revision(), now)
+        return evaluate(self.harness.program, self.store.facts(), now=now)
+
+    def breach(self, now: int, step: int, ask: Ask | None) -> Breach | None:
+        model = self.model(now, ask)
+        for target in self.targets:
+            found = sorted(model.tuples(target.relation), key=repr)
+            if found:
+                t = found[0]
+                return Breach(target, t, now, self.store.revision(), step, ask,
+                              why(model, target.relation, t), dict(self.origins))
+        return None
+
+    def run(self, history: History) -> Breach | None:
+        now, dirty = history.base, True
+        for n, step in enumerate(history.steps, 1):
+            if isinstance(step, Fact):
+                self.store.append([Event(step.kind, step.relation, step.args, "fuzz", "fuzz")])
+                self.origins.setdefault((step.relation, step.args), n)
+                dirty = True
+            elif isinstance(step, Advance):
+                if dirty and (found := self.breach(now, n - 1, None)):
+                    return found
+                now, dirty = now + step.seconds, True
+            else:
+                if self.gate is not None:
+                    self.decisions.append(self.gate.check(step.request, now))
+                if found := self.breach(now, n, step):
+                    return found
+        return self.breach(now, len(history.steps), None) if dirty else None
+
+
+def replay(
+    harness: Harness,
+    history: History,
+    targets: tuple[Target, ...] | None = None,
+    store_url: str = ":memory:",
+) -> tuple[Breach | None, list[Decision]]:
+    """Replay `history` into a fresh store at `store_url`; the first breach
+    of one of `targets` (default: every invariant), and the gate's decisions."""
+    schema = schema_of(harness.program)
+    with open_store(store_url, schema) as store:
+        if store.revision() != 0:
+            raise ValueError(f"store `{store_url}` is not empty")
+        run = _Replay(harness, store, harness.targets if targets is None else targets)
+        found = run.run(history)
+        return found, run.decisions
+
+
+@dataclass(frozen=True, slots=True)
+class Counterexample:
+    """A shrunk history and the breach it leads to."""
+
+    history: History
+    breach: Breach
+
+
+class _Found(Exception):
+    def __init__(self, history: History, breach: Breach):
+        super().__init__(f"invariant `{breach.target.name}` broken")
+        self.history = history
+        self.breach = breach
+
+
+def search(
+    harness: Harness,
+    target: Target,
+    *,
+    examples: int = DEFAULT_EXAMPLES,
+    seed: int = 0,
+    max_steps: int = strategies.MAX_STEPS,
+) -> Counterexample | None:
+    """Generate up to `examples` histories (deterministic for a `seed`)
+    looking for one that breaks `target`; return it shrunk, or None."""
+    strategy = strategies.histories(
+        harness.program, harness.relevant(target), gated=harness.gated, max_steps=max_steps
+    )
+
+    @seed_decorator(seed)
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.generate, Phase.shrink),
+    )
+    @given(strategy)
+    def probe(history: History) -> None:
+        found, _ = replay(harness, history, (target,))
+        if found is not None:
+            raise _Found(history, found)
+
+    try:
+        probe()
+    except _Found as found:
+        return minimize(harness, target, found.history, found.breach)
+    return None
+
+
+def minimize(harness: Harness, target: Target, history: History, breach: Breach) -> Counterexample:
+    """Drop steps one at a time while the invariant stays broken, until no
+    single step can go (hypothesis shrinks the drafts; this finishes the job
+    on the concrete history, where steps no longer borrow from each other)."""
+    steps = list(history.steps)
+    i = len(steps) - 1
+    while i >= 0:
+        candidate = History(history.base, tuple(steps[:i] + steps[i + 1:]))
+        found, _ = replay(harness, candidate, (target,))
+        if found is not None:
+            steps, breach = list(candidate.steps), found
+        i = min(i - 1, len(steps) - 1)
+    return Counterexample(History(history.base, tuple(steps)), breach)
+
+
+def fuzz(
+    harness: Harness, *, examples: int = DEFAULT_EXAMPLES, seed: int = 0
+) -> Iterator[tuple[Target, Counterexample | None]]:
+    """`search` every invariant of the policy, in source order."""
+    for target in harness.targets:
+        yield target, search(harness, target, examples=examples, seed=seed)

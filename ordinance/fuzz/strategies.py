@@ -1,0 +1,350 @@
+"""Hypothesis strategies for event histories, derived from the policy.
+
+The input relations (declared, with no rule or fact in the policy) become
+facts; the request relations become gate requests. Each argument draws from
+a small pool so that ids collide, windows overlap and epochs race: pools
+come from `.hint` lines first, then from built-in knowledge of the continuity
+relations (e.g. `claim_source` kinds), then from the parameter's name
+(`agent`, `scope`, `c`, ...), then from its declared type. Instants lie a few
+hours around `BASE`; `to`/`expires` may also be `forever`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Iterator
+
+from hypothesis import strategies as st
+
+from ..gate.request import Request
+from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Term
+from ..rules.checked import CheckedProgram
+from ..timepoints import FOREVER, parse_instant
+from .history import Advance, Ask, Fact, History, Step
+
+__all__ = [
+    "BASE",
+    "HOUR",
+    "REQUEST_RELATIONS",
+    "pools",
+    "input_relations",
+    "uses_of",
+    "depends_on",
+    "facts",
+    "requests",
+    "steps",
+    "histories",
+]
+
+BASE = parse_instant("2026-08-14T12:00:00Z")
+HOUR = 3600
+TIMES = tuple(BASE + h * HOUR for h in (-2, -1, 0, 1, 2))
+ENDS = (BASE, BASE + HOUR, BASE + 2 * HOUR, FOREVER)
+DURATIONS = (30 * 60, HOUR, 24 * HOUR)
+NUMBERS = (1, 2, 3)
+ADVANCES = (HOUR, 2 * HOUR)
+_ADVANCING = (None, None, None) + ADVANCES  # after a step, time moves on 2 times in 5
+MAX_STEPS = 12
+
+# what the gate adds for one request (see Request.facts)
+REQUEST_RELATIONS = frozenset({
+    "request", "request_scope", "request_uses", "request_needs", "request_route",
+    "request_requires", "request_irreversible", "request_key",
+})
+
+AGENTS = ("alice", "bob", "carol")
+CLAIMS = ("c1", "c2", "c3")
+ACTIONS = ("x1", "x2")
+_NAMED: dict[str, tuple[Any, ...]] = {
+    "c": CLAIMS, "c1": CLAIMS, "c2": CLAIMS, "new": CLAIMS, "old": CLAIMS, "claim": CLAIMS,
+    "subject": ("s1", "s2"),
+    "attribute": ("state", "owner"),
+    "value": ("open", "merged"), "v1": ("open", "merged"), "v2": ("open", "merged"),
+    "source": ("alice", "bob", "gh"),
+    "agent": AGENTS, "by": AGENTS, "observer": AGENTS, "other": AGENTS,
+    "scope": ("hub", "deploy"),
+    "work": ("job", "deploy"),
+    "target": ("job", "deploy", "hub"),
+    "key": ("k1", "k2"),
+    "t": ("t1", "t2"), "route": ("r1", "r2"),
+    "action": ACTIONS, "prior": ACTIONS,
+    "a": ("a1", "a2"),
+    "result": ("ok", "mismatch"),
+    "domain": ("host-a", "host-b"),
+    "e": ("e1", "e2"),
+    "outcome": ("success", "failure", "partial"),
+    "level": ("verified", "observed", "reported", "hearsay", "speculation"),
+    "kind": ("k1", "k2"),
+}
+# built-in relations whose argument pools are not named by the parameter
+_BUILTIN: dict[tuple[str, int], tuple[Any, ...]] = {
+    ("claim_source", 2): ("observed", "reported", "hearsay", "inferred", "speculation"),
+    ("claim_confidence", 1): ("high", "low"),
+    ("receipt", 1): ("intent", "outcome"),
+    ("request", 1): ("write", "deploy"),
+    ("episode_evidence", 1): ("verified", "observed", "reported", "self-report", "hearsay", "speculation"),
+}
+_GENERIC = ("u", "v", "w")  # any other symbol: one shared pool, so joins meet
+_ENDS = {"to", "expires", "until", "end"}
+
+
+def _pool(relation: str, index: int, name: str, type_: str) -> tuple[Any, ...]:
+    if (relation, index) in _BUILTIN:
+        return _BUILTIN[(relation, index)]
+    if type_ == "time":
+        return ENDS if name.lower() in _ENDS else TIMES
+    if type_ == "duration":
+        return DURATIONS
+    if type_ == "number":
+        return NUMBERS
+    return _NAMED.get(name.lower(), _GENERIC)
+
+
+def pools(program: CheckedProgram) -> dict[str, tuple[tuple[Any, ...], ...]]:
+    """Relation -> the value pool of each argument (hints win)."""
+    out: dict[str, tuple[tuple[Any, ...], ...]] = {}
+    for name, rel in program.relations.items():
+        params = rel.decl.params if rel.decl is not None else ()
+        names = [p.name for p in params] or [f"x{i}" for i in range(rel.arity)]
+        types = rel.types or ("symbol",) * rel.arity
+        out[name] = tuple(_pool(name, i, n, t) for i, (n, t) in enumerate(zip(names, types)))
+    for hint in program.hints:
+        if hint.relation not in out:
+            continue
+        current = list(out[hint.relation])
+        for i, values in enumerate(hint.values[: len(current)]):
+            if values:
+                current[i] = tuple(c.value for c in values)
+        out[hint.relation] = tuple(current)
+    return out
+
+
+# ---------------------------------------------------------------- which relations matter
+
+
+Use = tuple[str, tuple[Any, ...]]  # a relation and the constants an atom gives it (None: any)
+
+
+def _term_uses(term: Term) -> Iterator[Use]:
+    if isinstance(term, Aggregate):
+        yield from uses_of(term.body)
+        if term.target is not None:
+            yield from _term_uses(term.target)
+    elif isinstance(term, BinOp):
+        yield from _term_uses(term.left)
+        yield from _term_uses(term.right)
+
+
+def uses_of(body: Iterable[Literal]) -> Iterator[Use]:
+    """Every atom a body mentions (negated and inside aggregates too), as its
+    relation and its constant arguments."""
+    for lit in body:
+        atom = lit.atom if isinstance(lit, Negation) else lit
+        if isinstance(atom, Atom):
+            yield atom.relation, tuple(a.value if isinstance(a, Const) else None for a in atom.args)
+            for arg in atom.args:
+                yield from _term_uses(arg)
+        elif isinstance(atom, Comparison):
+            yield from _term_uses(atom.left)
+            yield from _term_uses(atom.right)
+
+
+def _matches(head: Atom, pattern: tuple[Any, ...]) -> bool:
+    return all(
+        want is None or not isinstance(arg, Const) or arg.value == want
+        for arg, want in zip(head.args, pattern)
+    )
+
+
+def depends_on(program: CheckedProgram, body: Iterable[Literal]) -> set[str]:
+    """The relations `body` depends on, through the rules whose heads can
+    match each atom's constants, transitively."""
+    seen: set[Use] = set()
+    relations: set[str] = set()
+    todo = list(uses_of(body))
+    while todo:
+        use = todo.pop()
+        if use in seen:
+            continue
+        seen.add(use)
+        relations.add(use[0])
+        for rid in program.rules_for(use[0]):
+            rule = program.rules[rid]
+            if _matches(rule.head, use[1]):
+                todo.extend(uses_of(rule.body))
+    return relations
+
+
+def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:
+    """Relations the store feeds: no rule and no fact for them in the policy
+    (and, when requests go through the gate, not a request relation)."""
+    heads = {r.head.relation for r in program.rules}
+    return tuple(sorted(
+        name for name in program.relations
+        if name not in heads and not (gated and name in REQUEST_RELATIONS)
+    ))
+
+
+# ---------------------------------------------------------------- strategies
+
+
+def facts(relations: Iterable[str], pool: dict[str, tuple[tuple[Any, ...], ...]]) -> st.SearchStrategy[Fact]:
+    """One fact of one of `relations`, every argument from its pool."""
+    options = [
+        st.tuples(*(st.sampled_from(p) for p in pool[rel])).map(lambda args, r=rel: Fact(r, args))
+        for rel in sorted(relations)
+    ]
+    return st.one_of(options) if options else st.nothing()
+
+
+def requests(used: set[str], pool: dict[str, tuple[tuple[Any, ...], ...]]) -> st.SearchStrategy[Request]:
+    """A request; only the request relations in `used` get values (beyond
+    the `request` fields and the authority scope)."""
+
+    def of(rel: str, i: int) -> st.SearchStrategy[Any]:
+        return st.sampled_from(pool[rel][i]) if rel in pool else st.nothing()
+
+    def some(rel: str, make: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.lists(make, max_size=2, unique=True).map(tuple) if rel in used else st.just(())
+
+    def optional(rel: str, make: st.SearchStrategy[Any], default: Any) -> st.SearchStrategy[Any]:
+        return make if rel in used else st.just(default)
+
+    return st.builds(
+        Request,
+        id=of("request", 0), kind=of("request", 1), target=of("request", 2),
+        agent=of("request", 3), epoch=of("request", 4),
+        scope=st.sampled_from(pool["request_scope"][1]) if "request_scope" in pool else st.none(),
+        uses=some("request_uses", of("request_uses", 1)),
+        needs=some("request_needs", st.tuples(*(of("request_needs", i) for i in (1, 2, 3)))),
+        routes=some("request_route", of("request_route", 1)),
+        requires=some("request_requires", of("request_requires", 1)),
+        irreversible=optional("request_irreversible", st.booleans(), False),
+        key=optional("request_key", st.none() | of("request_key", 1), None),
+    )
+
+
+# ---------------------------------------------------------------- borrowing
+#
+# A drafted step may borrow values from an earlier fact, so that facts and
+# requests meet: a fact takes, for each argument of the earlier fact, the
+# value into its first argument of the same role (parameter names, with
+# synonyms below) and type; a request takes its fields likewise.
+
+_ROLE = {
+    "by": "agent", "observer": "agent", "other": "agent",
+    "c1": "c", "c2": "c", "new": "c", "old": "c", "claim": "c",
+    "prior": "action", "v1": "value", "v2": "value",
+}
+_FIELD = {  # request field <- role
+    "agent": "agent", "scope": "scope", "epoch": "epoch", "work": "target", "target": "target",
+    "c": "uses", "route": "routes", "action": "requires", "key": "key",
+}
+_FIELD_RELATION = {"uses": "request_uses", "routes": "request_route",
+                   "requires": "request_requires", "key": "request_key"}
+
+
+def _role(name: str) -> str:
+    return _ROLE.get(name.lower(), name.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """A fact or request before it borrows from the fact `back` facts earlier."""
+
+    step: Fact | Request
+    back: int | None
+    advance: int | None = None  # then time moves forward by this much
+
+
+def _params(program: CheckedProgram, relation: str) -> list[tuple[str, str]]:
+    rel = program.relations[relation]
+    if rel.decl is None:
+        return [(f"x{i}", "symbol") for i in range(rel.arity)]
+    return [(_role(p.name), p.type) for p in rel.decl.params]
+
+
+def _borrow_fact(program: CheckedProgram, fact: Fact, source: Fact) -> Fact:
+    mine, theirs = _params(program, fact.relation), _params(program, source.relation)
+    args, taken = list(fact.args), set()
+    for (role, type_), value in zip(theirs, source.args):
+        for i, (r, t) in enumerate(mine):
+            if i not in taken and r == role and t == type_:
+                args[i] = value
+                taken.add(i)
+                break
+    return Fact(fact.relation, tuple(args))
+
+
+def _borrow_request(program: CheckedProgram, req: Request, source: Fact, used: set[str]) -> Request:
+    fields: dict[str, Any] = {}
+    for (role, _), value in zip(_params(program, source.relation), source.args):
+        name = _FIELD.get(role)
+        if name is None or name in fields or _FIELD_RELATION.get(name, "request") not in used:
+            continue
+        if type(value) is not (int if name == "epoch" else str):
+            continue
+        if name in ("uses", "routes", "requires"):
+            fields[name] = tuple(dict.fromkeys((value, *getattr(req, name))))
+        else:
+            fields[name] = value
+    return replace(req, **fields)
+
+
+def _resolve(program: CheckedProgram, drafts: list[Any], used: set[str]) -> tuple[Step, ...]:
+    out: list[Step] = []
+    for d in drafts:
+        if not isinstance(d, _Draft):
+            out.append(d)
+            continue
+        earlier = [s for s in out if isinstance(s, Fact)]
+        step = d.step
+        if d.back is not None and earlier:
+            source = earlier[-1 - (d.back - 1) % len(earlier)]
+            if isinstance(step, Fact):
+                step = _borrow_fact(program, step, source)
+            else:
+                step = _borrow_request(program, step, source, used)
+        out.append(step if isinstance(step, Fact) else Ask(step))
+        if d.advance:
+            out.append(Advance(d.advance))
+    return tuple(out)
+
+
+def _drafts(step: st.SearchStrategy[Any]) -> st.SearchStrategy[_Draft]:
+    return st.builds(_Draft, step, st.none() | st.integers(1, 4), st.sampled_from(_ADVANCING))
+
+
+def steps(program: CheckedProgram, relevant: set[str] | None, gated: bool) -> st.SearchStrategy[Any]:
+    """One drafted step: a fact of a relevant input relation or (when the
+    policy is gated and requests matter) a request, maybe then time advancing."""
+    pool = pools(program)
+    inputs = [r for r in input_relations(program, gated) if relevant is None or r in relevant]
+    options: list[st.SearchStrategy[Any]] = []
+    if inputs:
+        options.append(_drafts(facts(inputs, pool)))
+    used = _used_requests(program, relevant)
+    if gated and used:
+        options.append(_drafts(requests(used, pool)))
+    if not options:  # nothing to write or ask: only time passes
+        options.append(st.sampled_from(ADVANCES).map(Advance))
+    return st.one_of(options)
+
+
+def _used_requests(program: CheckedProgram, relevant: set[str] | None) -> set[str]:
+    used = REQUEST_RELATIONS & (set(program.relations) if relevant is None else relevant)
+    return used | {"request"} if used else used
+
+
+def histories(
+    program: CheckedProgram,
+    relevant: set[str] | None = None,
+    *,
+    gated: bool = False,
+    max_steps: int = MAX_STEPS,
+) -> st.SearchStrategy[History]:
+    """Histories of up to `max_steps` steps starting at `BASE`."""
+    used = _used_requests(program, relevant)
+    return st.lists(steps(program, relevant, gated), max_size=max_steps).map(
+        lambda raw: History(BASE, _resolve(program, raw, used))
+    )

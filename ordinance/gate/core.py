@@ -1,0 +1,181 @@
+"""The gate: a request passes iff some permit holds and no forbid does.
+
+The gate keeps one warm model per (store revision, `now`) and checks each
+request in a scratch overlay of it (`model.overlay(request facts)`), so a
+check costs work proportional to the request. Revisions that add only log
+events (decisions) keep the model warm; new facts extend it in place; a
+purge rebuilds it. Proofs are built when first asked for. Any exception while evaluating
+denies, with the error as data: the gate never silently allows, and never
+raises for a policy outcome.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from functools import partial
+from typing import Any, Callable, Mapping, TypeVar
+
+from ..diagnostics import GateError, OrdinanceError
+from ..engine import evaluate, why, why_not
+from ..facts import FACT_KINDS, Event, Store
+from ..rules.checked import CheckedProgram
+from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason
+from .guard import GuardResult, guard
+from .request import Request
+
+__all__ = ["Gate"]
+
+T = TypeVar("T")
+_WARM = 4  # warm models kept (one per revision and `now`)
+
+
+def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ...]]:
+    """The tuples of `relation` whose first argument is `key`, sorted."""
+    return sorted(model.query(relation, (key,) + (None,) * (arity - 1)))
+
+
+class Gate:
+    """`Gate(policy, store).check(request, now) -> Decision`."""
+
+    def __init__(self, policy: CheckedProgram, store: Store, *, limits: Any = None) -> None:
+        for rel in ("permit", "forbid"):
+            if rel not in policy.relations:
+                raise GateError(f"policy has no `{rel}` relation; include \"continuity\"")
+        self.policy = policy
+        self.store = store
+        self.limits = limits
+        self._warm: OrderedDict[tuple[int, int], Any] = OrderedDict()
+        self._fact_revision = -1  # newest revision whose facts the cache reflects
+        self._seen_revision = -1  # newest revision known to have those same facts
+        self._generation = 0  # bumped whenever a warm model changes in place
+
+    # ---------------------------------------------------------------- models
+
+    def _current_revision(self) -> int:
+        """The store revision; new facts since the last look extend the warm
+        models in place (work proportional to what changed), a purge drops them."""
+        rev = self.store.revision()
+        if rev == self._seen_revision:
+            return rev
+        if self._seen_revision < 0:
+            self._warm.clear()
+            self._fact_revision = rev
+        else:
+            added: dict[str, set[tuple[Any, ...]]] = {}
+            purged = False
+            for e in self.store.events(self._seen_revision, rev):
+                if e.kind in FACT_KINDS:
+                    added.setdefault(e.relation, set()).add(tuple(e.args))
+                purged = purged or e.kind == "purge"
+            if purged:
+                self._warm.clear()
+                self._fact_revision = rev
+            elif added:
+                self._extend(added, rev)
+        self._seen_revision = rev
+        return rev
+
+    def _extend(self, added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
+        self._generation += 1
+        fresh: OrderedDict[tuple[int, int], Any] = OrderedDict()
+        for (r, now), model in self._warm.items():
+            if r == self._fact_revision:
+                model.extend(added)
+                fresh[(rev, now)] = model
+        self._warm = fresh
+        self._fact_revision = rev
+
+    def model(self, revision: int, now: int) -> Any:
+        """The warm model of the store at `revision`, evaluated at `now`."""
+        if revision > self._seen_revision:
+            self._current_revision()
+        same = self._fact_revision <= revision <= self._seen_revision
+        key = (self._fact_revision if same else revision, now)
+        model = self._warm.get(key)
+        if model is None:
+            facts = self.store.facts(revision)
+            model = evaluate(self.policy, facts, now=now, limits=self.limits)
+            self._warm[key] = model
+            while len(self._warm) > _WARM:
+                self._warm.popitem(last=False)
+        else:
+            self._warm.move_to_end(key)
+        return model
+
+    def overlay(self, request: Request, now: int, revision: int | None = None) -> Any:
+        """A scratch model: the warm model plus the request's facts."""
+        rev = self._current_revision() if revision is None else revision
+        return self.model(rev, now).overlay(request.facts())
+
+    # ---------------------------------------------------------------- deciding
+
+    def decide(self, request: Request, now: int, *, revision: int | None = None) -> Decision:
+        """The decision for `request` at `now` (and `revision`, default the
+        newest), without logging it."""
+        rev = -1 if revision is None else revision
+        digest = self.policy.source_hash
+        try:
+            if revision is None:
+                rev = self._current_revision()
+            model = self.overlay(request, now, rev)
+            forbids = _rows(model, "forbid", request.id, 3)
+            permits = _rows(model, "permit", request.id, 1)
+            flags = _rows(model, "flag", request.id, 3) if "flag" in self.policy.relations else []
+            prove = partial(self._prove, model, self._generation, request, now, rev)
+            reasons = [Reason(str(t[1]), str(t[2]), FORBID, partial(prove, why, "forbid", t))
+                       for t in forbids]
+            if not permits:
+                reasons.append(Reason("no-grant", request.authority_scope, MISSING_PERMIT,
+                                      partial(prove, why_not, "permit", (request.id,))))
+            noted = tuple(Reason(str(t[1]), str(t[2]), FLAG, partial(prove, why, "flag", t))
+                          for t in flags)
+        except Exception as exc:  # an error denies, as data
+            code = exc.code if isinstance(exc, OrdinanceError) else type(exc).__name__
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return Decision(request, False, (Reason(code, message, ERROR),), rev, digest, now,
+                            errors=((code, message),))
+        return Decision(request, bool(permits) and not forbids, tuple(reasons), rev, digest, now,
+                        flags=noted)
+
+    def _prove(self, model: Any, generation: int, request: Request, now: int, rev: int,
+               explain: Callable[..., Any], relation: str, t: tuple[Any, ...]) -> Any:
+        """A proof from the decision's scratch model, or, if the warm model
+        has been extended since, from a fresh one at the decision's revision."""
+        if generation != self._generation:
+            model = self.overlay(request, now, rev)
+        return explain(model, relation, t)
+
+    def check(self, request: Request, now: int) -> Decision:
+        """Decide and append the decision to the store's decision log."""
+        decision = self.decide(request, now)
+        seq = self.store.log_decision(decision.payload(), source="gate", author=request.agent)
+        if seq == self._seen_revision + 1:  # only our decision was added: no new facts
+            self._seen_revision = seq
+        object.__setattr__(decision, "seq", seq)
+        return decision
+
+    def replay(self, logged: Event | Mapping[str, Any]) -> Decision:
+        """Re-check a logged decision at its revision and `now`, under this
+        gate's policy (which must be the one it was made under)."""
+        payload = logged.payload if isinstance(logged, Event) else logged
+        if payload is None:
+            raise GateError("the event carries no decision payload")
+        if payload.get("policy_hash") != self.policy.source_hash:
+            raise GateError(
+                f"decision was made under policy `{str(payload.get('policy_hash'))[:12]}`, "
+                f"this gate runs `{self.policy.source_hash[:12]}`"
+            )
+        request = Request.from_json(payload["request"])
+        return self.decide(request, int(payload["now"]), revision=int(payload["revision"]))
+
+    def guard(
+        self,
+        request: Request,
+        effect: Callable[[], T],
+        now: int,
+        *,
+        resource: str | None = None,
+    ) -> GuardResult[T]:
+        """check -> intent receipt -> effect -> outcome receipt, fenced at
+        `resource` (default: the request's target); see guard.py."""
+        return guard(self, request, effect, now, resource=resource)

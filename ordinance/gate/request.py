@@ -1,0 +1,124 @@
+"""The request: one action asking to pass the gate, as overlay facts.
+
+A request becomes facts of the `request*` relations declared by the stdlib
+(see stdlib/schema.rules); they live only in the gate's overlay, never in
+the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..diagnostics import GateError
+
+__all__ = ["Request"]
+
+Facts = dict[str, set[tuple[str | int, ...]]]
+
+
+def _strings(value: Any, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+        raise GateError(f"request field `{name}` must be a list of strings")
+    return tuple(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """An action: `agent` wants to do `kind` to `target` under `epoch`.
+
+    `scope` is the authority scope (defaults to the target); `uses` the claims
+    it relies on; `needs` (subject, attribute, value) triples that must be
+    currently known; `routes` the routes it takes (in its scope); `requires`
+    the past actions it builds on; `key` its idempotency key.
+    """
+
+    id: str
+    kind: str
+    target: str
+    agent: str
+    epoch: int
+    scope: str | None = None
+    uses: tuple[str, ...] = ()
+    needs: tuple[tuple[str, str, str], ...] = ()
+    routes: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
+    irreversible: bool = False
+    key: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("id", "kind", "target", "agent"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise GateError(f"request field `{name}` must be a non-empty string")
+        if isinstance(self.epoch, bool) or not isinstance(self.epoch, int):
+            raise GateError("request field `epoch` must be an integer")
+        for need in self.needs:
+            if len(need) != 3 or not all(isinstance(v, str) for v in need):
+                raise GateError("request field `needs` holds (subject, attribute, value) strings")
+
+    @property
+    def authority_scope(self) -> str:
+        return self.scope if self.scope is not None else self.target
+
+    def facts(self) -> Facts:
+        """The overlay facts of this request."""
+        a, s = self.id, self.authority_scope
+        facts: Facts = {
+            "request": {(a, self.kind, self.target, self.agent, self.epoch)},
+            "request_scope": {(a, s)},
+            "request_uses": {(a, c) for c in self.uses},
+            "request_needs": {(a, *n) for n in self.needs},
+            "request_route": {(a, r, s) for r in self.routes},
+            "request_requires": {(a, p) for p in self.requires},
+            "request_irreversible": {(a,)} if self.irreversible else set(),
+            "request_key": {(a, self.key)} if self.key is not None else set(),
+        }
+        return {k: v for k, v in facts.items() if v}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "target": self.target,
+            "agent": self.agent,
+            "epoch": self.epoch,
+            "scope": self.authority_scope,
+            "uses": list(self.uses),
+            "needs": [list(n) for n in self.needs],
+            "routes": list(self.routes),
+            "requires": list(self.requires),
+            "irreversible": self.irreversible,
+            "key": self.key,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Request:
+        """A request from its JSON object (unknown fields are an error)."""
+        known = {"id", "kind", "target", "agent", "epoch", "scope", "uses", "needs",
+                 "routes", "requires", "irreversible", "key"}
+        extra = sorted(set(data) - known)
+        if extra:
+            raise GateError(f"unknown request field `{extra[0]}`")
+        needs = data.get("needs") or ()
+        if isinstance(needs, str) or not all(not isinstance(n, str) for n in needs):
+            raise GateError("request field `needs` holds (subject, attribute, value) lists")
+        try:
+            return cls(
+                id=data["id"],
+                kind=data["kind"],
+                target=data["target"],
+                agent=data["agent"],
+                epoch=data["epoch"],
+                scope=data.get("scope"),
+                uses=_strings(data.get("uses"), "uses"),
+                needs=tuple(tuple(n) for n in needs),  # type: ignore[misc]
+                routes=_strings(data.get("routes"), "routes"),
+                requires=_strings(data.get("requires"), "requires"),
+                irreversible=bool(data.get("irreversible", False)),
+                key=data.get("key"),
+            )
+        except KeyError as missing:
+            raise GateError(f"request field `{missing.args[0]}` is missing") from None

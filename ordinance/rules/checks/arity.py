@@ -1,0 +1,86 @@
+"""Arity pass: every mention of a relation has the same number of arguments
+as its `.decl`, its data (`extensional`), or else its first mention."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ...diagnostics import Diagnostic, Span
+from .. import ast
+from .walk import uses, where
+
+__all__ = ["check_arity", "expected_arities"]
+
+
+def _plural(n: int) -> str:
+    return f"{n} argument" if n == 1 else f"{n} arguments"
+
+
+def expected_arities(
+    items: tuple[ast.Item, ...], extensional: Mapping[str, int]
+) -> dict[str, int]:
+    """Each relation's arity: declared, else from data, else first mention."""
+    arity: dict[str, int] = {}
+    for item in items:
+        if isinstance(item, ast.Decl):
+            arity.setdefault(item.name, item.arity)
+    for name, n in extensional.items():
+        arity.setdefault(name, n)
+    for use in uses(items):
+        arity.setdefault(use.relation, use.arity)
+    return arity
+
+
+def check_arity(
+    items: tuple[ast.Item, ...], extensional: Mapping[str, int]
+) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    decls: dict[str, ast.Decl] = {}
+    for item in items:
+        if not isinstance(item, ast.Decl):
+            continue
+        first = decls.setdefault(item.name, item)
+        if first is not item:
+            found.append(
+                Diagnostic(
+                    "duplicate_decl",
+                    f"relation `{item.name}` is declared twice (first at {where(first.span, item.span)})",
+                    item.span,
+                )
+            )
+        elif item.name in extensional and extensional[item.name] != item.arity:
+            found.append(
+                Diagnostic(
+                    "arity_mismatch",
+                    f"relation `{item.name}` declared with {_plural(item.arity)}, "
+                    f"but its data has {extensional[item.name]}",
+                    item.span,
+                )
+            )
+    first_use: dict[str, tuple[int, Span]] = {}
+    for use in uses(items):
+        if use.relation in decls:
+            expected, source = decls[use.relation].arity, "declared with"
+        elif use.relation in extensional:
+            expected, source = extensional[use.relation], "its data has"
+        else:
+            expected, first = first_use.setdefault(use.relation, (use.arity, use.span))
+            if use.arity != expected:
+                found.append(
+                    Diagnostic(
+                        "arity_mismatch",
+                        f"relation `{use.relation}` used with {_plural(use.arity)}, "
+                        f"but with {expected} at {where(first, use.span)}",
+                        use.span,
+                    )
+                )
+            continue
+        if use.arity != expected:
+            found.append(
+                Diagnostic(
+                    "arity_mismatch",
+                    f"relation `{use.relation}` used with {_plural(use.arity)}, {source} {expected}",
+                    use.span,
+                )
+            )
+    return found

@@ -1,0 +1,94 @@
+"""The driver: flatten includes, run every pass, build the CheckedProgram."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Mapping
+
+from ...diagnostics import CheckError, Diagnostic, ParseError, SafetyViolationError
+from .. import ast
+from ..checked import CheckedProgram, Relation
+from ..loader import flatten
+from ..printer import format_program
+from .arity import check_arity, expected_arities
+from .relations import check_relations
+from .safety import SAFETY_CODES, check_safety
+from .stratify import stratify
+from .types import check_types
+
+__all__ = ["check", "run_passes"]
+
+
+def run_passes(
+    items: tuple[ast.Item, ...],
+    extensional: Mapping[str, int],
+    existential_negation: bool = False,
+) -> tuple[list[Diagnostic], tuple[tuple[str, ...], ...]]:
+    """All diagnostics of the analysis phase, pass by pass, and the strata."""
+    found: list[Diagnostic] = []
+    found += check_arity(items, extensional)
+    found += check_safety(items, existential_negation)
+    found += check_types(items)
+    found += check_relations(items, extensional)
+    strat = stratify(tuple(i for i in items if isinstance(i, ast.Rule)))
+    found += strat.diagnostics
+    return found, strat.strata
+
+
+def _relations(
+    items: tuple[ast.Item, ...], extensional: Mapping[str, int]
+) -> dict[str, Relation]:
+    arity = expected_arities(items, extensional)
+    decls: dict[str, ast.Decl] = {}
+    derived: set[str] = set()
+    for item in items:
+        if isinstance(item, ast.Decl):
+            decls.setdefault(item.name, item)
+        elif isinstance(item, ast.Rule) and item.body:
+            derived.add(item.head.relation)
+    return {
+        name: Relation(
+            name,
+            n,
+            decls[name].types if name in decls else None,
+            decls.get(name),
+            name in derived,
+        )
+        for name, n in arity.items()
+    }
+
+
+def check(
+    program: ast.Program,
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    extensional: Mapping[str, int] | None = None,
+    existential_negation: bool = False,
+) -> CheckedProgram:
+    """Resolve includes and run every static pass; raise with all findings.
+
+    Raises ParseError when an included file does not parse, CheckError for
+    any other finding (SafetyViolationError when one of them is a safety
+    diagnostic); `.code` is the first diagnostic's code.
+    """
+    extensional = dict(extensional or {})
+    flat = flatten(program, base_dir)
+    if flat.diagnostics:
+        raise (ParseError if flat.syntax else CheckError)(flat.diagnostics)
+    found, strata = run_passes(flat.items, extensional, existential_negation)
+    if found:
+        if any(d.code in SAFETY_CODES for d in found):
+            raise SafetyViolationError(found)
+        raise CheckError(found)
+    text = format_program(ast.Program(flat.items))
+    return CheckedProgram(
+        rules=tuple(i for i in flat.items if isinstance(i, ast.Rule)),
+        relations=_relations(flat.items, extensional),
+        strata=strata,
+        tests=tuple(i for i in flat.items if isinstance(i, ast.TestBlock)),
+        invariants=tuple(i for i in flat.items if isinstance(i, ast.Invariant)),
+        hints=tuple(i for i in flat.items if isinstance(i, ast.Hint)),
+        source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        files=flat.files,
+    )

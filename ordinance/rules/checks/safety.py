@@ -1,0 +1,258 @@
+"""Safety pass: every variable is bound by a positive literal.
+
+A variable is bound by appearing as a plain argument of a positive body atom
+(arithmetic arguments do not bind), by `X = expr` once `expr`'s variables are
+bound (either side), or as the result of an aggregate. Variables that appear
+only inside an aggregate are local to it. Heads, comparisons, arithmetic and
+negated literals use bound variables only, except that with
+`existential_negation` a variable occurring in exactly one negated literal and
+nowhere else reads as "some value", like `_`.
+
+Codes: `unbound_variable`, `safety_violations` (`_` where a value is needed, a
+variable that occurs only under negation), `aggregate_position`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ...diagnostics import Diagnostic
+from .. import ast
+from .walk import literal_terms, term_aggregates, term_vars
+
+__all__ = ["check_safety", "SAFETY_CODES"]
+
+SAFETY_CODES = frozenset({"unbound_variable", "safety_violations", "aggregate_position"})
+
+
+def _deep_vars(t: ast.Term) -> Iterator[ast.Var]:
+    """Variables of a term, including those inside aggregates."""
+    if isinstance(t, ast.Var):
+        yield t
+    elif isinstance(t, ast.BinOp):
+        yield from _deep_vars(t.left)
+        yield from _deep_vars(t.right)
+    elif isinstance(t, ast.Aggregate):
+        if t.target is not None:
+            yield from _deep_vars(t.target)
+        for lit in t.body:
+            for term in literal_terms(lit):
+                yield from _deep_vars(term)
+
+
+def _wildcards(t: ast.Term) -> Iterator[ast.Wildcard]:
+    if isinstance(t, ast.Wildcard):
+        yield t
+    elif isinstance(t, ast.BinOp):
+        yield from _wildcards(t.left)
+        yield from _wildcards(t.right)
+
+
+class _Clause:
+    """The safety of one clause (a rule, an invariant, an aggregate body)."""
+
+    def __init__(
+        self,
+        found: list[Diagnostic],
+        reported: set[str],
+        existential: bool,
+    ) -> None:
+        self.found = found
+        self.reported = reported
+        self.existential = existential
+
+    def report(self, code: str, message: str, node: ast.Var | ast.Term | ast.Literal) -> None:
+        self.found.append(Diagnostic(code, message, node.span))
+
+    def unbound(self, var: ast.Var, where: str) -> None:
+        if var.name in self.reported:
+            return
+        self.reported.add(var.name)
+        if where == "in a fact":
+            message = f"variable `{var.name}` in a fact; facts must be ground"
+        else:
+            message = f"variable `{var.name}` {where} is not bound by a positive body literal"
+        self.report("unbound_variable", message, var)
+
+    def misplaced(self, term: ast.Term) -> None:
+        for agg in term_aggregates(term):
+            self.report(
+                "aggregate_position",
+                f"`{agg.func}` may only appear in a body comparison, as in `N = {agg.func} ...`",
+                agg,
+            )
+
+    def check(
+        self,
+        head: ast.Atom | None,
+        body: tuple[ast.Literal, ...],
+        outer: frozenset[str],
+        targets: tuple[ast.Term, ...] = (),
+    ) -> None:
+        # where each variable occurs: -1 for the head, else the literal index
+        occurs: dict[str, set[int]] = {}
+        total: dict[str, int] = {}
+        for term in (head.args if head else ()) + targets:
+            for v in _deep_vars(term):
+                occurs.setdefault(v.name, set()).add(-1)
+                total[v.name] = total.get(v.name, 0) + 1
+        for i, lit in enumerate(body):
+            for term in literal_terms(lit):
+                for v in _deep_vars(term):
+                    occurs.setdefault(v.name, set()).add(i)
+                    total[v.name] = total.get(v.name, 0) + 1
+
+        bound = set(outer)
+        for lit in body:
+            if isinstance(lit, ast.Atom):
+                bound.update(a.name for a in lit.args if isinstance(a, ast.Var))
+        self._equalities(body, bound)
+
+        if head is not None:
+            where = "in the head" if body else "in a fact"
+            for term in head.args:
+                for w in _wildcards(term):
+                    self.report("safety_violations", "`_` is not allowed in a head", w)
+                self.misplaced(term)
+                for v in term_vars(term):
+                    if v.name not in bound:
+                        self.unbound(v, where)
+        for i, lit in enumerate(body):
+            if isinstance(lit, ast.Comparison):
+                self._comparison(lit, bound, total, outer)
+                continue
+            atom = lit.atom if isinstance(lit, ast.Negation) else lit
+            for arg in atom.args:
+                self.misplaced(arg)
+                if isinstance(arg, (ast.Var, ast.Wildcard)):
+                    if isinstance(lit, ast.Negation) and isinstance(arg, ast.Var):
+                        self._negated(arg, i, body, bound, occurs)
+                    continue
+                for w in _wildcards(arg):
+                    self.report("safety_violations", "`_` is not allowed in an expression", w)
+                for v in term_vars(arg):
+                    if v.name not in bound:
+                        self.unbound(v, "in an expression")
+        for term in targets:
+            for w in _wildcards(term):
+                self.report("safety_violations", "`_` is not allowed in an aggregate target", w)
+            for v in term_vars(term):
+                if v.name not in bound:
+                    self.unbound(v, "in the aggregate target")
+
+    def _equalities(self, body: tuple[ast.Literal, ...], bound: set[str]) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for lit in body:
+                if not (isinstance(lit, ast.Comparison) and lit.op == "="):
+                    continue
+                for var, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if (
+                        isinstance(var, ast.Var)
+                        and var.name not in bound
+                        and not any(True for _ in _wildcards(other))
+                        and all(v.name in bound for v in term_vars(other))
+                    ):
+                        bound.add(var.name)
+                        changed = True
+
+    def _negated(
+        self,
+        var: ast.Var,
+        index: int,
+        body: tuple[ast.Literal, ...],
+        bound: set[str],
+        occurs: dict[str, set[int]],
+    ) -> None:
+        if var.name in bound:
+            return
+        where = occurs[var.name]
+        if self.existential and where == {index}:
+            return
+        if all(i >= 0 and isinstance(body[i], ast.Negation) for i in where):
+            if var.name not in self.reported:
+                self.reported.add(var.name)
+                self.report(
+                    "safety_violations",
+                    f"variable `{var.name}` occurs only in negated literals; "
+                    "bind it with a positive literal or write `_`",
+                    var,
+                )
+            return
+        self.unbound(var, "in a negated literal")
+
+    def _comparison(
+        self,
+        lit: ast.Comparison,
+        bound: set[str],
+        total: dict[str, int],
+        outer: frozenset[str],
+    ) -> None:
+        for term in (lit.left, lit.right):
+            for w in _wildcards(term):
+                self.report("safety_violations", "`_` is not allowed in a comparison", w)
+            for v in term_vars(term):
+                if v.name not in bound:
+                    self.unbound(v, "in a comparison")
+            for agg in term_aggregates(term):
+                self._aggregate(agg, bound, total, outer)
+
+    def _aggregate(
+        self,
+        agg: ast.Aggregate,
+        bound: set[str],
+        total: dict[str, int],
+        outer: frozenset[str],
+    ) -> None:
+        inside: dict[str, int] = {}
+        for v in _deep_vars(agg):
+            inside[v.name] = inside.get(v.name, 0) + 1
+        # a variable also used outside the aggregate belongs to the enclosing scope
+        shared = {n for n, k in inside.items() if n in outer or total[n] > k}
+        for v in _deep_vars(agg):
+            if v.name in shared and v.name not in bound:
+                self.unbound(v, "is used inside an aggregate but")
+        targets = (agg.target,) if agg.target is not None else ()
+        self.check(None, agg.body, frozenset(shared), targets)
+
+
+def _ground(atom: ast.Atom, what: str, allow_wildcard: bool, found: list[Diagnostic]) -> None:
+    for arg in atom.args:
+        if isinstance(arg, ast.Wildcard):
+            if not allow_wildcard:
+                found.append(
+                    Diagnostic("safety_violations", f"`_` is not allowed in {what}", arg.span)
+                )
+            continue
+        for w in _wildcards(arg):
+            found.append(
+                Diagnostic("safety_violations", "`_` is not allowed in an expression", w.span)
+            )
+        for v in term_vars(arg):
+            found.append(
+                Diagnostic(
+                    "unbound_variable",
+                    f"variable `{v.name}` in {what}; test data must be ground",
+                    v.span,
+                )
+            )
+        for agg in term_aggregates(arg):
+            found.append(
+                Diagnostic("aggregate_position", f"`{agg.func}` is not allowed in {what}", agg.span)
+            )
+
+
+def check_safety(items: tuple[ast.Item, ...], existential_negation: bool = False) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for item in items:
+        if isinstance(item, ast.Rule):
+            _Clause(found, set(), existential_negation).check(item.head, item.body, frozenset())
+        elif isinstance(item, ast.Invariant):
+            _Clause(found, set(), existential_negation).check(None, item.body, frozenset())
+        elif isinstance(item, ast.TestBlock):
+            for fact in item.facts:
+                _ground(fact.head, "a test fact", False, found)
+            for expect in item.expects:
+                _ground(expect.atom, "an expectation", True, found)
+    return found

@@ -1,0 +1,166 @@
+"""`.include` resolution: stdlib modules and relative paths, flattened in place.
+
+`.include "continuity"` names a stdlib module (package data
+`ordinance/rules/stdlib/continuity.rules`); anything else is a path relative
+to the including file (`.rules` may be left off). Each file is included once;
+including a file from inside itself, directly or not, is `include_cycle`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+
+from ..diagnostics import Diagnostic, ParseError, Span
+from . import ast
+from .parser import parse
+
+__all__ = [
+    "STDLIB_PREFIX",
+    "MAX_INCLUDE_DEPTH",
+    "Flattened",
+    "flatten",
+    "decode",
+    "read_source",
+    "stdlib_modules",
+]
+
+STDLIB_PREFIX = "<stdlib>/"
+MAX_INCLUDE_DEPTH = 32
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass
+class Flattened:
+    items: tuple[ast.Item, ...]
+    files: tuple[str, ...]
+    sources: dict[str, str] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    syntax: bool = False  # some diagnostic came from parsing an included file
+
+
+def stdlib_modules() -> tuple[str, ...]:
+    """Names `.include` resolves to package data."""
+    root = files(__package__) / "stdlib"
+    if not root.is_dir():
+        return ()
+    return tuple(sorted(p.name[:-6] for p in root.iterdir() if p.name.endswith(".rules")))
+
+
+def _stdlib_text(name: str) -> str | None:
+    if not _MODULE.fullmatch(name):
+        return None
+    path = files(__package__) / "stdlib" / f"{name}.rules"
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def decode(data: bytes, file: str | None) -> str:
+    """UTF-8 text of a source file, or ParseError with an `encoding` diagnostic."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        span = Span(line, column, line, column + 1, file)
+        message = f"file is not valid utf-8 (byte 0x{data[e.start]:02x})"
+        raise ParseError([Diagnostic("encoding", message, span)]) from None
+
+
+def read_source(file: str) -> str | None:
+    """The text behind a span's file name, for rendering; None if unreadable."""
+    if file.startswith(STDLIB_PREFIX):
+        return _stdlib_text(file[len(STDLIB_PREFIX) :].removesuffix(".rules"))
+    try:
+        return Path(file).read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _locate(path: str, directory: str) -> str | None:
+    """The display name of a relative include, trying `path` then `path.rules`."""
+    candidates = [path] if path.endswith(".rules") else [path, path + ".rules"]
+    for candidate in candidates:
+        full = os.path.normpath(os.path.join(directory, candidate))
+        if os.path.isfile(full):
+            return full
+    return None
+
+
+class _Flattener:
+    def __init__(self) -> None:
+        self.items: list[ast.Item] = []
+        self.files: list[str] = []
+        self.sources: dict[str, str] = {}
+        self.diagnostics: list[Diagnostic] = []
+        self.syntax = False
+        self.seen: set[str] = set()
+
+    def visit(self, program: ast.Program, directory: str, chain: list[tuple[str, str]]) -> None:
+        for item in program.items:
+            if isinstance(item, ast.Include):
+                self.include(item, directory, chain)
+            else:
+                self.items.append(item)
+
+    def include(self, inc: ast.Include, directory: str, chain: list[tuple[str, str]]) -> None:
+        text = _stdlib_text(inc.path)
+        if text is not None:
+            name = key = f"{STDLIB_PREFIX}{inc.path}.rules"
+        else:
+            located = _locate(inc.path, directory)
+            if located is None:
+                message = f"cannot find include `{inc.path}` (no stdlib module or file of that name)"
+                self.diagnostics.append(Diagnostic("include_not_found", message, inc.span))
+                return
+            name, key = located, os.path.realpath(located)
+        keys = [k for k, _ in chain]
+        if key in keys:
+            cycle = [n for _, n in chain[keys.index(key) :]] + [name]
+            message = "include cycle " + " -> ".join(f"`{n}`" for n in cycle)
+            self.diagnostics.append(Diagnostic("include_cycle", message, inc.span))
+            return
+        if key in self.seen:
+            return
+        if len(chain) >= MAX_INCLUDE_DEPTH:
+            message = f"includes nest deeper than {MAX_INCLUDE_DEPTH} files"
+            self.diagnostics.append(Diagnostic("too_deep", message, inc.span))
+            return
+        self.seen.add(key)
+        try:
+            if text is None:
+                text = decode(Path(name).read_bytes(), name)
+            self.sources[name] = text
+            self.files.append(name)
+            program = parse(text, name)
+        except OSError as e:
+            message = f"cannot read include `{inc.path}`: {e.strerror or e}"
+            self.diagnostics.append(Diagnostic("include_not_found", message, inc.span))
+            return
+        except ParseError as e:
+            self.syntax = True
+            self.diagnostics.extend(e.diagnostics)
+            return
+        sub_directory = directory if name.startswith(STDLIB_PREFIX) else os.path.dirname(name)
+        self.visit(program, sub_directory, chain + [(key, name)])
+
+
+def flatten(program: ast.Program, base_dir: str | os.PathLike[str] | None = None) -> Flattened:
+    """Replace every `.include` by the items of the file it names, recursively."""
+    root = program.file
+    if base_dir is not None:
+        directory = os.fspath(base_dir)
+    else:
+        directory = os.path.dirname(root) if root else ""
+    flat = _Flattener()
+    chain: list[tuple[str, str]] = []
+    if root:
+        flat.files.append(root)
+        flat.seen.add(os.path.realpath(root))
+        chain.append((os.path.realpath(root), root))
+    flat.visit(program, directory, chain)
+    return Flattened(
+        tuple(flat.items), tuple(flat.files), flat.sources, flat.diagnostics, flat.syntax
+    )

@@ -1,0 +1,512 @@
+"""Text to AST: the lark LALR parser, a transformer to spans, error recovery.
+
+`parse` reports every syntax error it can find: after an error it resumes
+at the next line that starts in column 1 (a clause boundary in any sensibly
+laid-out file), so one typo does not hide the next.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from importlib.resources import files
+from typing import Any, Iterable
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+
+from ..diagnostics import Diagnostic, ParseError, Span
+from ..timepoints import FOREVER, parse_duration, parse_instant
+from . import ast
+
+__all__ = ["parse", "MAX_ERRORS", "MAX_NESTING", "MAX_TERM_DEPTH"]
+
+MAX_ERRORS = 50  # syntax diagnostics reported before giving up
+MAX_NESTING = 256  # bracket depth
+MAX_TERM_DEPTH = 100  # depth of an expression tree (also bounds recursion)
+MAX_INT = 2**63 - 1
+
+_RESYNC = re.compile(r"\n(?=[^\s}])")
+_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+_FRIENDLY = {
+    "NAME": "identifier",
+    "STRING": "string",
+    "INT": "integer",
+    "INSTANT": "instant",
+    "DURATION": "duration",
+    "COMPOP": "comparison operator",
+    "AGGFUNC": "aggregate",
+    "$END": "end of input",
+}
+_TERM_START = {
+    "`$now`", "`(`", "`_`", "`forever`", "`-`", "aggregate",
+    "duration", "identifier", "instant", "integer", "string",
+}
+_OPERATORS = {"`+`", "`-`", "`*`", "`/`", "`%`", "comparison operator"}
+
+
+class _State(threading.local):
+    file: str | None = None
+    line_offset: int = 0
+    diagnostics: list[Diagnostic]
+
+    def __init__(self) -> None:
+        self.diagnostics = []
+
+
+_state = _State()
+
+
+class _Body:
+    """A body while parsing: the literals and the region they cover."""
+
+    __slots__ = ("literals", "span")
+
+    def __init__(self, literals: tuple[ast.Literal, ...], span: Span):
+        self.literals = literals
+        self.span = span
+
+
+def _tok_span(tok: Token) -> Span:
+    off = _state.line_offset
+    return Span(
+        (tok.line or 0) + off,
+        tok.column or 0,
+        (tok.end_line or 0) + off,
+        tok.end_column or 0,
+        _state.file,
+    )
+
+
+def _start_end(child: Any) -> Span | None:
+    if isinstance(child, Token):
+        return _tok_span(child)
+    span = getattr(child, "span", None)
+    return span if isinstance(span, Span) else None
+
+
+def _cover(children: list[Any]) -> Span:
+    """From the start of the first child to the end of the last."""
+    first = next((s for s in map(_start_end, children) if s is not None), None)
+    if first is None:
+        return Span(file=_state.file)
+    last = next(s for s in map(_start_end, reversed(children)) if s is not None)
+    return Span(first.line, first.column, last.end_line, last.end_column, _state.file)
+
+
+def _error(code: str, message: str, span: Span) -> None:
+    _state.diagnostics.append(Diagnostic(code, message, span))
+
+
+def _nodes(children: Iterable[Any]) -> list[Any]:
+    """Children without punctuation tokens and placeholders."""
+    return [c for c in children if c is not None and not isinstance(c, Token)]
+
+
+def _unescape(tok: Token) -> str:
+    def one(m: re.Match[str]) -> str:
+        s = m.group(1)
+        if len(s) == 5:
+            return chr(int(s[1:], 16))
+        if s in _ESCAPES:
+            return _ESCAPES[s]
+        _error("syntax", f"unknown escape `\\{_show(s)}` in string", _tok_span(tok))
+        return s
+
+    return _ESCAPE.sub(one, tok.value[1:-1])
+
+
+def _show(text: str, limit: int = 24) -> str:
+    """A token for a one-line message: escaped, shortened."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def _int(tok: Token, sign: int = 1) -> int:
+    if len(tok.value) > 19 or int(tok.value) > MAX_INT:
+        _error("syntax", f"integer `{_show(tok.value)}` is out of range", _tok_span(tok))
+        return 0
+    return sign * int(tok.value)
+
+
+class _ToAst(Transformer):  # type: ignore[type-arg]
+    """Inline LALR callbacks; children include every token (keep_all_tokens)."""
+
+    # ------------------------------------------------------------ items
+
+    def start(self, c: list[Any]) -> ast.Program:
+        return ast.Program(tuple(_nodes(c)), file=_state.file)
+
+    def decl(self, c: list[Any]) -> ast.Decl:
+        return ast.Decl(c[1].value, tuple(_nodes(c[2:])), _cover(c))
+
+    def param(self, c: list[Any]) -> ast.Param:
+        name, _, type_ = c
+        if type_.value not in ast.TYPES:
+            _error(
+                "unknown_type",
+                f"unknown type `{_show(type_.value)}`, expected one of "
+                + ", ".join(f"`{t}`" for t in ast.TYPES),
+                _tok_span(type_),
+            )
+        return ast.Param(name.value, type_.value, _cover(c))
+
+    def include(self, c: list[Any]) -> ast.Include:
+        return ast.Include(_unescape(c[1]), _cover(c))
+
+    def invariant(self, c: list[Any]) -> ast.Invariant:
+        return ast.Invariant(_unescape(c[1]), c[3].literals, _cover(c))
+
+    def hint(self, c: list[Any]) -> ast.Hint:
+        pools = [x for x in c[2:] if isinstance(x, tuple)]
+        return ast.Hint(c[1].value, tuple(pools), _cover(c))
+
+    def pool_any(self, c: list[Any]) -> tuple[ast.Const, ...]:
+        return ()
+
+    def pool_values(self, c: list[Any]) -> tuple[ast.Const, ...]:
+        return tuple(_nodes(c))
+
+    def fact(self, c: list[Any]) -> ast.Rule:
+        return ast.Rule(c[0], (), _cover(c))
+
+    def rule(self, c: list[Any]) -> ast.Rule:
+        return ast.Rule(c[0], c[2].literals, _cover(c))
+
+    def test_block(self, c: list[Any]) -> ast.TestBlock:
+        keyword, name = c[0], c[1]
+        if keyword.value != "test":
+            _error(
+                "syntax",
+                f"unexpected `{_show(keyword.value)}`, expected `test` before a test name",
+                _tok_span(keyword),
+            )
+        facts: list[ast.Rule] = []
+        expects: list[ast.Expect] = []
+        now: int | None = None
+        for item in _nodes(c[2:]):
+            if isinstance(item, ast.Rule):
+                facts.append(item)
+            elif isinstance(item, ast.Expect):
+                expects.append(item)
+            else:
+                value, span = item
+                if now is not None:
+                    _error("syntax", "a test sets `now` more than once", span)
+                now = value
+        return ast.TestBlock(_unescape(name), tuple(facts), tuple(expects), now, _cover(c))
+
+    def test_fact(self, c: list[Any]) -> ast.Rule:
+        return ast.Rule(c[0], (), _cover(c))
+
+    def _keyword(self, tok: Token, word: str, what: str) -> None:
+        if tok.value != word:
+            _error(
+                "syntax",
+                f"unexpected `{_show(tok.value)}`, expected `{word}` before {what}",
+                _tok_span(tok),
+            )
+
+    def test_expect(self, c: list[Any]) -> ast.Expect:
+        self._keyword(c[0], "expect", "an expected atom")
+        negated, atom = c[1]
+        return ast.Expect(atom, negated, _cover(c))
+
+    def test_now(self, c: list[Any]) -> tuple[int, Span]:
+        self._keyword(c[0], "now", "an instant")
+        return self.instant([c[1]]).value, _cover(c)  # type: ignore[return-value]
+
+    def expect_pos(self, c: list[Any]) -> tuple[bool, ast.Atom]:
+        return False, c[0]
+
+    def expect_neg(self, c: list[Any]) -> tuple[bool, ast.Atom]:
+        return True, c[1]
+
+    # ------------------------------------------------------------ literals
+
+    def body(self, c: list[Any]) -> _Body:
+        return _Body(tuple(_nodes(c)), _cover(c))
+
+    def negation(self, c: list[Any]) -> ast.Negation:
+        return ast.Negation(c[1], _cover(c))
+
+    def paren_comparison(self, c: list[Any]) -> ast.Comparison:
+        inner: ast.Comparison = c[1]
+        return ast.Comparison(inner.op, inner.left, inner.right, _cover(c))
+
+    def atom(self, c: list[Any]) -> ast.Atom:
+        return ast.Atom(c[0].value, tuple(_nodes(c[1:])), _cover(c))
+
+    def comparison(self, c: list[Any]) -> ast.Comparison:
+        return ast.Comparison(c[1].value, c[0], c[2], _cover(c))
+
+    # ------------------------------------------------------------ terms
+
+    def _binop(self, c: list[Any]) -> ast.BinOp:
+        return ast.BinOp(c[1].value, c[0], c[2], _cover(c))
+
+    add = sub = mul = div = mod = _binop
+
+    def neg(self, c: list[Any]) -> ast.Term:
+        operand = c[1]
+        if isinstance(operand, ast.Const) and operand.type in ("number", "duration"):
+            return ast.Const(-operand.value, operand.type, _cover(c))  # type: ignore[operator]
+        span = _cover(c)
+        return ast.BinOp("-", ast.Const(0, "number", _tok_span(c[0])), operand, span)
+
+    def primary(self, c: list[Any]) -> ast.Term:  # "(" sum ")"
+        return c[1]  # type: ignore[no-any-return]
+
+    def var(self, c: list[Any]) -> ast.Var:
+        return ast.Var(c[0].value, _tok_span(c[0]))
+
+    def wildcard(self, c: list[Any]) -> ast.Wildcard:
+        return ast.Wildcard(_tok_span(c[0]))
+
+    def now(self, c: list[Any]) -> ast.Now:
+        return ast.Now(_tok_span(c[0]))
+
+    def aggregate(self, c: list[Any]) -> ast.Aggregate:
+        func, target = c[0].value, c[1]
+        body = c[4].literals
+        return self._aggregate(func, target, body, c)
+
+    def aggregate_atom(self, c: list[Any]) -> ast.Aggregate:
+        return self._aggregate(c[0].value, c[1], (c[3],), c)
+
+    def _aggregate(
+        self, func: str, target: Any, body: tuple[ast.Literal, ...], c: list[Any]
+    ) -> ast.Aggregate:
+        span = _cover(c)
+        if func == "count" and target is not None:
+            _error("syntax", "`count` takes no target expression", target.span)
+            target = None
+        elif func != "count" and target is None:
+            _error("syntax", f"`{func}` needs a target, as in `{func} X : {{ ... }}`", span)
+        return ast.Aggregate(func, target, body, span)
+
+    # ------------------------------------------------------------ constants
+
+    def string(self, c: list[Any]) -> ast.Const:
+        return ast.Const(_unescape(c[0]), "symbol", _tok_span(c[0]))
+
+    def integer(self, c: list[Any]) -> ast.Const:
+        return ast.Const(_int(c[0]), "number", _tok_span(c[0]))
+
+    def neg_int(self, c: list[Any]) -> ast.Const:
+        return ast.Const(_int(c[1], -1), "number", _cover(c))
+
+    def instant(self, c: list[Any]) -> ast.Const:
+        try:
+            value = parse_instant(c[0].value)
+        except ValueError:
+            _error("syntax", f"invalid instant `{c[0].value}`", _tok_span(c[0]))
+            value = 0
+        return ast.Const(value, "time", _tok_span(c[0]))
+
+    def duration(self, c: list[Any]) -> ast.Const:
+        tok = c[0]
+        if len(tok.value) > 19:
+            _error("syntax", f"duration `{_show(tok.value)}` is out of range", _tok_span(tok))
+            return ast.Const(0, "duration", _tok_span(tok))
+        return ast.Const(parse_duration(tok.value), "duration", _tok_span(tok))
+
+    def neg_duration(self, c: list[Any]) -> ast.Const:
+        const = self.duration([c[1]])
+        return ast.Const(-const.value, "duration", _cover(c))  # type: ignore[operator]
+
+    def forever(self, c: list[Any]) -> ast.Const:
+        return ast.Const(FOREVER, "time", _tok_span(c[0]))
+
+
+@functools.cache
+def _parser() -> Lark:
+    grammar = (files(__package__) / "grammar.lark").read_text(encoding="utf-8")
+    return Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        keep_all_tokens=True,
+        transformer=_ToAst(),
+    )
+
+
+# ---------------------------------------------------------------- errors
+
+
+def _describe_expected(names: Iterable[str]) -> str:
+    lark = _parser()
+    shown: set[str] = set()
+    for name in names:
+        if name in _FRIENDLY:
+            shown.add(_FRIENDLY[name])
+            continue
+        try:
+            pattern = lark.get_terminal(name).pattern
+        except KeyError:
+            shown.add(name.lower())
+            continue
+        shown.add(f"`{pattern.value}`" if pattern.type == "str" else name.lower())
+    if "`$now`" in shown:  # the start of any term: say so once
+        shown = (shown - _TERM_START) | {"expression"}
+    items = sorted(shown, key=lambda s: (s in _OPERATORS, s))
+    if len(items) > 2 and not all(s in _OPERATORS for s in items):
+        items = [s for s in items if s not in _OPERATORS]
+    if len(items) > 5:
+        items = items[:4] + ["..."]
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _end_span(text: str) -> Span:
+    line = text.count("\n") + 1 + _state.line_offset
+    column = len(text) - (text.rfind("\n") + 1) + 1
+    return Span(line, column, line, column + 1, _state.file)
+
+
+def _lark_diagnostic(e: UnexpectedInput, fragment: str) -> Diagnostic:
+    at = _error_offset(e, fragment)
+    if isinstance(e, UnexpectedCharacters):
+        line = e.line + _state.line_offset
+        span = Span(line, e.column, line, e.column + 1, _state.file)
+        if fragment.startswith('"', at):
+            return Diagnostic("syntax", "unterminated string", span)
+        if fragment.startswith("/*", at):
+            return Diagnostic("syntax", "unterminated comment", span)
+        return Diagnostic("syntax", f"unexpected character `{_show(e.char)}`", span)
+    assert isinstance(e, UnexpectedToken)
+    tok = e.token
+    acceptable = _acceptable(e)
+    expected = _describe_expected(acceptable)
+    if tok.type == "$END":
+        return Diagnostic("syntax", f"unexpected end of input, expected {expected}", _end_span(fragment))
+    span = _tok_span(tok)
+    if fragment.startswith("/*", at):  # `/` lexed as division: the comment never ends
+        return Diagnostic("syntax", "unterminated comment", span)
+    before = _previous_end(e)
+    if "DOT" in acceptable and before is not None and before.end_line < span.line:
+        line, column = before.end_line, before.end_column
+        missing = Span(line, column, line, column + 1, _state.file)
+        return Diagnostic("syntax", "missing `.` at the end of the clause", missing)
+    return Diagnostic("syntax", f"unexpected `{_show(str(tok.value))}`, expected {expected}", span)
+
+
+def _acceptable(e: UnexpectedToken) -> set[str]:
+    """The terminals that could really follow (LALR's table over-approximates)."""
+    try:
+        accepts = e.interactive_parser.accepts()
+    except Exception:  # the simulation is a nicety; fall back to the table
+        return set(e.expected)
+    return set(accepts) or set(e.expected)
+
+
+def _previous_end(e: UnexpectedToken) -> Span | None:
+    """The span of what the parser read last before the bad token."""
+    try:
+        stack = e.interactive_parser.parser_state.value_stack
+    except AttributeError:
+        return None
+    return _start_end(stack[-1]) if stack else None
+
+
+def _error_offset(e: UnexpectedInput, fragment: str) -> int:
+    pos = getattr(e, "pos_in_stream", None)
+    if isinstance(e, UnexpectedToken) and e.token.type == "$END":
+        return len(fragment)
+    return pos if isinstance(pos, int) else len(fragment)
+
+
+# ---------------------------------------------------------------- depth
+
+
+_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*[\s\S]*?\*/|[(){}]')
+
+
+def _nesting(text: str, file: str | None) -> Diagnostic | None:
+    """A `too_deep` diagnostic where brackets nest deeper than MAX_NESTING."""
+    if text.count("(") + text.count("{") <= MAX_NESTING:
+        return None
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        ch = m.group()
+        if ch in "({":
+            depth += 1
+            if depth > MAX_NESTING:
+                line = text.count("\n", 0, m.start()) + 1
+                column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+                return Diagnostic(
+                    "too_deep",
+                    f"brackets nest deeper than {MAX_NESTING} levels",
+                    Span(line, column, line, column + 1, file),
+                )
+        elif ch in ")}":
+            depth = max(0, depth - 1)
+    return None
+
+
+def _deep_terms(program: ast.Program) -> list[Diagnostic]:
+    """`too_deep` for expression trees deeper than MAX_TERM_DEPTH (no recursion)."""
+    found: list[Diagnostic] = []
+    for item in program.items:
+        stack: list[tuple[Any, int]] = [(item, 0)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_TERM_DEPTH:
+                message = f"expression nests deeper than {MAX_TERM_DEPTH} levels"
+                found.append(Diagnostic("too_deep", message, item.span))
+                break
+            if isinstance(node, tuple):
+                stack.extend((x, depth) for x in node)
+            elif isinstance(node, (ast.BinOp, ast.Aggregate, ast.Negation, ast.Comparison)):
+                stack.extend((getattr(node, f), depth + 1) for f in node.__slots__ if f != "span")
+            elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect)):
+                stack.extend((getattr(node, f), depth) for f in node.__slots__ if f != "span")
+    return found[:MAX_ERRORS]
+
+
+# ---------------------------------------------------------------- entry
+
+
+def parse(text: str, file: str | None = None) -> ast.Program:
+    """Parse a program; raise ParseError with every syntax error found."""
+    deep = _nesting(text, file)
+    if deep is not None:
+        raise ParseError([deep])
+    lark = _parser()
+    diagnostics: list[Diagnostic] = []
+    program: ast.Program | None = None
+    pos, line_offset = 0, 0
+    while True:
+        fragment = text[pos:] if pos else text
+        _state.file, _state.line_offset, _state.diagnostics = file, line_offset, []
+        try:
+            program = lark.parse(fragment)
+            diagnostics.extend(_state.diagnostics)
+            break
+        except UnexpectedInput as e:
+            diagnostics.extend(_state.diagnostics)
+            diagnostics.append(_lark_diagnostic(e, fragment))
+            at = pos + _error_offset(e, fragment)
+            if pos < at < len(text) and text[at - 1] == "\n" and not text[at].isspace():
+                resume = at  # the bad token starts a line: likely the next clause
+            else:
+                m = _RESYNC.search(text, at)
+                if m is None:
+                    break
+                resume = m.end()
+            if len(diagnostics) >= MAX_ERRORS:
+                break
+            line_offset += text.count("\n", pos, resume)
+            pos = resume
+        finally:
+            _state.diagnostics = []
+    if diagnostics:
+        raise ParseError(diagnostics[:MAX_ERRORS])
+    assert program is not None
+    deep_terms = _deep_terms(program)
+    if deep_terms:
+        raise ParseError(deep_terms)
+    return program

@@ -1,0 +1,290 @@
+"""Scenarios: a failure story as data, replayed against a real store.
+
+A scenario file (TOML, see fixtures/README.md) holds the policy (the stdlib
+`continuity` plus optional extra rules), steps (batches of facts appended to
+the store, each optionally labelled so checks can name its revision),
+checks (a request at a `now`, with the expected decision and reason codes)
+and projections (derived facts expected to hold or be absent at a `now`).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+from .diagnostics import GateError, OrdinanceError
+from .facts import Event, Store, open_store, schema_of
+from .gate import Decision, Gate, Request
+from .rules.checked import CheckedProgram
+from .timepoints import parse_duration, parse_instant
+
+__all__ = [
+    "Scenario",
+    "Step",
+    "Check",
+    "Projection",
+    "Outcome",
+    "load_scenario",
+    "scenario_from",
+    "load_steps",
+    "run_scenario",
+    "kind_of",
+    "to_value",
+    "compile_policy",
+    "broken_invariants",
+]
+
+BROKEN = "invariant_broken"  # the relation compile_policy adds
+
+Fact = tuple[str, tuple[Any, ...]]
+
+# the event kind a fact is logged as, by relation (anything else: assert)
+_KIND = {
+    "supersedes": "supersede",
+    "correction": "correct",
+    "tombstone": "tombstone",
+    "tombstone_evidence": "tombstone",
+    "revive_when": "tombstone",
+    "retest_after": "tombstone",
+    "receipt": "receipt",
+    "observation": "observation",
+}
+
+
+def kind_of(relation: str) -> str:
+    return _KIND.get(relation, "assert")
+
+
+def to_value(value: Any, type_: str) -> str | int:
+    """A TOML value as the engine value of a column of `type_`."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return int(value.timestamp())
+    if type_ == "time" and isinstance(value, str):
+        return parse_instant(value)
+    if type_ == "duration" and isinstance(value, str):
+        return parse_duration(value)
+    if isinstance(value, bool):
+        raise ValueError(f"booleans are not values: {value!r}")
+    if isinstance(value, (int, str)):
+        return value
+    raise ValueError(f"unsupported value {value!r}")
+
+
+@dataclass(frozen=True)
+class Step:
+    facts: tuple[Fact, ...]
+    label: str | None = None
+    source: str = "scenario"
+    author: str = "scenario"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    request: Request
+    now: int
+    at: str | None  # a step label; None: the newest revision
+    allowed: bool
+    codes: tuple[str, ...]
+    flags: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Projection:
+    name: str
+    now: int
+    at: str | None
+    holds: tuple[Fact, ...]
+    absent: tuple[Fact, ...]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    story: str
+    policy: CheckedProgram
+    steps: tuple[Step, ...]
+    checks: tuple[Check, ...]
+    projections: tuple[Projection, ...]
+    path: str | None = None
+
+
+@dataclass
+class Outcome:
+    """The result of running a scenario: one line per failed expectation."""
+
+    scenario: str
+    decisions: list[tuple[Check, Decision]] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def compile_policy(text: str, file: str | None = None) -> CheckedProgram:
+    """Compile `text` with every `.invariant` also turned into a rule
+    `invariant_broken("name") :- body.`, so a model shows broken invariants."""
+    from .engine.text import literal_text, value_text
+    from .rules import compile_text
+
+    program = compile_text(text, file=file)
+    if not program.invariants:
+        return program
+    extra = [f".decl {BROKEN}(name: symbol)"] + [
+        f"{BROKEN}({value_text(inv.name)}) :- {', '.join(literal_text(lit) for lit in inv.body)}."
+        for inv in program.invariants
+    ]
+    return compile_text(text + "\n" + "\n".join(extra) + "\n", file=file)
+
+
+def broken_invariants(model: Any) -> list[str]:
+    """Names of the invariants broken in `model` (of a `compile_policy` program)."""
+    return sorted(str(t[0]) for t in model.tuples(BROKEN))
+
+
+def _policy(data: Mapping[str, Any], path: Path | None) -> CheckedProgram:
+    spec = data.get("policy", {})
+    includes = spec.get("include", ["continuity"])
+    text = "".join(f'.include "{name}"\n' for name in includes) + spec.get("rules", "")
+    return compile_policy(text, file=str(path) if path is not None else None)
+
+
+def _fact(row: Any, policy: CheckedProgram, where: str) -> Fact:
+    if not isinstance(row, list) or not row or not isinstance(row[0], str):
+        raise GateError(f"{where}: a fact is [relation, arg, ...], got {row!r}")
+    relation, args = row[0], row[1:]
+    rel = policy.relations.get(relation)
+    if rel is None:
+        raise GateError(f"{where}: relation `{relation}` is not declared by the policy")
+    if rel.arity != len(args):
+        raise GateError(
+            f"{where}: relation `{relation}` used with {len(args)} arguments, declared with {rel.arity}"
+        )
+    types = rel.types or ("symbol",) * rel.arity
+    return relation, tuple(to_value(v, t) for v, t in zip(args, types))
+
+
+def _request(data: Mapping[str, Any]) -> Request:
+    fields = dict(data)
+    if "needs" in fields:
+        fields["needs"] = [tuple(n) for n in fields["needs"]]
+    return Request.from_json(fields)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Parse a scenario file; errors name the file and the entry."""
+    p = Path(path)
+    with p.open("rb") as fh:
+        data = tomllib.load(fh)
+    return scenario_from(data, p)
+
+
+def scenario_from(data: Mapping[str, Any], path: Path | None = None) -> Scenario:
+    name = data.get("name") or (path.stem if path else "scenario")
+    policy = _policy(data, path)
+    steps = tuple(
+        Step(
+            tuple(_fact(r, policy, f"step {i}") for r in s.get("facts", [])),
+            s.get("label"),
+            s.get("source", "scenario"),
+            s.get("author", "scenario"),
+        )
+        for i, s in enumerate(data.get("step", []), 1)
+    )
+    checks = tuple(
+        Check(
+            c.get("name", f"check {i}"),
+            _request(c["request"]),
+            int(to_value(c["now"], "time")),
+            c.get("at"),
+            bool(c["allowed"]),
+            tuple(sorted(set(c.get("codes", [])))),
+            tuple(sorted(set(c["flags"]))) if "flags" in c else None,
+        )
+        for i, c in enumerate(data.get("check", []), 1)
+    )
+    projections = tuple(
+        Projection(
+            p_.get("name", f"projection {i}"),
+            int(to_value(p_["now"], "time")),
+            p_.get("at"),
+            tuple(_fact(r, policy, f"projection {i}") for r in p_.get("holds", [])),
+            tuple(_fact(r, policy, f"projection {i}") for r in p_.get("absent", [])),
+        )
+        for i, p_ in enumerate(data.get("project", []), 1)
+    )
+    return Scenario(name, data.get("story", ""), policy, steps, checks, projections,
+                    str(path) if path else None)
+
+
+def load_steps(store: Store, scenario: Scenario) -> dict[str, int]:
+    """Append every step to `store`; return label -> revision after the step."""
+    labels: dict[str, int] = {}
+    for step in scenario.steps:
+        events = [Event(kind_of(rel), rel, args, step.source, step.author) for rel, args in step.facts]
+        rev = store.append(events)
+        if step.label:
+            labels[step.label] = rev
+    return labels
+
+
+def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
+    """Load the steps into the (fresh) store at `store_url`, run every check
+    and projection, and compare with the expectations."""
+    out = Outcome(scenario.name)
+    with open_store(store_url, schema_of(scenario.policy)) as store:
+        labels = load_steps(store, scenario)
+        gate = Gate(scenario.policy, store)
+
+        def revision(at: str | None, what: str) -> int | None:
+            if at is None:
+                return None
+            if at not in labels:
+                out.failures.append(f"{what}: no step labelled `{at}`")
+                return None
+            return labels[at]
+
+        for check in scenario.checks:
+            rev = revision(check.at, check.name)
+            decision = gate.decide(check.request, check.now, revision=rev)
+            seq = store.log_decision(decision.payload(), source="scenario", author=check.request.agent)
+            object.__setattr__(decision, "seq", seq)
+            out.decisions.append((check, decision))
+            if decision.errors:
+                out.failures.append(f"{check.name}: evaluation error {decision.errors[0]}")
+            if decision.allowed != check.allowed:
+                word = "allowed" if decision.allowed else "denied"
+                out.failures.append(f"{check.name}: {word}, expected the opposite (codes {list(decision.codes)})")
+            if decision.codes != check.codes:
+                out.failures.append(
+                    f"{check.name}: reason codes {list(decision.codes)}, expected {list(check.codes)}"
+                )
+            broken = broken_invariants(gate.overlay(check.request, check.now, rev))
+            if broken:
+                out.failures.append(f"{check.name}: invariants broken: {broken}")
+            if check.flags is not None:
+                got = tuple(sorted({f.code for f in decision.flags}))
+                if got != check.flags:
+                    out.failures.append(f"{check.name}: flags {list(got)}, expected {list(check.flags)}")
+        for proj in scenario.projections:
+            rev = revision(proj.at, proj.name)
+            try:
+                model = gate.model(store.revision() if rev is None else rev, proj.now)
+            except OrdinanceError as exc:
+                out.failures.append(f"{proj.name}: evaluation error {exc}")
+                continue
+            for name in broken_invariants(model):
+                out.failures.append(f"{proj.name}: invariant broken: {name}")
+            for rel, args in proj.holds:
+                if args not in set(model.tuples(rel)):
+                    out.failures.append(f"{proj.name}: expected {rel}{args} to hold")
+            for rel, args in proj.absent:
+                if args in set(model.tuples(rel)):
+                    out.failures.append(f"{proj.name}: expected {rel}{args} to be absent")
+    return out

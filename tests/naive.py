@@ -1,0 +1,213 @@
+"""A naive bottom-up reference evaluator, written for the tests.
+
+Independent of ordinance.engine: it walks the AST with dict bindings and,
+stratum by stratum, applies every rule to the whole database until nothing
+new appears. Slow and obviously correct is the point.
+
+Semantics shared with the engine: a variable of a negated atom that occurs
+nowhere else in the rule is existential; an aggregate's variables that also
+occur outside it are bound from outside; count and sum over nothing are 0,
+min and max over nothing make the rule fail; `/` and `%` truncate toward zero.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable, Iterator, Mapping
+
+from ordinance.rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Now, Rule, Term, Var, Wildcard
+from ordinance.rules.checked import CheckedProgram
+
+__all__ = ["naive_evaluate"]
+
+DB = dict[str, set[tuple[Any, ...]]]
+
+
+def naive_evaluate(
+    program: CheckedProgram, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None, now: int = 0
+) -> DB:
+    db: DB = {name: set() for name in program.relations}
+    for name, rows in (facts or {}).items():
+        db.setdefault(name, set()).update(tuple(r) for r in rows)
+    for rule in program.rules:
+        if not rule.body:
+            db[rule.head.relation].add(tuple(_value(a, {}, now) for a in rule.head.args))
+    for stratum in program.strata:
+        rules = [r for r in program.rules if r.body and r.head.relation in stratum]
+        while True:
+            derived = {(r.head.relation, t) for r in rules for t in _fire(r, db, now)}
+            fresh = {(rel, t) for rel, t in derived if t not in db[rel]}
+            if not fresh:
+                break
+            for rel, t in fresh:
+                db[rel].add(t)
+    return db
+
+
+# ---------------------------------------------------------------- rules
+
+
+def _rename_wildcards(rule: Rule) -> Rule:
+    n = iter(range(1 << 30))
+
+    def term(t: Term) -> Term:
+        if isinstance(t, Wildcard):
+            return Var(f"_w{next(n)}")
+        if isinstance(t, BinOp):
+            return BinOp(t.op, term(t.left), term(t.right))
+        if isinstance(t, Aggregate):
+            return Aggregate(t.func, None if t.target is None else term(t.target), tuple(lit(x) for x in t.body))
+        return t
+
+    def lit(x: Literal) -> Literal:
+        if isinstance(x, Atom):
+            return Atom(x.relation, tuple(term(a) for a in x.args))
+        if isinstance(x, Negation):
+            return Negation(Atom(x.atom.relation, tuple(term(a) for a in x.atom.args)))
+        return Comparison(x.op, term(x.left), term(x.right))
+
+    return Rule(Atom(rule.head.relation, tuple(term(a) for a in rule.head.args)), tuple(lit(x) for x in rule.body))
+
+
+def _vars(x: Any) -> Iterator[str]:
+    if isinstance(x, Var):
+        yield x.name
+    elif isinstance(x, BinOp):
+        yield from _vars(x.left)
+        yield from _vars(x.right)
+    elif isinstance(x, Aggregate):
+        yield from _vars(x.target)
+        for lit in x.body:
+            yield from _vars(lit)
+    elif isinstance(x, Atom):
+        for a in x.args:
+            yield from _vars(a)
+    elif isinstance(x, Negation):
+        yield from _vars(x.atom)
+    elif isinstance(x, Comparison):
+        yield from _vars(x.left)
+        yield from _vars(x.right)
+
+
+def _fire(rule: Rule, db: DB, now: int) -> Iterator[tuple[Any, ...]]:
+    rule = _rename_wildcards(rule)
+    uses = Counter(v for part in (rule.head, *rule.body) for v in _vars(part))
+    for b in _solve(list(rule.body), {}, db, now, uses):
+        yield tuple(_value(a, b, now) for a in rule.head.args)
+
+
+def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Counter[str]) -> Iterator[dict[str, Any]]:
+    if not lits:
+        yield b
+        return
+    for i, lit in enumerate(lits):
+        rest = lits[:i] + lits[i + 1 :]
+        if isinstance(lit, Atom) and all(_ground(a, b) or isinstance(a, Var) for a in lit.args):
+            for t in db.get(lit.relation, ()):
+                nb = _match(lit, t, b, now)
+                if nb is not None:
+                    yield from _solve(rest, nb, db, now, uses)
+            return
+        if isinstance(lit, Negation):
+            mine = Counter(_vars(lit.atom))
+            if all(v in b or uses[v] == mine[v] for v in mine):
+                if not any(_match(lit.atom, t, b, now) is not None for t in db.get(lit.atom.relation, ())):
+                    yield from _solve(rest, b, db, now, uses)
+                return
+        if isinstance(lit, Comparison):
+            left, right = _ready(lit.left, b, uses), _ready(lit.right, b, uses)
+            if left and right:
+                x, y = _value(lit.left, b, now, db, uses), _value(lit.right, b, now, db, uses)
+                if x is not None and y is not None and _compare(lit.op, x, y):
+                    yield from _solve(rest, b, db, now, uses)
+                return
+            if lit.op == "=" and isinstance(lit.left, Var) and right:
+                v = _value(lit.right, b, now, db, uses)
+                if v is not None:
+                    yield from _solve(rest, {**b, lit.left.name: v}, db, now, uses)
+                return
+            if lit.op == "=" and isinstance(lit.right, Var) and left:
+                v = _value(lit.left, b, now, db, uses)
+                if v is not None:
+                    yield from _solve(rest, {**b, lit.right.name: v}, db, now, uses)
+                return
+    raise ValueError(f"no literal can be evaluated next in {lits}")
+
+
+def _ground(t: Term, b: dict[str, Any]) -> bool:
+    return all(v in b for v in _vars(t)) and not isinstance(t, Aggregate)
+
+
+def _ready(t: Term, b: dict[str, Any], uses: Counter[str]) -> bool:
+    """A term can be computed: its variables are bound (an aggregate's outer ones)."""
+    if isinstance(t, Aggregate):
+        inner = Counter(_vars(t))
+        return all(v in b for v in inner if uses[v] > inner[v])
+    if isinstance(t, BinOp):
+        return _ready(t.left, b, uses) and _ready(t.right, b, uses)
+    return all(v in b for v in _vars(t))
+
+
+def _match(atom: Atom, t: tuple[Any, ...], b: dict[str, Any], now: int) -> dict[str, Any] | None:
+    if len(t) != len(atom.args):
+        return None
+    nb = dict(b)
+    for a, v in zip(atom.args, t):
+        if isinstance(a, Var) and a.name not in nb:
+            nb[a.name] = v
+        elif not _same(_value(a, nb, now), v):
+            return None
+    return nb
+
+
+def _same(x: Any, y: Any) -> bool:
+    return type(x) is type(y) and x == y
+
+
+def _compare(op: str, x: Any, y: Any) -> bool:
+    if op == "=":
+        return _same(x, y)
+    if op == "!=":
+        return not _same(x, y)
+    if isinstance(x, int) != isinstance(y, int):
+        raise TypeError("a number compared with a symbol")
+    return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[op]
+
+
+def _value(t: Term, b: dict[str, Any], now: int, db: DB | None = None, uses: Counter[str] | None = None) -> Any:
+    if isinstance(t, Var):
+        return b[t.name]
+    if isinstance(t, Const):
+        return t.value
+    if isinstance(t, Now):
+        return now
+    if isinstance(t, BinOp):
+        x, y = _value(t.left, b, now, db, uses), _value(t.right, b, now, db, uses)
+        if x is None or y is None:
+            return None
+        if t.op == "+":
+            return x + y
+        if t.op == "-":
+            return x - y
+        if t.op == "*":
+            return x * y
+        q = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
+        return q if t.op == "/" else x - y * q
+    if isinstance(t, Aggregate):
+        assert db is not None and uses is not None
+        inner = Counter(_vars(t))
+        outer = {v: b[v] for v in inner if uses[v] > inner[v]}
+        local = sorted(v for v in inner if v not in outer)
+        rows = set()
+        for sol in _solve(list(t.body), outer, db, now, uses + inner):
+            key = tuple(sol.get(v) for v in local)
+            rows.add((key, None if t.target is None else _value(t.target, sol, now)))
+        values = [v for _, v in rows]
+        if t.func == "count":
+            return len(rows)
+        if t.func == "sum":
+            return sum(values)
+        if not values:
+            return None
+        return min(values) if t.func == "min" else max(values)
+    raise ValueError(f"cannot evaluate {t!r}")

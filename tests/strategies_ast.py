@@ -1,0 +1,85 @@
+"""Hypothesis strategies for rule-language ASTs (any syntactically valid tree,
+not only checkable ones), for the parse/print round-trip property."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from ordinance.rules import ast
+from ordinance.timepoints import FOREVER
+
+RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"}
+
+names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True).filter(
+    lambda s: s not in RESERVED
+)
+
+symbols = st.builds(ast.Const, st.text(max_size=8), st.just("symbol"))
+numbers = st.builds(ast.Const, st.integers(-(2**63) + 1, 2**63 - 1), st.just("number"))
+instants = st.builds(
+    ast.Const, st.integers(0, 4102444800) | st.just(FOREVER), st.just("time")
+)
+durations = st.builds(ast.Const, st.integers(-(10**9), 10**9), st.just("duration"))
+consts = symbols | numbers | instants | durations
+
+leaves: st.SearchStrategy[ast.Term] = st.one_of(
+    st.builds(ast.Var, names), st.builds(ast.Wildcard), st.builds(ast.Now), consts
+)
+
+
+def atoms_of(term_strategy: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Atom]:
+    return st.builds(ast.Atom, names, st.lists(term_strategy, max_size=4).map(tuple))
+
+
+def literals_of(term_strategy: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Literal]:
+    atom = atoms_of(term_strategy)
+    return st.one_of(
+        atom,
+        st.builds(ast.Negation, atom),
+        st.builds(ast.Comparison, st.sampled_from(ast.COMPARISON_OPS), term_strategy, term_strategy),
+    )
+
+
+def _compound(children: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Term]:
+    binops = st.builds(ast.BinOp, st.sampled_from(ast.ARITH_OPS), children, children)
+    counts = st.builds(
+        ast.Aggregate, st.just("count"), st.none(), st.lists(literals_of(children), min_size=1, max_size=2).map(tuple)
+    )
+    others = st.builds(
+        ast.Aggregate,
+        st.sampled_from(("min", "max", "sum")),
+        children,
+        st.lists(literals_of(children), min_size=1, max_size=2).map(tuple),
+    )
+    return binops | counts | others
+
+
+terms: st.SearchStrategy[ast.Term] = st.recursive(leaves, _compound, max_leaves=8)
+
+
+atoms = atoms_of(terms)
+literals = literals_of(terms)
+bodies = st.lists(literals, min_size=1, max_size=4).map(tuple)
+
+rules = st.builds(ast.Rule, atoms, st.lists(literals, max_size=4).map(tuple))
+facts = st.builds(ast.Rule, atoms)
+decls = st.builds(
+    ast.Decl,
+    names,
+    st.lists(st.builds(ast.Param, names, st.sampled_from(ast.TYPES)), max_size=4).map(tuple),
+)
+includes = st.builds(ast.Include, st.text(max_size=12))
+tests = st.builds(
+    ast.TestBlock,
+    st.text(max_size=10),
+    st.lists(facts, max_size=3).map(tuple),
+    st.lists(st.builds(ast.Expect, atoms, st.booleans()), max_size=3).map(tuple),
+    st.none() | st.integers(0, 4102444800),
+)
+invariants = st.builds(ast.Invariant, st.text(max_size=10), bodies)
+hints = st.builds(
+    ast.Hint, names, st.lists(st.lists(consts, max_size=3).map(tuple), max_size=3).map(tuple)
+)
+
+items = st.one_of(rules, decls, includes, tests, invariants, hints)
+programs = st.builds(ast.Program, st.lists(items, max_size=6).map(tuple))

@@ -1,0 +1,58 @@
+"""Golden lint output: each tests/golden/*.rules against its .out file.
+
+Regenerate the expected files with ORDINANCE_REGEN_GOLDEN=1.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ordinance.cli.lint import command
+
+GOLDEN = Path(__file__).parent / "golden"
+CASES = sorted(p.name for p in GOLDEN.glob("*.rules"))
+CODES = {
+    "syntax",
+    "encoding",
+    "too_deep",
+    "unknown_type",
+    "arity_mismatch",
+    "duplicate_decl",
+    "unbound_variable",
+    "safety_violations",
+    "aggregate_position",
+    "type_mismatch",
+    "unknown_relation",
+    "cyclic_negation",
+    "include_cycle",
+    "include_not_found",
+}
+
+
+def lint(name: str) -> tuple[int, str]:
+    result = CliRunner().invoke(command, [name])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stdout
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_golden_lint_output(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(GOLDEN)
+    status, output = lint(name)
+    expected = GOLDEN / (name[: -len(".rules")] + ".out")
+    if os.environ.get("ORDINANCE_REGEN_GOLDEN") == "1":
+        expected.write_text(output, encoding="utf-8")
+    assert status == 1
+    assert output == expected.read_text(encoding="utf-8")
+
+
+def test_every_diagnostic_code_has_a_golden_case() -> None:
+    seen = set()
+    for out in GOLDEN.glob("*.out"):
+        text = out.read_text(encoding="utf-8")
+        seen.update(code for code in CODES if f"error[{code}]" in text)
+    assert seen == CODES

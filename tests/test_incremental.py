@@ -1,0 +1,114 @@
+"""Incremental maintenance: extend, overlay, retract agree with evaluating anew."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ordinance.engine import evaluate, why
+from ordinance.engine.relation import Layer, LayeredSet
+from ordinance.rules import compile_text as program
+
+POLICY = """
+reach(X, Y) :- edge(X, Y).
+reach(X, Z) :- reach(X, Y), edge(Y, Z).
+superseded(C) :- supersedes(_, C).
+current(C, S, V) :- claim(C, S, V), !superseded(C).
+conflict(C1, C2) :- current(C1, S, V1), current(C2, S, V2), V1 != V2.
+status(S, "conflict") :- conflict(C, _), current(C, S, _).
+status(S, "known") :- current(_, S, _), !disputed(S).
+disputed(S) :- conflict(C, _), current(C, S, _).
+claims(S, N) :- current(_, S, _), N = count : { current(_, S, _) }.
+forbid(A) :- request(A, S), disputed(S).
+permit(A) :- request(A, S), status(S, "known"), !forbid(A).
+linked(A, B) :- request(A, S), reach(S, B).
+"""
+EXT = {"edge": 2, "supersedes": 2, "claim": 3, "request": 2}
+RELATIONS = ("reach", "superseded", "current", "conflict", "status", "disputed", "claims", "forbid", "permit", "linked")
+
+P = program(POLICY, extensional=EXT)
+
+values = st.sampled_from(["s1", "s2", "s3"])
+facts = st.fixed_dictionaries(
+    {
+        "edge": st.lists(st.tuples(values, values), max_size=6),
+        "supersedes": st.lists(st.tuples(st.sampled_from(["c1", "c2", "c3", "c4"]), st.sampled_from(["c1", "c2", "c3", "c4"])), max_size=2),
+        "claim": st.lists(st.tuples(st.sampled_from(["c1", "c2", "c3", "c4"]), values, st.sampled_from(["v1", "v2"])), max_size=5),
+        "request": st.lists(st.tuples(st.sampled_from(["a1", "a2"]), values), max_size=3),
+    }
+)
+
+
+def union(a, b):
+    return {k: list(a.get(k, ())) + list(b.get(k, ())) for k in a.keys() | b.keys()}
+
+
+def snapshot(m):
+    return {r: set(m.tuples(r)) for r in RELATIONS}
+
+
+@settings(max_examples=150, deadline=None)
+@given(facts, facts)
+def test_extend_and_overlay_agree_with_a_fresh_evaluation(first, second):
+    expected = snapshot(evaluate(P, union(first, second)))
+    base = evaluate(P, first)
+    before = snapshot(base)
+    scratch = base.overlay(second)
+    assert snapshot(scratch) == expected
+    assert snapshot(base) == before  # the overlay left its base untouched
+    base.extend(second)
+    assert snapshot(base) == expected
+    for rel in RELATIONS:  # every derived tuple still has a proof
+        for t in list(base.tuples(rel))[:3]:
+            assert why(base, rel, t) is not None
+            assert why(scratch, rel, t) is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(facts, facts)
+def test_retract_agrees_with_a_fresh_evaluation(kept, dropped):
+    m = evaluate(P, union(kept, dropped))
+    only_dropped = {k: [t for t in v if t not in set(kept.get(k, ()))] for k, v in dropped.items()}
+    m.retract(only_dropped)
+    assert snapshot(m) == snapshot(evaluate(P, kept))
+
+
+def test_extend_continues_semi_naive_only_where_positive():
+    m = evaluate(P, {"edge": [("a", "b")], "claim": [("c1", "s", "v1")], "request": [("r", "s")]})
+    reach_before = m.rels["reach"].stable
+    permit_before = m.rels["permit"].stable
+    m.extend({"edge": [("b", "c")]})
+    # reach grew in place (semi-naive continuation), nothing else was touched
+    assert m.rels["reach"].stable is reach_before
+    assert m.tuples("reach") == {("a", "b"), ("b", "c"), ("a", "c")}
+    assert m.rels["permit"].stable is permit_before and m.tuples("permit") == {("r",)}
+    m.extend({"claim": [("c2", "s", "v2")]})
+    # `permit` negates `forbid`, which grew: that stratum was recomputed
+    assert m.tuples("forbid") == {("r",)} and m.tuples("permit") == set()
+    assert m.tuples("claims") == {("s", 2)}
+
+
+def test_new_tuples_get_notes_above_the_old_ones():
+    m = evaluate(program("path(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edge(Y, Z).", extensional={"edge": 2}), {"edge": [(1, 2)]})
+    old = m.note("path", (1, 2))
+    m.extend({"edge": [(2, 3)]})
+    new = m.note("path", (1, 3))
+    assert old is not None and new is not None and new.height > old.height and new.rule == 1
+    proof = why(m, "path", (1, 3))
+    assert proof is not None and [c.tuple for c in proof.children] == [(1, 2), (2, 3)]
+
+
+def test_overlay_shares_the_base_relations():
+    claims = [(f"c{i}", f"s{i}", "v") for i in range(1000)]
+    base = evaluate(P, {"claim": claims})
+    scratch = base.overlay({"request": [("a1", "s7")]})
+    assert scratch.tuples("permit") == {("a1",)} and base.tuples("permit") == set()
+    # untouched relations are the very same objects; written ones are layers over the base
+    assert scratch.rels["claim"] is base.rels["claim"]
+    assert scratch.rels["current"] is base.rels["current"]
+    assert isinstance(scratch.rels["request"], Layer)
+    assert isinstance(scratch.rels["request"].stable, LayeredSet)
+    assert scratch.rels["request"].stable.base is base.rels["request"].stable
+    # an overlay of an overlay works too, and leaves both below untouched
+    deeper = scratch.overlay({"claim": [("c9999", "s7", "w")]})
+    assert deeper.tuples("forbid") == {("a1",)} and scratch.tuples("forbid") == set()

@@ -1,0 +1,142 @@
+"""why / why-not and their renderings."""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+
+from ordinance.engine import ProofNode, evaluate, to_dot, to_json, to_text, why, why_not
+from ordinance.rules import compile_text as program
+
+TC = """
+path(X, Y) :- edge(X, Y).
+path(X, Z) :- path(X, Y), edge(Y, Z).
+"""
+
+
+def tc(edges):
+    return evaluate(program(TC, extensional={"edge": 2}), {"edge": edges})
+
+
+def leaves(node: ProofNode) -> list[ProofNode]:
+    return [node] if not node.children else [x for c in node.children for x in leaves(c)]
+
+
+def depth(node: ProofNode) -> int:
+    return 1 + max((depth(c) for c in node.children), default=0)
+
+
+def test_why_rebuilds_a_proof_from_facts():
+    m = tc([(1, 2), (2, 3), (3, 4)])
+    proof = why(m, "path", (1, 4))
+    assert proof is not None and proof.kind == "rule" and proof.rule == 1
+    assert proof.rule_text == "path(X, Z) :- path(X, Y), edge(Y, Z)."
+    assert dict(proof.bindings) == {"X": 1, "Y": 3, "Z": 4}
+    facts = [(n.relation, n.tuple) for n in leaves(proof)]
+    assert facts == [("edge", (1, 2)), ("edge", (2, 3)), ("edge", (3, 4))]
+    # every premise was known at a smaller height
+    def check(n: ProofNode) -> None:
+        for c in n.children:
+            if c.kind == "rule":
+                assert c.height < n.height
+            check(c)
+    check(proof)
+
+
+def test_why_picks_a_minimal_height_proof():
+    # 1 -> 4 directly and through a long detour: the proof is the direct edge
+    m = tc([(1, 2), (2, 3), (3, 4), (1, 4)])
+    proof = why(m, "path", (1, 4))
+    assert proof is not None and proof.rule == 0 and depth(proof) == 2
+
+
+def test_why_of_something_not_in_the_model_is_none():
+    assert why(tc([(1, 2)]), "path", (2, 1)) is None
+
+
+def test_why_shows_absent_holds_and_aggregate_leaves():
+    text = """
+    ok(X) :- person(X), !banned(X), age(X, A), A >= 18.
+    popular(X, N) :- person(X), N = count : { likes(_, X) }, N > 1.
+    """
+    facts = {
+        "person": [("ann",), ("bob",)],
+        "banned": [("bob",)],
+        "age": [("ann", 30), ("bob", 40)],
+        "likes": [("bob", "ann"), ("cy", "ann")],
+    }
+    m = evaluate(program(text, extensional={"person": 1, "banned": 1, "age": 2, "likes": 2}), facts)
+    proof = why(m, "ok", ("ann",))
+    assert proof is not None
+    kinds = [(c.kind, c.text or c.relation) for c in proof.children]
+    assert kinds == [("fact", "person"), ("absent", '!banned("ann")'), ("fact", "age"), ("holds", "30 >= 18")]
+    pop = why(m, "popular", ("ann", 2))
+    assert pop is not None
+    agg = [c for c in pop.children if c.kind == "aggregate"]
+    assert len(agg) == 1 and agg[0].text == 'count : { likes(_, "ann") } = 2'
+
+
+def test_why_not_names_the_first_failing_literal_and_what_would_make_it_hold():
+    m = tc([(1, 2), (2, 3)])
+    answer = why_not(m, "path", (1, 9))
+    assert not answer.holds and len(answer.failures) == 2
+    direct, step = answer.failures
+    assert direct.rule == 0 and direct.kind == "missing" and direct.literal == "edge(1, 9)"
+    assert direct.needed == (("edge", (1, 9)),)
+    # best partial binding: path(1, Y) holds for Y = 2 or 3, then edge(Y, 9) is missing
+    assert step.rule == 1 and step.kind == "missing" and step.literal in ("edge(2, 9)", "edge(3, 9)")
+
+
+def test_why_not_recurses_into_derived_relations_to_the_depth_bound():
+    text = """
+    allowed(A) :- request(A, W), trusted(W).
+    trusted(W) :- vouched(W, V), trusted(V).
+    trusted(W) :- root(W).
+    """
+    m = evaluate(program(text, extensional={"request": 2, "vouched": 2, "root": 1}), {"request": [("a1", "w")]})
+    answer = why_not(m, "allowed", ("a1",), depth=3)
+    (f,) = answer.failures
+    assert f.literal == 'trusted("w")' and f.kind == "missing"
+    (child,) = f.children
+    assert child.relation == "trusted" and child.tuple == ("w",)
+    assert {g.literal for g in child.failures} == {'vouched("w", V)', 'root("w")'}
+    assert why_not(m, "allowed", ("a1",), depth=1).failures[0].children == ()
+
+
+def test_why_not_reports_blocking_facts_and_false_comparisons():
+    text = "ok(X) :- person(X), !banned(X), age(X, A), A >= 18."
+    facts = {"person": [("bob",), ("cy",)], "banned": [("bob",)], "age": [("bob", 40), ("cy", 12)]}
+    m = evaluate(program(text, extensional={"person": 1, "banned": 1, "age": 2}), facts)
+    (bob,) = why_not(m, "ok", ("bob",)).failures
+    assert bob.kind == "present" and bob.needed == (("banned", ("bob",)),)
+    (cy,) = why_not(m, "ok", ("cy",)).failures
+    assert cy.kind == "false" and cy.literal == "12 >= 18"
+    assert why_not(m, "person", ("cy",)).holds
+    nobody = why_not(m, "person", ("zed",))
+    assert not nobody.holds and nobody.failures == ()
+
+
+def test_renderers():
+    m = tc([(1, 2), (2, 3)])
+    proof = why(m, "path", (1, 3))
+    assert proof is not None
+    data = to_json(proof)
+    json.dumps(data)
+    assert data["kind"] == "rule" and data["tuple"] == [1, 3] and len(data["children"]) == 2
+    text = to_text(proof, annotate=lambda rel, t: "source: test" if t == (2, 3) else None)
+    lines = text.splitlines()
+    assert lines[0].startswith("path(1, 3)  by rule 1")
+    assert "  edge(2, 3)  fact  (source: test)" in lines
+    assert any(line.startswith("    edge(1, 2)  fact") for line in lines)
+    dot = to_dot(proof)
+    assert dot.startswith("digraph proof {") and dot.count("->") == 3
+    nodes = [line for line in dot.splitlines() if "[label=" in line]
+    assert len(nodes) == 4
+    wn = why_not(m, "path", (3, 1))
+    assert "does not hold" in to_text(wn)
+    assert to_json(wn)["failures"][0]["needed"] == [{"relation": "edge", "tuple": [3, 1]}]
+    assert to_dot(wn).startswith("digraph")
+    # the DOT text is what networkx would hold: one node per proof node
+    g = nx.DiGraph([(line.split("->")[0].strip(), line.split("->")[1].strip(" ;")) for line in dot.splitlines() if "->" in line])
+    assert nx.is_arborescence(g)
