@@ -11,7 +11,7 @@ from corpus_rules import core_rules
 from strategies_ast import programs, terms
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(programs)
 def test_parse_of_print_is_identity(program: ast.Program) -> None:
     assert parse(format_program(program)) == program

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as seed_decorator
@@ -42,7 +42,7 @@ __all__ = [
     "DEFAULT_EXAMPLES",
 ]
 
-DEFAULT_EXAMPLES = 100
+DEFAULT_EXAMPLES = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,8 +291,12 @@ def minimize(harness: Harness, target: Target, history: History, breach: Breach)
 
 
 def fuzz(
-    harness: Harness, *, examples: int = DEFAULT_EXAMPLES, seed: int = 0
+    harness: Harness,
+    *,
+    examples: int = DEFAULT_EXAMPLES,
+    seed: int = 0,
+    targets: Iterable[Target] | None = None,
 ) -> Iterator[tuple[Target, Counterexample | None]]:
-    """`search` every invariant of the policy, in source order."""
-    for target in harness.targets:
+    """`search` every invariant (or `targets`), in source order."""
+    for target in harness.targets if targets is None else targets:
         yield target, search(harness, target, examples=examples, seed=seed)

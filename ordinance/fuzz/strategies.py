@@ -190,10 +190,10 @@ def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:
 
 def facts(relations: Iterable[str], pool: dict[str, tuple[tuple[Any, ...], ...]]) -> st.SearchStrategy[Fact]:
     """One fact of one of `relations`, every argument from its pool."""
-    options = [
-        st.tuples(*(st.sampled_from(p) for p in pool[rel])).map(lambda args, r=rel: Fact(r, args))
-        for rel in sorted(relations)
-    ]
+    def of(rel: str) -> st.SearchStrategy[Fact]:
+        return st.tuples(*(st.sampled_from(p) for p in pool[rel])).map(lambda args: Fact(rel, args))
+
+    options = [of(rel) for rel in sorted(relations)]
     return st.one_of(options) if options else st.nothing()
 
 
@@ -332,7 +332,7 @@ def steps(program: CheckedProgram, relevant: set[str] | None, gated: bool) -> st
 
 
 def _used_requests(program: CheckedProgram, relevant: set[str] | None) -> set[str]:
-    used = REQUEST_RELATIONS & (set(program.relations) if relevant is None else relevant)
+    used = set(REQUEST_RELATIONS & (set(program.relations) if relevant is None else relevant))
     return used | {"request"} if used else used
 
 

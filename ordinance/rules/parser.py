@@ -483,7 +483,7 @@ def parse(text: str, file: str | None = None) -> ast.Program:
         fragment = text[pos:] if pos else text
         _state.file, _state.line_offset, _state.diagnostics = file, line_offset, []
         try:
-            program = lark.parse(fragment)
+            program = lark.parse(fragment)  # type: ignore[assignment]  # the transformer builds it
             diagnostics.extend(_state.diagnostics)
             break
         except UnexpectedInput as e:

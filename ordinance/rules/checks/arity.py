@@ -64,13 +64,13 @@ def check_arity(
         elif use.relation in extensional:
             expected, source = extensional[use.relation], "its data has"
         else:
-            expected, first = first_use.setdefault(use.relation, (use.arity, use.span))
+            expected, first_span = first_use.setdefault(use.relation, (use.arity, use.span))
             if use.arity != expected:
                 found.append(
                     Diagnostic(
                         "arity_mismatch",
                         f"relation `{use.relation}` used with {_plural(use.arity)}, "
-                        f"but with {expected} at {where(first, use.span)}",
+                        f"but with {expected} at {where(first_span, use.span)}",
                         use.span,
                     )
                 )

@@ -1,0 +1,207 @@
+"""pytest plugin: the `test` blocks and `.invariant`s of policy files as test items.
+
+Collects only the `.rules` files under the paths of the ini option
+`ordinance_paths` (files or directories, relative to the ini file) and
+`.rules` files named on the command line; a bare `pytest` run adds the
+configured paths to its `testpaths`. Items are named
+`policy.rules::test "an older epoch is refused"` and
+`policy.rules::invariant "superseded is never current"`.
+
+A test block passes when every `expect` holds (`expect not`: does not) in
+the model of the policy over the block's facts at its `now` (default
+1970-01-01, like `ordinance test`) and no invariant is broken there. An
+invariant item fuzzes the invariant with `ordinance_fuzz_examples`
+histories (default 50) and `ordinance_fuzz_seed` (default 0), so runs are
+deterministic. Stdlib modules (ordinance/rules/stdlib/*.rules) are fragments
+of `continuity` and run as part of it.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from .diagnostics import OrdinanceError
+from .engine import evaluate, to_text, why, why_not
+from .fuzz import Harness, report, search
+from .fuzz.history import show_fact
+from .fuzz.report import binding_text, proof_lines
+from .rules.ast import Atom, Const, Expect, TestBlock
+from .rules.loader import STDLIB_PREFIX
+
+__all__ = ["RulesFile", "BlockItem", "InvariantItem", "run_block"]
+
+SHOWN_FACTS = 12  # facts of the expected relation shown in a failure
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini("ordinance_paths", "policy files and directories whose test blocks and "
+                  "invariants pytest collects", type="paths", default=[])
+    parser.addini("ordinance_fuzz_examples", "histories generated per invariant item", default="50")
+    parser.addini("ordinance_fuzz_seed", "random seed of the invariant items", default="0")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        config.args = list(config.args) + [str(p) for p in _configured(config)]
+
+
+def _configured(config: pytest.Config) -> list[Path]:
+    return [Path(p) for p in config.getini("ordinance_paths")]
+
+
+def _explicit(config: pytest.Config) -> set[str]:
+    return {os.path.realpath(a.split("::")[0]) for a in config.invocation_params.args if not a.startswith("-")}
+
+
+def _wanted(config: pytest.Config, path: Path) -> bool:
+    real = os.path.realpath(path)
+    if real in _explicit(config):
+        return True
+    for root in _configured(config):
+        top = os.path.realpath(root)
+        if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> RulesFile | None:
+    if file_path.suffix == ".rules" and _wanted(parent.config, file_path):
+        return RulesFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+    return None
+
+
+# ---------------------------------------------------------------- collection
+
+
+_STDLIB = Path(str(files("ordinance.rules") / "stdlib"))
+
+
+@lru_cache(maxsize=1)
+def _stdlib() -> Harness:
+    return Harness.from_text('.include "continuity"\n')
+
+
+class RulesFile(pytest.File):
+    """One policy file: compiled once, an item per test block and invariant
+    written in it."""
+
+    harness: Harness
+
+    def _origin(self) -> tuple[Harness, Any]:
+        if os.path.realpath(self.path.parent) == os.path.realpath(_STDLIB):
+            name = STDLIB_PREFIX + self.path.name
+            return _stdlib(), lambda file: file == name
+        real = os.path.realpath(self.path)
+        return Harness.from_path(self.path), lambda file: file is not None and os.path.realpath(file) == real
+
+    def collect(self) -> Iterator[pytest.Item]:
+        try:
+            self.harness, mine = self._origin()
+        except OrdinanceError as err:
+            lines = [str(d) for d in err.diagnostics] or [str(err)]
+            raise self.CollectError(f"{self.path.name} does not compile:\n" + "\n".join(lines)) from None
+        for block in self.harness.program.tests:
+            if mine(block.span.file):
+                yield BlockItem.from_parent(self, name=f'test "{block.name}"', block=block)
+        for target in self.harness.targets:
+            if mine(target.invariant.span.file):
+                yield InvariantItem.from_parent(self, name=f'invariant "{target.name}"', target=target)
+
+
+class Failed(Exception):
+    """A failed item; the message is the whole report."""
+
+
+class _Item(pytest.Item):
+    line = 0
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, Failed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, max(self.line - 1, 0), self.name
+
+
+class BlockItem(_Item):
+    def __init__(self, *, block: TestBlock, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.block = block
+        self.line = block.span.line
+
+    def runtest(self) -> None:
+        assert isinstance(self.parent, RulesFile)
+        failures = run_block(self.parent.harness, self.block)
+        if failures:
+            where = f"{self.block.span.file}:{self.block.span.line}"
+            raise Failed(f'test "{self.block.name}" failed ({where})\n' + "\n".join(failures))
+
+
+class InvariantItem(_Item):
+    def __init__(self, *, target: Any, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.target = target
+        self.line = target.invariant.span.line
+
+    def runtest(self) -> None:
+        assert isinstance(self.parent, RulesFile)
+        examples = int(self.config.getini("ordinance_fuzz_examples"))
+        seed = int(self.config.getini("ordinance_fuzz_seed"))
+        found = search(self.parent.harness, self.target, examples=examples, seed=seed)
+        if found is not None:
+            raise Failed(report(self.parent.harness, found.history, found.breach))
+
+
+# ---------------------------------------------------------------- running a block
+
+
+def _expected(expect: Expect) -> tuple[str, tuple[Any, ...]]:
+    atom: Atom = expect.atom
+    return atom.relation, tuple(a.value if isinstance(a, Const) else None for a in atom.args)
+
+
+def run_block(harness: Harness, block: TestBlock, default_now: int = 0) -> list[str]:
+    """The failures of one test block, each a few lines (empty: it passes)."""
+    facts: dict[str, set[tuple[Any, ...]]] = {}
+    for rule in block.facts:
+        facts.setdefault(rule.head.relation, set()).add(_expected(Expect(rule.head))[1])
+    types = harness.types
+    model = evaluate(harness.program, facts, now=default_now if block.now is None else block.now)
+    out: list[str] = []
+    for expect in block.expects:
+        rel, pattern = _expected(expect)
+        shown = show_fact(rel, tuple("_" if v is None else v for v in pattern), types).replace('"_"', "_")
+        matches = model.query(rel, pattern)
+        if bool(matches) != expect.negated:
+            continue
+        line = f"  line {expect.span.line}: expect {'not ' if expect.negated else ''}{shown}"
+        if expect.negated:
+            out.append(f"{line}: it holds")
+            proof = why(model, rel, matches[0])
+            out.extend("      " + s for s in (to_text(proof) if proof else "").splitlines())
+        else:
+            out.append(f"{line}: it does not hold")
+            have = sorted(model.tuples(rel), key=repr)
+            out.append(f"    {rel} facts in the model: {len(have)}")
+            out.extend(f"      {show_fact(rel, t, types)}" for t in have[:SHOWN_FACTS])
+            if None not in pattern:
+                out.append("    why not:")
+                out.extend("      " + s for s in to_text(why_not(model, rel, pattern)).splitlines())
+    for target in harness.targets:
+        found = sorted(model.tuples(target.relation), key=repr)
+        if found:
+            from .fuzz.runner import Breach
+
+            breach = Breach(target, found[0], model.now, 0, 0, None, why(model, target.relation, found[0]))
+            out.append(f'  invariant "{target.name}" is broken: {binding_text(breach)}')
+            children: Any = breach.proof.children if breach.proof else ()
+            for child in children:
+                out.extend(proof_lines(child, breach, types, 3))
+    return out
