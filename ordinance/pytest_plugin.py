@@ -31,6 +31,7 @@ from .engine import evaluate, to_text, why, why_not
 from .fuzz import Harness, report, search
 from .fuzz.history import show_fact
 from .fuzz.report import binding_text, proof_lines
+from .fuzz.runner import Breach
 from .rules.ast import Atom, Const, Expect, TestBlock
 from .rules.loader import STDLIB_PREFIX
 
@@ -48,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
-        config.args = list(config.args) + [str(p) for p in _configured(config)]
+        config.args = list(config.args) + [str(p) for p in _configured(config) if p.exists()]
 
 
 def _configured(config: pytest.Config) -> list[Path]:
@@ -197,11 +198,9 @@ def run_block(harness: Harness, block: TestBlock, default_now: int = 0) -> list[
     for target in harness.targets:
         found = sorted(model.tuples(target.relation), key=repr)
         if found:
-            from .fuzz.runner import Breach
-
             breach = Breach(target, found[0], model.now, 0, 0, None, why(model, target.relation, found[0]))
             out.append(f'  invariant "{target.name}" is broken: {binding_text(breach)}')
             children: Any = breach.proof.children if breach.proof else ()
             for child in children:
-                out.extend(proof_lines(child, breach, types, 3))
+                out.extend(proof_lines(child, breach, types, 3, given="test fact"))
     return out

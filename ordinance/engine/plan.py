@@ -5,10 +5,11 @@ relation in full (the first round of a stratum), `delta=i` reads body literal
 `i` from its relation's frontier (`recent`) and everything else in full (the
 semi-naive rounds, and incremental maintenance).
 
-Order: the delta literal first; then, greedily, the positive literal that is
-most selective: all arguments bound (a membership test) before some bound (an
-index probe) before none (a scan), then the smaller relation when sizes are
-known, then more bound arguments, then source order. Comparisons, assignments
+Order: the delta literal first; then, greedily, the positive literal expected
+to match the fewest tuples: 0 for a membership test (all arguments bound),
+size^(1 - bound/arity) for an index probe, the size for a scan (sizes of the
+moment the plan is compiled; unknown sizes count as huge), then more bound
+arguments, then source order. Comparisons, assignments
 (`X = expr` with X unbound), negations (anti-joins) and aggregates are placed
 as soon as their variables are bound.
 
@@ -237,7 +238,7 @@ def _plan(
 
     place_ready()
     while True:
-        best: tuple[tuple[int, ...], int] | None = None
+        best: tuple[tuple[float, ...], int] | None = None
         for i, lit in pending.items():
             if not isinstance(lit, Atom):
                 continue
@@ -298,15 +299,15 @@ def _is_bound(term: Term, bound: set[str]) -> bool:
     return all(v in bound for v in term_vars(term))
 
 
-def _score(i: int, atom: Atom, bound: set[str], sizes: Mapping[str, int], delta: int | None) -> tuple[int, ...] | None:
+def _score(i: int, atom: Atom, bound: set[str], sizes: Mapping[str, int], delta: int | None) -> tuple[float, ...] | None:
     own = {a.name for a in atom.args if isinstance(a, Var)}
     if not all(_is_bound(a, bound | own) for a in atom.args):
         return None  # an argument expression needs a variable bound later
     nbound = sum(1 for a in atom.args if _is_bound(a, bound))
-    full = 0 if nbound == atom.arity else 1
-    some = 0 if nbound else 1
     size = sizes.get(atom.relation, 1 << 40)
-    return (0 if i == delta else 1, full, some, size, -nbound, i)
+    # expected matches: all of a scan, size^(1 - bound/arity) for a probe, 0 for a check
+    cost = 0.0 if nbound == atom.arity else float(size) ** (1 - nbound / atom.arity)
+    return (0 if i == delta else 1, cost, -nbound, i)
 
 
 def _ready_filter(i: int, lit: Literal, bound: set[str], occurrences: Mapping[str, int]) -> Step | None:

@@ -30,13 +30,13 @@ def binding_text(breach: Breach) -> str:
     )
 
 
-def _fact_note(breach: Breach, relation: str, t: tuple[Any, ...]) -> str:
+def _fact_note(breach: Breach, relation: str, t: tuple[Any, ...], given: str) -> str:
     step = breach.origins.get((relation, tuple(t)))
     if step is not None:
         return f"event {step}"
     if relation in REQUEST_RELATIONS and breach.request is not None:
         return "the request"
-    return "policy fact"
+    return given
 
 
 # the fuzzer's instants (10 digits around 2026) and `forever`, in instantiated literals
@@ -47,22 +47,25 @@ def _instants(text: str) -> str:
     return _INSTANT.sub(lambda m: format_instant(int(m.group(1))), text)
 
 
-def proof_lines(node: ProofNode, breach: Breach, types: dict[str, Any], depth: int = 0) -> list[str]:
-    """The proof tree, one line per node, facts annotated with their event."""
+def proof_lines(
+    node: ProofNode, breach: Breach, types: dict[str, Any], depth: int = 0, given: str = "policy fact"
+) -> list[str]:
+    """The proof tree, one line per node, facts annotated with the event
+    that wrote them (`given` for facts no event wrote)."""
     pad = "  " * depth
     if node.kind == "rule":
         head = show_fact(node.relation or "", node.tuple or (), types)
         line = f"{pad}{head}  by rule {node.rule}: {node.rule_text}"
     elif node.kind == "fact":
         fact = show_fact(node.relation or "", node.tuple or (), types)
-        line = f"{pad}{fact}  fact ({_fact_note(breach, node.relation or '', node.tuple or ())})"
+        line = f"{pad}{fact}  fact ({_fact_note(breach, node.relation or '', node.tuple or (), given)})"
     else:
         word = {"absent": "absent", "aggregate": "aggregate"}.get(node.kind, "holds")
         line = f"{pad}{_instants(node.text)}  {word}"
     out = [line]
     children: Any = node.children  # (mypy misreads the field types of ProofNode)
     for child in children:
-        out.extend(proof_lines(child, breach, types, depth + 1))
+        out.extend(proof_lines(child, breach, types, depth + 1, given))
     return out
 
 

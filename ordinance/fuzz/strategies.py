@@ -6,7 +6,10 @@ a small pool so that ids collide, windows overlap and epochs race: pools
 come from `.hint` lines first, then from built-in knowledge of the continuity
 relations (e.g. `claim_source` kinds), then from the parameter's name
 (`agent`, `scope`, `c`, ...), then from its declared type. Instants lie a few
-hours around `BASE`; `to`/`expires` may also be `forever`.
+hours around `BASE`; `to`/`expires` may also be `forever`. A step may borrow
+values from an earlier fact (see "borrowing"), so that a request meets a grant
+and an observation its receipt. Only the input relations an invariant depends
+on are generated for it (`depends_on`).
 """
 
 from __future__ import annotations
@@ -100,7 +103,10 @@ def _pool(relation: str, index: int, name: str, type_: str) -> tuple[Any, ...]:
     return _NAMED.get(name.lower(), _GENERIC)
 
 
-def pools(program: CheckedProgram) -> dict[str, tuple[tuple[Any, ...], ...]]:
+Pools = dict[str, tuple[tuple[Any, ...], ...]]
+
+
+def pools(program: CheckedProgram) -> Pools:
     """Relation -> the value pool of each argument (hints win)."""
     out: dict[str, tuple[tuple[Any, ...], ...]] = {}
     for name, rel in program.relations.items():
@@ -188,8 +194,9 @@ def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:
 # ---------------------------------------------------------------- strategies
 
 
-def facts(relations: Iterable[str], pool: dict[str, tuple[tuple[Any, ...], ...]]) -> st.SearchStrategy[Fact]:
+def facts(relations: Iterable[str], pool: Pools) -> st.SearchStrategy[Fact]:
     """One fact of one of `relations`, every argument from its pool."""
+
     def of(rel: str) -> st.SearchStrategy[Fact]:
         return st.tuples(*(st.sampled_from(p) for p in pool[rel])).map(lambda args: Fact(rel, args))
 
@@ -197,7 +204,7 @@ def facts(relations: Iterable[str], pool: dict[str, tuple[tuple[Any, ...], ...]]
     return st.one_of(options) if options else st.nothing()
 
 
-def requests(used: set[str], pool: dict[str, tuple[tuple[Any, ...], ...]]) -> st.SearchStrategy[Request]:
+def requests(used: set[str], pool: Pools) -> st.SearchStrategy[Request]:
     """A request; only the request relations in `used` get values (beyond
     the `request` fields and the authority scope)."""
 
@@ -240,6 +247,9 @@ _FIELD = {  # request field <- role
     "agent": "agent", "scope": "scope", "epoch": "epoch", "work": "target", "target": "target",
     "c": "uses", "route": "routes", "action": "requires", "key": "key",
 }
+_FIELD_POOL = {"agent": ("request", 3), "epoch": ("request", 4), "target": ("request", 2),
+               "scope": ("request_scope", 1), "uses": ("request_uses", 1), "routes": ("request_route", 1),
+               "requires": ("request_requires", 1), "key": ("request_key", 1)}
 _FIELD_RELATION = {"uses": "request_uses", "routes": "request_route",
                    "requires": "request_requires", "key": "request_key"}
 
@@ -264,25 +274,26 @@ def _params(program: CheckedProgram, relation: str) -> list[tuple[str, str]]:
     return [(_role(p.name), p.type) for p in rel.decl.params]
 
 
-def _borrow_fact(program: CheckedProgram, fact: Fact, source: Fact) -> Fact:
+def _borrow_fact(program: CheckedProgram, pool: Pools, fact: Fact, source: Fact) -> Fact:
     mine, theirs = _params(program, fact.relation), _params(program, source.relation)
     args, taken = list(fact.args), set()
     for (role, type_), value in zip(theirs, source.args):
         for i, (r, t) in enumerate(mine):
-            if i not in taken and r == role and t == type_:
+            if i not in taken and r == role and t == type_ and value in pool[fact.relation][i]:
                 args[i] = value
                 taken.add(i)
                 break
     return Fact(fact.relation, tuple(args))
 
 
-def _borrow_request(program: CheckedProgram, req: Request, source: Fact, used: set[str]) -> Request:
+def _borrow_request(program: CheckedProgram, pool: Pools, req: Request, source: Fact, used: set[str]) -> Request:
     fields: dict[str, Any] = {}
     for (role, _), value in zip(_params(program, source.relation), source.args):
         name = _FIELD.get(role)
         if name is None or name in fields or _FIELD_RELATION.get(name, "request") not in used:
             continue
-        if type(value) is not (int if name == "epoch" else str):
+        relation, index = _FIELD_POOL[name]
+        if relation not in pool or value not in pool[relation][index]:
             continue
         if name in ("uses", "routes", "requires"):
             fields[name] = tuple(dict.fromkeys((value, *getattr(req, name))))
@@ -291,7 +302,7 @@ def _borrow_request(program: CheckedProgram, req: Request, source: Fact, used: s
     return replace(req, **fields)
 
 
-def _resolve(program: CheckedProgram, drafts: list[Any], used: set[str]) -> tuple[Step, ...]:
+def _resolve(program: CheckedProgram, pool: Pools, drafts: list[Any], used: set[str]) -> tuple[Step, ...]:
     out: list[Step] = []
     for d in drafts:
         if not isinstance(d, _Draft):
@@ -302,9 +313,9 @@ def _resolve(program: CheckedProgram, drafts: list[Any], used: set[str]) -> tupl
         if d.back is not None and earlier:
             source = earlier[-1 - (d.back - 1) % len(earlier)]
             if isinstance(step, Fact):
-                step = _borrow_fact(program, step, source)
+                step = _borrow_fact(program, pool, step, source)
             else:
-                step = _borrow_request(program, step, source, used)
+                step = _borrow_request(program, pool, step, source, used)
         out.append(step if isinstance(step, Fact) else Ask(step))
         if d.advance:
             out.append(Advance(d.advance))
@@ -344,7 +355,7 @@ def histories(
     max_steps: int = MAX_STEPS,
 ) -> st.SearchStrategy[History]:
     """Histories of up to `max_steps` steps starting at `BASE`."""
-    used = _used_requests(program, relevant)
+    used, pool = _used_requests(program, relevant), pools(program)
     return st.lists(steps(program, relevant, gated), max_size=max_steps).map(
-        lambda raw: History(BASE, _resolve(program, raw, used))
+        lambda raw: History(BASE, _resolve(program, pool, raw, used))
     )
