@@ -16,6 +16,7 @@ pyDatalog/engine (targets: <= 1 and >= 30). pyDatalog runs once: it is slow.
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from typing import Any, Callable
 
@@ -67,7 +68,7 @@ def run_clingo(rules: str, facts: dict[str, list[tuple[Any, ...]]], answer: str,
     import clingo
 
     lines = [f"{rel}({','.join(map(_clingo_value, t))})." for rel, rows in facts.items() for t in rows]
-    program = rules.replace("!", "not ") + "\n".join(lines) + f"\n#show {answer}/{arity}.\n"
+    program = re.sub(r"!(?!=)", "not ", rules) + "\n".join(lines) + f"\n#show {answer}/{arity}.\n"
     ctl = clingo.Control(["--warn=none"])
     ctl.add("base", [], program)
     ctl.ground([("base", [])])

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["Prepared", "Stratum", "prepare", "run_stratum", "ground_value", "load_relations"]
 
 
-
 @dataclass(frozen=True, slots=True)
 class Stratum:
     index: int
@@ -195,6 +194,7 @@ def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False)
             fn = aggregates[id(rel)] = _aggregate_fn(prep.aggregate(rel), rel, resolve, now)
         return fn
 
+    variants: list[tuple[int, int | None]]
     if seed:
         variants = [(rid, p) for rid in st.rules for p, r in st.atoms[rid] if rels[r].recent]
     else:

@@ -86,23 +86,6 @@ class JoinPlan:
     head: tuple[Term, ...]  # what a match emits
     bound_in: tuple[str, ...] = ()  # variables bound on entry (aggregate bodies)
 
-    def describe(self) -> str:
-        """One line per step, for debugging and `ordinance explain --plan`."""
-        out = [f"// {self.label}" + (f"  [delta {self.delta}]" if self.delta is not None else "")]
-        for s in self.steps:
-            if isinstance(s, Scan):
-                how = "recent" if s.recent else ("check" if len(s.key) == s.atom.arity else "probe" if s.key else "scan")
-                out.append(f"{how} {literal_text(s.atom)} on {list(s.key)}")
-            elif isinstance(s, AntiJoin):
-                out.append(f"anti {literal_text(s.atom)} on {list(s.key)}")
-            elif isinstance(s, Filter):
-                out.append(f"filter {literal_text(s.comparison)}")
-            elif isinstance(s, Assign):
-                out.append(f"assign {s.var}")
-            else:
-                out.append(f"aggregate {s.var} over {list(s.outer)}")
-        return "\n".join(out)
-
 
 def term_vars(term: Term | None) -> Iterator[str]:
     if isinstance(term, Var):

@@ -32,6 +32,8 @@ from .text import term_text, value_text
 __all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
 
 Binding = dict[str, Any]
+Row = tuple[Any, ...]
+Bindings = tuple[tuple[str, Any], ...]
 SEARCH_BUDGET = 20_000  # steps tried per why-not search
 
 
@@ -39,11 +41,11 @@ SEARCH_BUDGET = 20_000  # steps tried per why-not search
 class ProofNode:
     kind: str  # "rule" | "fact" | "absent" | "holds" | "aggregate"
     relation: str | None = None
-    tuple: tuple[Any, ...] | None = None
+    tuple: Row | None = None
     rule: int | None = None
     rule_text: str | None = None
-    bindings: tuple[tuple[str, Any], ...] = ()
-    children: tuple["ProofNode", ...] = ()
+    bindings: Bindings = ()
+    children: "Proofs" = ()
     height: int = 0
     text: str = ""  # the literal as it holds, e.g. `!banned("alice")`, `3 < 5`
 
@@ -54,19 +56,23 @@ class Failure:
 
     rule: int
     rule_text: str
-    bindings: tuple[tuple[str, Any], ...]  # the best partial binding
+    bindings: Bindings  # the best partial binding
     literal: str  # the first literal that fails, instantiated
     kind: str  # "missing" (no matching fact) | "present" (negated fact exists) | "false" | "empty"
-    needed: tuple[tuple[str, tuple[Any, ...]], ...]  # facts to add ("missing") or remove ("present")
-    children: tuple["WhyNot", ...] = ()
+    needed: tuple[tuple[str, Row], ...]  # facts to add ("missing") or remove ("present")
+    children: "tuple[WhyNot, ...]" = ()
 
 
 @dataclass(frozen=True, slots=True)
 class WhyNot:
     relation: str
-    tuple: tuple[Any, ...]  # None marks an unknown value
+    tuple: Row  # None marks an unknown value
     holds: bool
-    failures: tuple[Failure, ...] = ()
+    failures: "Failures" = ()
+
+
+Proofs = tuple[ProofNode, ...]
+Failures = tuple[Failure, ...]
 
 
 # ---------------------------------------------------------------- interpreter
