@@ -27,15 +27,16 @@ from typing import Any, Iterator
 import pytest
 
 from .diagnostics import OrdinanceError
-from .engine import evaluate, to_text, why, why_not
+from .engine import to_text, why, why_not
 from .fuzz import Harness, report, search
 from .fuzz.history import show_fact
 from .fuzz.report import binding_text, proof_lines
 from .fuzz.runner import Breach
-from .rules.ast import Atom, Const, Expect, TestBlock
+from .rules.ast import TestBlock
 from .rules.loader import STDLIB_PREFIX
+from .testing import run_block
 
-__all__ = ["RulesFile", "BlockItem", "InvariantItem", "run_block"]
+__all__ = ["RulesFile", "BlockItem", "InvariantItem"]
 
 SHOWN_FACTS = 12  # facts of the expected relation shown in a failure
 
@@ -139,7 +140,7 @@ class BlockItem(_Item):
 
     def runtest(self) -> None:
         assert isinstance(self.parent, RulesFile)
-        failures = run_block(self.parent.harness, self.block)
+        failures = _failures(self.parent.harness, self.block)
         if failures:
             where = f"{self.block.span.file}:{self.block.span.line}"
             raise Failed(f'test "{self.block.name}" failed ({where})\n' + "\n".join(failures))
@@ -163,29 +164,20 @@ class InvariantItem(_Item):
 # ---------------------------------------------------------------- running a block
 
 
-def _expected(expect: Expect) -> tuple[str, tuple[Any, ...]]:
-    atom: Atom = expect.atom
-    return atom.relation, tuple(a.value if isinstance(a, Const) else None for a in atom.args)
-
-
-def run_block(harness: Harness, block: TestBlock, default_now: int = 0) -> list[str]:
+def _failures(harness: Harness, block: TestBlock) -> list[str]:
     """The failures of one test block, each a few lines (empty: it passes)."""
-    facts: dict[str, set[tuple[Any, ...]]] = {}
-    for rule in block.facts:
-        facts.setdefault(rule.head.relation, set()).add(_expected(Expect(rule.head))[1])
-    types = harness.types
-    model = evaluate(harness.program, facts, now=default_now if block.now is None else block.now)
+    result = run_block(harness, block)
+    if result.error is not None:
+        raise result.error
+    types, model = harness.types, result.model
     out: list[str] = []
-    for expect in block.expects:
-        rel, pattern = _expected(expect)
+    for f in result.failed:
+        rel, pattern = f.relation, f.pattern
         shown = show_fact(rel, tuple("_" if v is None else v for v in pattern), types).replace('"_"', "_")
-        matches = model.query(rel, pattern)
-        if bool(matches) != expect.negated:
-            continue
-        line = f"  line {expect.span.line}: expect {'not ' if expect.negated else ''}{shown}"
-        if expect.negated:
+        line = f"  line {f.expect.span.line}: expect {'not ' if f.expect.negated else ''}{shown}"
+        if f.expect.negated:
             out.append(f"{line}: it holds")
-            proof = why(model, rel, matches[0])
+            proof = why(model, rel, f.matches[0])
             out.extend("      " + s for s in (to_text(proof) if proof else "").splitlines())
         else:
             out.append(f"{line}: it does not hold")
@@ -195,12 +187,10 @@ def run_block(harness: Harness, block: TestBlock, default_now: int = 0) -> list[
             if None not in pattern:
                 out.append("    why not:")
                 out.extend("      " + s for s in to_text(why_not(model, rel, pattern)).splitlines())
-    for target in harness.targets:
-        found = sorted(model.tuples(target.relation), key=repr)
-        if found:
-            breach = Breach(target, found[0], model.now, 0, 0, None, why(model, target.relation, found[0]))
-            out.append(f'  invariant "{target.name}" is broken: {binding_text(breach)}')
-            children: Any = breach.proof.children if breach.proof else ()
-            for child in children:
-                out.extend(proof_lines(child, breach, types, 3, given="test fact"))
+    for b in result.broken:
+        breach = Breach(b.target, b.binding, model.now, 0, 0, None, b.proof)
+        out.append(f'  invariant "{b.target.name}" is broken: {binding_text(breach)}')
+        children: Any = b.proof.children if b.proof else ()
+        for child in children:
+            out.extend(proof_lines(child, breach, types, 3, given="test fact"))
     return out

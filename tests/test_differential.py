@@ -11,10 +11,11 @@ negation, comparisons and recursion, without arithmetic and constants.
 
 from __future__ import annotations
 
+import multiprocessing
 from dataclasses import dataclass
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from pyDatalog import pyDatalog
 
@@ -128,8 +129,36 @@ def test_engine_agrees_with_the_naive_evaluator(gen, db):
     engine_and_naive(gen, db)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _pydatalog_child(gen: Generated, db: dict[str, list[tuple[int, ...]]], conn: Any) -> None:
+    conn.send(pydatalog_model(gen, db))
+
+
+# pyDatalog resolves top-down in compiled code, and some small recursive
+# programs with negation send it into a loop that never returns. So it runs
+# in a forked child: an example it cannot answer within PYDATALOG_BUDGET
+# seconds is rejected (it says nothing about our engine), never passed. The
+# examples are derandomized, so CI sees the same programs every run.
+PYDATALOG_BUDGET = 20
+
+
+def pydatalog_in_child(gen: Generated, db: dict[str, list[tuple[int, ...]]]) -> dict[str, set[tuple[Any, ...]]]:
+    ctx = multiprocessing.get_context("fork")
+    ours, theirs = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_pydatalog_child, args=(gen, db, theirs))
+    child.start()
+    try:
+        if not ours.poll(PYDATALOG_BUDGET):
+            reject()
+        answer: dict[str, set[tuple[Any, ...]]] = ours.recv()
+        return answer
+    finally:
+        child.kill()
+        child.join()
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(arithmetic=False), facts)
 def test_engine_naive_and_pydatalog_agree(gen, db):
     ours = engine_and_naive(gen, db)
-    assert pydatalog_model(gen, db) == ours, gen.text
+    theirs = pydatalog_in_child(gen, db)
+    assert theirs == ours, gen.text

@@ -161,6 +161,29 @@ def test_bad_requests_raise_gate_errors() -> None:
     assert r.facts()["request_route"] == {("a", "r", "t")}
 
 
+@pytest.mark.parametrize("request_", [
+    Request("a", "k", "t", "x", 3, scope="t"),
+    Request("a", "k", "t", "x", 3, scope="s", uses=("c",), needs=(("s", "at", "v"),), routes=("r",),
+            requires=("p",), irreversible=True, key="k1"),
+])
+def test_a_request_round_trips_through_its_facts(request_: Request) -> None:
+    assert Request.from_facts(request_.facts()) == request_
+    pairs = [(rel, t) for rel, ts in request_.facts().items() for t in ts]
+    assert Request.from_facts(pairs) == request_
+
+
+def test_facts_that_are_not_a_request_are_refused() -> None:
+    head = ("request", ("a", "k", "t", "x", 3))
+    with pytest.raises(GateError, match="exactly one"):
+        Request.from_facts([head, ("request", ("b", "k", "t", "x", 3))])
+    with pytest.raises(GateError, match="not a request-side relation"):
+        Request.from_facts([head, ("grant", ("x", "k", 3))])
+    with pytest.raises(GateError, match="first argument"):
+        Request.from_facts([head, ("request_uses", ("b", "c"))])
+    with pytest.raises(GateError, match="does not fit"):
+        Request.from_facts([head, ("request_scope", ("a", "s1")), ("request_scope", ("a", "s2"))])
+
+
 # ---------------------------------------------------------------- guard
 
 

@@ -6,69 +6,21 @@ from typing import Any
 
 import click
 
-from ..diagnostics import GateError
 from ..explain_render import annotator, explain_json, explain_text
 from ..gate import Decision, Gate, Request
 from ..timepoints import format_instant
 from .common import (
     check_declared,
-    db_option,
     ground_facts,
     json_option,
     load_policy,
-    now_option,
+    model_options,
     now_or_clock,
     open_db,
-    policy_option,
     print_json,
 )
 
-__all__ = ["command", "request_from_facts", "decision_json"]
-
-# request-side relation -> the Request field it fills (after the action id)
-_FIELDS = {
-    "request_scope": "scope",
-    "request_uses": "uses",
-    "request_needs": "needs",
-    "request_route": "routes",
-    "request_requires": "requires",
-    "request_irreversible": "irreversible",
-    "request_key": "key",
-}
-
-
-def request_from_facts(facts: list[tuple[str, tuple[Any, ...]]]) -> Request:
-    """The Request whose overlay facts (`Request.facts`) are exactly `facts`:
-    one `request(A, Kind, Target, Agent, Epoch)` plus `request_*` facts of A."""
-    heads = [args for rel, args in facts if rel == "request"]
-    if len(heads) != 1 or len(heads[0]) != 5:
-        raise GateError("give exactly one `request(A, Kind, Target, Agent, Epoch)` fact")
-    a, kind, target, agent, epoch = heads[0]
-    fields: dict[str, Any] = {"id": a, "kind": kind, "target": target, "agent": agent, "epoch": epoch}
-    for rel, args in facts:
-        name = _FIELDS.get(rel)
-        if rel == "request":
-            continue
-        if name is None:
-            raise GateError(f"`{rel}` is not a request-side relation; store it with `ordinance assert`")
-        if not args or args[0] != a:
-            raise GateError(f"`{rel}` must name the request `{a}` as its first argument")
-        if name == "irreversible":
-            fields[name] = True
-        elif name in ("scope", "key"):
-            fields[name] = args[1]
-        elif name == "needs":
-            fields.setdefault(name, []).append(list(args[1:]))
-        else:
-            fields.setdefault(name, []).append(args[1])
-    request = Request.from_json(fields)
-    given = {(rel, tuple(args)) for rel, args in facts}
-    made = {(rel, t) for rel, ts in request.facts().items() for t in ts}
-    extra = sorted(given - made, key=str)
-    if extra:
-        raise GateError(f"`{extra[0][0]}` does not fit the request (one scope; routes in that scope)")
-    return request
-
+__all__ = ["command", "decision_json"]
 
 def decision_json(d: Decision, annotate: Any = None) -> dict[str, Any]:
     """The `--json` shape: allowed, reasons (code, detail, proof), revision,
@@ -100,9 +52,7 @@ Exit status: 0 allowed, 1 blocked, 2 error.
 )
 @click.argument("facts", nargs=-1, required=True, metavar="REQUEST_FACT...")
 @json_option
-@now_option
-@db_option
-@policy_option
+@model_options
 def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, policy: str) -> None:
     """Check a request at the gate and log the decision.
 
@@ -116,7 +66,7 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
     program = load_policy(policy)
     parsed = ground_facts(facts, "request fact")
     check_declared(program, parsed)
-    request = request_from_facts(parsed)
+    request = Request.from_facts(parsed)
     at = now_or_clock(now)
     with open_db(db, program) as store:
         decision = Gate(program, store).check(request, at)

@@ -22,11 +22,14 @@ from ..timepoints import format_duration, format_instant, parse_instant
 __all__ = [
     "DB_ENV",
     "POLICY_ENV",
+    "DEFAULT_POLICY",
     "Instant",
     "db_option",
     "policy_option",
     "now_option",
     "json_option",
+    "model_options",
+    "path_option",
     "load_policy",
     "open_db",
     "ground_facts",
@@ -72,28 +75,16 @@ class Instant(click.ParamType):
         return int(dt.timestamp())
 
 
-def db_option(f: F) -> F:
-    return click.option(
-        "--db",
-        envvar=DB_ENV,
-        default=DEFAULT_DB,
-        show_default=True,
-        show_envvar=True,
-        metavar="PATH|URL",
-        help="The fact store: a SQLite file path or a postgresql:// URL.",
-    )(f)
+def path_option(flag: str, envvar: str, default: str, metavar: str, help: str) -> Callable[[F], F]:
+    """An option naming a file or URL, defaulting from `envvar`."""
+    return click.option(flag, envvar=envvar, default=default, show_default=True, show_envvar=True,
+                        metavar=metavar, help=help)
 
 
-def policy_option(f: F) -> F:
-    return click.option(
-        "--policy",
-        envvar=POLICY_ENV,
-        default=DEFAULT_POLICY,
-        show_default=True,
-        show_envvar=True,
-        metavar="FILE",
-        help="The policy file (rules in the ordinance language).",
-    )(f)
+db_option = path_option("--db", DB_ENV, DEFAULT_DB, "PATH|URL",
+                        "The fact store: a SQLite file path or a postgresql:// URL.")
+policy_option = path_option("--policy", POLICY_ENV, DEFAULT_POLICY, "FILE",
+                            "The policy file (rules in the ordinance language).")
 
 
 def now_option(f: F) -> F:
@@ -103,6 +94,12 @@ def now_option(f: F) -> F:
         default=None,
         help="Evaluation time, ISO-8601 (e.g. 2026-08-14T23:00:00Z); default: the current time.",
     )(f)
+
+
+def model_options(f: F) -> F:
+    """`--now`, `--db` and `--policy`: the options of a command that
+    evaluates the policy over the store."""
+    return now_option(db_option(policy_option(f)))
 
 
 def json_option(f: F) -> F:

@@ -9,18 +9,16 @@ import click
 from ..diagnostics import OrdinanceError
 from ..engine import evaluate, to_dot, to_json, to_text, why, why_not
 from ..explain_render import annotator
+from ..gate import Request
 from .common import (
     check_declared,
-    db_option,
     ground_facts,
     load_policy,
-    now_option,
+    model_options,
     now_or_clock,
     open_db,
-    policy_option,
     print_json,
 )
-from .check import request_from_facts
 from .query import parse_pattern
 
 __all__ = ["commands", "why_command", "why_not_command"]
@@ -33,9 +31,7 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="A fact added for this question only, e.g. a request (repeatable)."),
         click.option("--json", "fmt", flag_value="json", help="Print the tree as JSON."),
         click.option("--dot", "fmt", flag_value="dot", help="Print the tree as a Graphviz DOT graph."),
-        now_option,
-        db_option,
-        policy_option,
+        model_options,
     ):
         f = option(f)
     return f
@@ -48,7 +44,7 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tup
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if rel.startswith("request")]
     if asked:  # a request as the gate sees it (its scope defaults to its target)
-        overlay = request_from_facts(asked).facts()
+        overlay = Request.from_facts(asked).facts()
         extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay.items() for t in ts]
     with open_db(db, program) as store:
         facts = store.facts()

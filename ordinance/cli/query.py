@@ -8,21 +8,19 @@ import click
 from ..diagnostics import OrdinanceError
 from ..engine import evaluate
 from .common import (
-    db_option,
+    check_declared,
     json_option,
     load_policy,
-    now_option,
+    model_options,
+    new_table,
     now_or_clock,
     open_db,
-    policy_option,
-    new_table,
     print_json,
     print_table,
     show_value,
 )
 
 __all__ = ["command", "parse_pattern", "answers"]
-
 
 
 def parse_pattern(text: str) -> tuple[str, list[tuple[str, Any]]]:
@@ -71,9 +69,7 @@ Examples:
 )
 @click.argument("pattern")
 @json_option
-@now_option
-@db_option
-@policy_option
+@model_options
 def command(pattern: str, as_json: bool, now: int | None, db: str, policy: str) -> None:
     """Answer a pattern over the store's facts and the policy's rules.
 
@@ -83,14 +79,8 @@ def command(pattern: str, as_json: bool, now: int | None, db: str, policy: str) 
     """
     program = load_policy(policy)
     relation, args = parse_pattern(pattern)
-    decl = program.relations.get(relation)
-    if decl is None:
-        raise OrdinanceError(f"relation `{relation}` is not declared by the policy", code="unknown_relation")
-    if decl.arity != len(args):
-        raise OrdinanceError(
-            f"relation `{relation}` used with {len(args)} arguments, declared with {decl.arity}",
-            code="arity_mismatch",
-        )
+    check_declared(program, [(relation, tuple(args))])
+    decl = program.relations[relation]
     at = now_or_clock(now)
     with open_db(db, program) as store:
         model = evaluate(program, store.facts(), now=at)

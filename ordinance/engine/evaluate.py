@@ -10,7 +10,10 @@ maintenance) starts instead from the frontiers of any relation, inside or
 below the stratum, that the caller filled.
 
 Provenance costs one batch note per (round, rule): the round's number within
-its stratum is the height of every tuple it holds. A tuple's rank is
+its stratum is the height of every tuple it holds. In a full run that is the
+tuple's minimal derivation depth (a function of the facts, not of their
+order); a seed run continues the numbering, so its heights are only upper
+bounds until `renumber` (incremental.py) recomputes them. A tuple's rank is
 (stratum + 1, height), (0, 0) for a given fact; every tuple has an instance
 of its rule whose positive premises all have a smaller rank, because they
 were known before the round that derived it (lower strata are complete
@@ -21,7 +24,7 @@ recomputed stratum's heights change.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NoReturn
 
 from ..diagnostics import Diagnostic, EvaluationError
 from ..rules.ast import Aggregate, Atom, BinOp, Const, Negation, Now, Rule, Term
@@ -46,6 +49,8 @@ class Stratum:
     positive: frozenset[str]  # relations read by positive literals
     negative: frozenset[str]  # relations negated or aggregated over
     atoms: Mapping[int, tuple[tuple[int, str], ...]]  # rule id -> (position, relation) of positive atoms
+    recursive: bool = False  # a rule reads a relation of its own stratum positively
+    deltas: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)  # relation -> variants reading it
 
 
 @dataclass(slots=True)
@@ -58,6 +63,8 @@ class Prepared:
     derived: frozenset[str]
     labels: tuple[str, ...]
     stratum_index: dict[str, int]
+    readers: dict[str, tuple[int, ...]] = field(default_factory=dict)  # relation -> strata reading or holding it
+    heads: tuple[str, ...] = ()  # rule id -> its head relation
     plans: dict[tuple[int, int | None], Compiled] = field(default_factory=dict)
     aggregates: dict[int, Compiled] = field(default_factory=dict)
 
@@ -89,10 +96,23 @@ def prepare(program: CheckedProgram) -> Prepared:
             rule = program.rules[rid]
             atoms[rid] = tuple((p, lit.relation) for p, lit in enumerate(rule.body) if isinstance(lit, Atom))
             _dependencies(rule, pos, neg)
-        strata.append(Stratum(i, tuple(names), rule_ids, frozenset(pos), frozenset(neg), atoms))
+        recursive = any(r in names for rid in rule_ids for _, r in atoms[rid])
+        deltas: dict[str, list[tuple[int, int]]] = {}
+        for rid in rule_ids:
+            for p, r in atoms[rid]:
+                deltas.setdefault(r, []).append((rid, p))
+        strata.append(Stratum(i, tuple(names), rule_ids, frozenset(pos), frozenset(neg), atoms, recursive,
+                              {r: tuple(v) for r, v in deltas.items()}))
     derived = frozenset(r for names in program.strata for r in names)
     index = {r: i for i, names in enumerate(program.strata) for r in names}
-    return Prepared(program, tuple(strata), arity, derived, tuple(rule_text(r) for r in program.rules), index)
+    readers: dict[str, list[int]] = {}
+    for st in strata:
+        for name in st.positive | st.negative | set(st.relations):
+            readers.setdefault(name, []).append(st.index)
+    return Prepared(
+        program, tuple(strata), arity, derived, tuple(rule_text(r) for r in program.rules), index,
+        {name: tuple(sorted(ids)) for name, ids in readers.items()}, tuple(r.head.relation for r in program.rules),
+    )
 
 
 def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:
@@ -183,12 +203,12 @@ def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False)
 
     def resolve(spec: tuple[Any, ...]) -> Any:
         kind, rel = spec[0], spec[1]
+        if kind == "index":
+            return rels[rel].index(spec[2])
         if kind == "stable":
             return rels[rel].stable
         if kind == "recent":
             return rels[rel].recent
-        if kind == "index":
-            return rels[rel].index(spec[2])
         fn = aggregates.get(id(rel))
         if fn is None:
             fn = aggregates[id(rel)] = _aggregate_fn(prep.aggregate(rel), rel, resolve, now)
@@ -196,26 +216,31 @@ def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False)
 
     variants: list[tuple[int, int | None]]
     if seed:
-        variants = [(rid, p) for rid in st.rules for p, r in st.atoms[rid] if rels[r].recent]
+        variants = sorted(v for r, vs in st.deltas.items() if rels[r].recent for v in vs)
     else:
         variants = [(rid, None) for rid in st.rules]
+    plans, heads = prep.plans, prep.heads
     rounds = 0
     while variants:
         rounds += 1
         for rid, p in variants:
-            compiled = prep.plan(rid, p, rels)
-            head = rels[prep.program.rules[rid].head.relation]
-            out = head.to_add.get(rid)
+            compiled = plans.get((rid, p)) or prep.plan(rid, p, rels)
+            to_add = rels[heads[rid]].to_add
+            out = to_add.get(rid)
             if out is None:
-                out = head.to_add[rid] = set()
-            _call(compiled, [resolve(s) for s in compiled.inputs], out, now)
-        height = model.rounds[st.index] = model.rounds.get(st.index, 0) + 1
+                out = to_add[rid] = set()
+            try:
+                compiled.fn(*[resolve(s) for s in compiled.inputs], out, now)
+            except (TypeError, ZeroDivisionError) as exc:
+                _fail(compiled, exc)
+        # a non-recursive stratum derives everything in one round: height 1
+        height = model.rounds[st.index] = model.rounds.get(st.index, 0) + 1 if st.recursive else 1
         fresh = 0
         for name in own:
             rel = rels[name]
             recent: set[Any] = set()
             for rid, out in rel.to_add.items():
-                new = rel.missing(out)
+                new = rel.missing(out) if out else out
                 if new:
                     rel.insert(new)
                     rel.batches.append((height, rid, new))
@@ -226,23 +251,22 @@ def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False)
             if recent and seed:
                 added[name] |= recent
         budget.spend(own, rounds, fresh)
-        variants = [(rid, p) for rid in st.rules for p, r in st.atoms[rid] if r in own and rels[r].recent]
+        if not fresh or not st.recursive:
+            break
+        variants = sorted(v for r in own if rels[r].recent for v in st.deltas.get(r, ()))
     for name in own:
         rels[name].recent = ()
     return added
 
 
-def _call(compiled: Compiled, args: list[Any], out: set[Any], now: int) -> None:
-    try:
-        compiled.fn(*args, out, now)
-    except TypeError as exc:
-        raise EvaluationError(
-            [Diagnostic("type_mismatch", f"cannot compare or combine a number and a symbol in rule `{compiled.plan.label}`")]
-        ) from exc
-    except ZeroDivisionError as exc:
+def _fail(compiled: Compiled, exc: Exception) -> NoReturn:
+    if isinstance(exc, ZeroDivisionError):
         raise EvaluationError(
             [Diagnostic("division_by_zero", f"division by zero in rule `{compiled.plan.label}`")]
         ) from exc
+    raise EvaluationError(
+        [Diagnostic("type_mismatch", f"cannot compare or combine a number and a symbol in rule `{compiled.plan.label}`")]
+    ) from exc
 
 
 def _aggregate_fn(

@@ -20,6 +20,7 @@ relation is the only thing an overlay does to its base (a cache fill).
 
 from __future__ import annotations
 
+from heapq import heappop, heappush
 from typing import AbstractSet, Any
 
 from ..diagnostics import Diagnostic, EvaluationError
@@ -28,7 +29,7 @@ from .limits import Budget, Limits
 from .model import Facts, Model
 from .relation import Layer, Rel
 
-__all__ = ["extend", "overlay", "retract"]
+__all__ = ["extend", "overlay", "retract", "renumber", "warm"]
 
 
 def extend(model: Model, facts: Facts, limits: Limits | None = None) -> None:
@@ -44,6 +45,7 @@ def extend(model: Model, facts: Facts, limits: Limits | None = None) -> None:
 def overlay(model: Model, facts: Facts, limits: Limits | None = None) -> Model:
     scratch = Model(model.prepared, dict(model.rels), model.now, model.limits)
     scratch.rounds = dict(model.rounds)
+    scratch.inexact = set(model.inexact)
     scratch.base = model
     extend(scratch, facts, limits)
     return scratch
@@ -93,8 +95,21 @@ def _shared(model: Model, name: str) -> bool:
 
 
 def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budget: Budget) -> None:
-    rels = model.rels
-    for st in model.prepared.strata:
+    rels, strata, readers = model.rels, model.prepared.strata, model.prepared.readers
+    todo: list[int] = []  # a heap of the strata that read a changed relation
+    queued: set[int] = set()
+
+    def mark(names: Any) -> None:
+        for name in names:
+            for i in readers.get(name, ()):
+                if i not in queued:
+                    queued.add(i)
+                    heappush(todo, i)
+
+    mark(changed)
+    mark(reset)
+    while todo:
+        st = strata[heappop(todo)]
         touched = changed.keys() | reset
         own = set(st.relations)
         if st.negative & touched or st.positive & reset or own & reset:
@@ -106,6 +121,7 @@ def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budg
                 else:
                     rel.reset()
             model.rounds[st.index] = 0
+            model.inexact.discard(st.index)
             run_stratum(model, st, budget)
             for r in st.relations:
                 new = rels[r].stable
@@ -114,8 +130,10 @@ def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budg
                 if old[r] <= new:
                     if len(new) > len(old[r]):
                         changed[r] = {t for t in new if t not in old[r]}
+                        mark((r,))
                 else:
                     reset.add(r)
+                    mark((r,))
         elif st.positive & changed.keys() or own & changed.keys():
             for r in st.relations:
                 _writable(model, r)
@@ -123,8 +141,41 @@ def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budg
             for r in frontier:
                 rels[r].recent = changed[r]
             added = run_stratum(model, st, budget, seed=True)
+            if st.recursive:
+                model.inexact.add(st.index)
             for r in frontier:
                 rels[r].recent = ()
             for r, new in added.items():
                 if new:
                     changed[r] = changed[r] | new if r in changed else new
+                    mark((r,))
+
+
+def renumber(model: Model, upto: int) -> None:
+    """Recompute the notes of the seed-grown recursive strata up to `upto`.
+
+    A seed run numbers its rounds after the stratum's last one, and an old
+    tuple keeps its height when a new fact gives it a shorter derivation, so
+    proofs would depend on the order facts arrived in. Re-running the stratum
+    beside the model restores minimal heights; its tuples do not change.
+    Costs what the stratum holds, once, and only when a proof needs it."""
+    for i in sorted(s for s in model.inexact if s <= upto):
+        st = model.prepared.strata[i]
+        scratch = Model(model.prepared, dict(model.rels), model.now, model.limits)
+        for r in st.relations:
+            old = model.rels[r]
+            scratch.rels[r] = Rel(r, old.arity, True, old.edb)
+        run_stratum(scratch, st, Budget(model.limits))
+        for r in st.relations:
+            rel, fresh = model.rels[r], scratch.rels[r]
+            assert len(rel.stable) == len(fresh.stable), "renumbering never changes tuples"
+            rel.batches, rel._notes, rel._seen = fresh.batches, {}, 0
+        model.rounds[i] = scratch.rounds[i]
+        model.inexact.discard(i)
+
+
+def warm(model: Model, relations: Any) -> None:
+    """Compile the plans an overlay adding facts of `relations` runs, and
+    build the base indexes they probe, with a throwaway overlay per stratum
+    reached: the first real overlays then cost what later ones do."""
+    ...

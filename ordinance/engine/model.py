@@ -42,6 +42,7 @@ class Model:
         self.now = now
         self.limits = limits
         self.rounds: dict[int, int] = {}  # stratum index -> its last round (height)
+        self.inexact: set[int] = set()  # recursive strata grown by a seed run (see renumber)
         self.base: Model | None = None  # set on overlays
 
     @property
@@ -97,6 +98,18 @@ class Model:
         from .incremental import overlay
 
         return overlay(self, facts, limits or self.limits)
+
+    def renumber(self, upto: int | None = None) -> None:
+        """Make the heights of strata <= `upto` (default all) minimal again."""
+        from .incremental import renumber
+
+        renumber(self, len(self.prepared.strata) if upto is None else upto)
+
+    def warm(self, relations: Iterable[str]) -> None:
+        """Ready this model for overlays adding facts of `relations`."""
+        from .incremental import warm
+
+        warm(self, relations)
 
     def retract(self, facts: Facts, limits: Limits | None = None) -> None:
         from .incremental import retract

@@ -9,81 +9,36 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
-from .events import FACT_KINDS
 from .schema import Schema
-from .store import Row, Store, WriteTxn
+from .store import COLUMNS, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
 
 __all__ = ["SqliteStore"]
 
 T = TypeVar("T")
 BUSY_TIMEOUT_S = 60.0
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL,
-    relation TEXT NOT NULL,
-    args TEXT NOT NULL,
-    source TEXT NOT NULL,
-    author TEXT NOT NULL,
-    time TEXT NOT NULL,
-    resource TEXT,
-    epoch INTEGER,
-    payload TEXT
-);
-CREATE INDEX IF NOT EXISTS events_purge ON events(seq) WHERE kind = 'purge';
-CREATE INDEX IF NOT EXISTS events_decision ON events(seq) WHERE kind = 'decision';
-CREATE TABLE IF NOT EXISTS fences (
-    resource TEXT PRIMARY KEY,
-    epoch INTEGER NOT NULL
-);
+_DDL = tables_sql("INTEGER") + """
 CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'events are append-only: no update'); END;
 CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'events are append-only: no delete'); END;
 """
 
-_COLUMNS = "seq, kind, relation, args, source, author, time, resource, epoch, payload"
-_FACT_KINDS_SQL = ", ".join(f"'{k}'" for k in FACT_KINDS)
 
-
-class _Txn:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def revision(self) -> int:
-        return int(self.db.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
-
-    def newest_epoch(self, resource: str) -> int | None:
-        row = self.db.execute("SELECT epoch FROM fences WHERE resource = ?", (resource,)).fetchone()
-        return None if row is None else int(row[0])
-
-    def set_epoch(self, resource: str, epoch: int) -> None:
-        self.db.execute(
-            "INSERT INTO fences(resource, epoch) VALUES (?, ?) "
-            "ON CONFLICT(resource) DO UPDATE SET epoch = excluded.epoch",
-            (resource, epoch),
-        )
-
-    def kinds(self, seqs: Sequence[int]) -> dict[int, str]:
-        rows = self.db.execute(
-            "SELECT seq, kind FROM events WHERE seq IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(seqs)),),
-        )
-        return {int(s): k for s, k in rows}
-
-    def purged(self) -> set[int]:
-        rows = self.db.execute("SELECT args FROM events WHERE kind = 'purge'")
-        return {int(s) for (a,) in rows for s in json.loads(a)}
+class _Txn(SqlTxn):
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, object]:
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
 
     def insert(self, rows: list[Row]) -> None:
-        self.db.executemany(f"INSERT INTO events ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        self.db.executemany(f"INSERT INTO events ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
 
 
-class SqliteStore(Store):
+class SqliteStore(SqlStore):
     """A store in one SQLite file (`path`; `:memory:` for a private one)."""
+
+    txn = _Txn
 
     def __init__(self, path: str, schema: Schema | None = None) -> None:
         super().__init__(path, schema)
@@ -103,34 +58,3 @@ class SqliteStore(Store):
             raise
         self.db.execute("COMMIT")
         return result
-
-    def _rows(self, since: int, until: int | None, kinds: Sequence[str] | None) -> list[Row]:
-        sql = f"SELECT {_COLUMNS} FROM events WHERE seq > ?"
-        params: list[object] = [since]
-        if until is not None:
-            sql += " AND seq <= ?"
-            params.append(until)
-        if kinds is not None:
-            sql += " AND kind IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(list(kinds)))
-            if len(kinds) == 1:  # matches the partial indexes on purge / decision
-                sql = sql.replace("kind IN (SELECT value FROM json_each(?))", "kind = ?")
-                params[-1] = kinds[0]
-        return self.db.execute(sql + " ORDER BY seq", params).fetchall()
-
-    def _fact_groups(self, revision: int, exclude: Sequence[int]) -> Iterable[tuple[str, str]]:
-        sql = (
-            "SELECT relation, '[' || group_concat(args, ',') || ']' FROM events "
-            f"WHERE seq <= ? AND kind IN ({_FACT_KINDS_SQL})"
-        )
-        params: list[object] = [revision]
-        if exclude:
-            sql += " AND seq NOT IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(list(exclude)))
-        return self.db.execute(sql + " GROUP BY relation", params).fetchall()
-
-    def revision(self) -> int:
-        return _Txn(self.db).revision()
-
-    def close(self) -> None:
-        self.db.close()

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from ..diagnostics import Diagnostic, StaleEpochError, StoreError
 from .events import (
+    FACT_KINDS,
     KINDS,
     Event,
     Value,
@@ -31,7 +32,8 @@ from .events import (
 )
 from .schema import Schema, validate
 
-__all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "open_store"]
+__all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "tables_sql",
+           "open_store"]
 
 Facts = dict[str, set[tuple[Value, ...]]]
 # seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON)
@@ -309,6 +311,119 @@ class StoreView:
     def decisions(self) -> list[Event]:
         return self.store.decisions(self._revision)
 
+
+# ---------------------------------------------------------------- SQL backends
+
+COLUMNS = "seq, kind, relation, args, source, author, time, resource, epoch, payload"
+_FACT_KINDS_SQL = ", ".join(f"'{k}'" for k in FACT_KINDS)
+
+
+def tables_sql(integer: str) -> str:
+    """The `events` and `fences` tables and the partial indexes; `integer`
+    is the backend's 64-bit integer type."""
+    return f"""
+CREATE TABLE IF NOT EXISTS events (
+    seq {integer} PRIMARY KEY,
+    kind TEXT NOT NULL,
+    relation TEXT NOT NULL,
+    args TEXT NOT NULL,
+    source TEXT NOT NULL,
+    author TEXT NOT NULL,
+    time TEXT NOT NULL,
+    resource TEXT,
+    epoch {integer},
+    payload TEXT
+);
+CREATE INDEX IF NOT EXISTS events_purge ON events(seq) WHERE kind = 'purge';
+CREATE INDEX IF NOT EXISTS events_decision ON events(seq) WHERE kind = 'decision';
+CREATE TABLE IF NOT EXISTS fences (
+    resource TEXT PRIMARY KEY,
+    epoch {integer} NOT NULL
+);
+"""
+
+
+class SqlTxn:
+    """`WriteTxn` over a DB-API connection; a backend sets the placeholder
+    `mark`, how a column is matched against a list (`in_list`) and `insert`."""
+
+    mark = "?"
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, object]:
+        """SQL true when `column` is one of `values`, and its one parameter."""
+        raise NotImplementedError
+
+    def insert(self, rows: list[Row]) -> None:
+        raise NotImplementedError
+
+    def revision(self) -> int:
+        row = self.db.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
+        return int(row[0]) if row else 0
+
+    def newest_epoch(self, resource: str) -> int | None:
+        row = self.db.execute(f"SELECT epoch FROM fences WHERE resource = {self.mark}", (resource,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def set_epoch(self, resource: str, epoch: int) -> None:
+        self.db.execute(
+            f"INSERT INTO fences(resource, epoch) VALUES ({self.mark}, {self.mark}) "
+            "ON CONFLICT(resource) DO UPDATE SET epoch = excluded.epoch",
+            (resource, epoch),
+        )
+
+    def kinds(self, seqs: Sequence[int]) -> dict[int, str]:
+        where, param = self.in_list("seq", seqs)
+        return {int(s): k for s, k in self.db.execute(f"SELECT seq, kind FROM events WHERE {where}", (param,))}
+
+    def purged(self) -> set[int]:
+        rows = self.db.execute("SELECT args FROM events WHERE kind = 'purge'")
+        return {int(s) for (a,) in rows for s in json.loads(a)}
+
+
+class SqlStore(Store):
+    """The reads every SQL backend shares; it sets `db` and `txn` (its SqlTxn)."""
+
+    db: Any
+    txn: type[SqlTxn]
+    _concat = "group_concat(args, ',')"  # the backend's string aggregate of `args`
+
+    def _rows(self, since: int, until: int | None, kinds: Sequence[str] | None) -> list[Row]:
+        mark = self.txn.mark
+        sql = f"SELECT {COLUMNS} FROM events WHERE seq > {mark}"
+        params: list[object] = [since]
+        if until is not None:
+            sql += f" AND seq <= {mark}"
+            params.append(until)
+        if kinds is not None:
+            param: object
+            if len(kinds) == 1:  # matches the partial indexes on purge / decision
+                where, param = f"kind = {mark}", kinds[0]
+            else:
+                where, param = self.txn(self.db).in_list("kind", kinds)
+            sql += f" AND {where}"
+            params.append(param)
+        return self.db.execute(sql + " ORDER BY seq", params).fetchall()  # type: ignore[no-any-return]
+
+    def _fact_groups(self, revision: int, exclude: Sequence[int]) -> Iterable[tuple[str, str]]:
+        sql = (
+            f"SELECT relation, '[' || {self._concat} || ']' FROM events "
+            f"WHERE seq <= {self.txn.mark} AND kind IN ({_FACT_KINDS_SQL})"
+        )
+        params: list[object] = [revision]
+        if exclude:
+            where, param = self.txn(self.db).in_list("seq", exclude)
+            sql += f" AND NOT ({where})"
+            params.append(param)
+        return self.db.execute(sql + " GROUP BY relation", params).fetchall()  # type: ignore[no-any-return]
+
+    def revision(self) -> int:
+        return self.txn(self.db).revision()
+
+    def close(self) -> None:
+        self.db.close()
 
 
 def open_store(url: str, schema: Schema | None = None) -> Store:

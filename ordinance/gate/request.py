@@ -8,13 +8,25 @@ the store.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..diagnostics import GateError
 
 __all__ = ["Request"]
 
 Facts = dict[str, set[tuple[str | int, ...]]]
+
+
+# request-side relation -> the Request field it fills (after the action id)
+_FIELDS = {
+    "request_scope": "scope",
+    "request_uses": "uses",
+    "request_needs": "needs",
+    "request_route": "routes",
+    "request_requires": "requires",
+    "request_irreversible": "irreversible",
+    "request_key": "key",
+}
 
 
 def _strings(value: Any, name: str) -> tuple[str, ...]:
@@ -122,3 +134,39 @@ class Request:
             )
         except KeyError as missing:
             raise GateError(f"request field `{missing.args[0]}` is missing") from None
+
+    @classmethod
+    def from_facts(cls, given: Mapping[str, Iterable[tuple[Any, ...]]] | Iterable[tuple[str, tuple[Any, ...]]]
+                   ) -> Request:
+        """The Request whose overlay facts (`facts()`) are exactly `given`
+        (relation -> tuples, or (relation, tuple) pairs): one
+        `request(A, Kind, Target, Agent, Epoch)` plus `request_*` facts of A."""
+        facts = [(r, t) for r, ts in given.items() for t in ts] if isinstance(given, Mapping) else list(given)
+        heads = [args for rel, args in facts if rel == "request"]
+        if len(heads) != 1 or len(heads[0]) != 5:
+            raise GateError("give exactly one `request(A, Kind, Target, Agent, Epoch)` fact")
+        a, kind, target, agent, epoch = heads[0]
+        fields: dict[str, Any] = {"id": a, "kind": kind, "target": target, "agent": agent, "epoch": epoch}
+        for rel, args in facts:
+            name = _FIELDS.get(rel)
+            if rel == "request":
+                continue
+            if name is None:
+                raise GateError(f"`{rel}` is not a request-side relation; store it with `ordinance assert`")
+            if not args or args[0] != a:
+                raise GateError(f"`{rel}` must name the request `{a}` as its first argument")
+            if name == "irreversible":
+                fields[name] = True
+            elif name in ("scope", "key"):
+                fields[name] = args[1]
+            elif name == "needs":
+                fields.setdefault(name, []).append(list(args[1:]))
+            else:
+                fields.setdefault(name, []).append(args[1])
+        request = cls.from_json(fields)
+        given = {(rel, tuple(args)) for rel, args in facts}
+        made = {(rel, t) for rel, ts in request.facts().items() for t in ts}
+        extra = sorted(given - made, key=str)
+        if extra:
+            raise GateError(f"`{extra[0][0]}` does not fit the request (one scope; routes in that scope)")
+        return request

@@ -3,6 +3,12 @@
 `parse` reports every syntax error it can find: after an error it resumes
 at the next line that starts in column 1 (a clause boundary in any sensibly
 laid-out file), so one typo does not hide the next.
+
+Fast path: a line that is one ground fact starting in column 1, such as
+`claim("c1", 42, 15m).`, is read by a regular expression (lark costs several
+seconds per megabyte). The text between such lines goes to lark, which must
+read it as whole items; when it cannot, lark re-reads from there to the end,
+so results and diagnostics are exactly those of lark alone.
 """
 
 from __future__ import annotations
@@ -28,6 +34,16 @@ MAX_TERM_DEPTH = 100  # depth of an expression tree (also bounds recursion)
 MAX_INT = 2**63 - 1
 
 _RESYNC = re.compile(r"\n(?=[^\s}])")
+_STRING = r'"(?:[^"\\\n]|\\.)*"'
+_INSTANT = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
+_CONST = rf"(?:{_STRING}|{_INSTANT}|-?[ \t]*[0-9]+[smhdw]?|forever)"
+# a fast-path fact, or a blank or comment-only line (no `name` group)
+_LINE = re.compile(
+    rf"^(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]*\([ \t]*(?P<args>{_CONST}(?:[ \t]*,[ \t]*{_CONST})*)?"
+    r"[ \t]*(?P<close>\))[ \t]*(?P<dot>\.))?[ \t\r]*(?://[^\n]*)?$",
+    re.M,
+)
+_ARG = re.compile(rf"(-[ \t]*)?(?:({_STRING})|({_INSTANT})|([0-9]+)([smhdw])?|forever)")
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.S)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 _FRIENDLY = {
