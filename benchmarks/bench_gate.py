@@ -2,10 +2,13 @@
 
     python benchmarks/bench_gate.py [--facts 100000] [--checks 2000]
 
-Prints the time to build the warm model, then p50/p99 of `Gate.decide`
-(the check alone) and `Gate.check` (check + decision log append, SQLite),
-for allowed requests and for denied ones (which build proofs), and for
-re-checking after one new fact (the warm model is rebuilt or extended).
+Prints the time to build the warm model (evaluation + `Model.warm`), the
+slowest of the first checks, then p50/p99 and their ratio to the DESIGN
+target (p50 <= 100 us, p99 <= 1 ms; ratio <= 1 meets it) of
+- `decide`: the decision on the warm model (what the target is about),
+  for allowed requests and for denied ones (proofs stay lazy);
+- `check`: decide + the durable decision-log append (a SQLite commit);
+- insert+recheck: one new fact, then a decision (the warm model is extended).
 """
 
 from __future__ import annotations
@@ -93,8 +96,15 @@ def main() -> None:
             return Request(f"r{i}", "write", f"w{a}", f"a{a}", epoch if ok else epoch - 1 or 0,
                            scope=f"scope{a % 100}", uses=(used,))
 
+        first = []
+        for i in range(10):
+            t = time.perf_counter()
+            gate.decide(request(args.checks * 10 + i, i % 2 == 0), NOW)
+            first.append(time.perf_counter() - t)
+        print(f"first 10 decides: slowest {max(first) * 1e6:.1f} us, first {first[0] * 1e6:.1f} us")
+
         for label, ok, fn in (("decide allowed", True, gate.decide), ("decide denied", False, gate.decide),
-                              ("check+log allowed", True, gate.check)):
+                              ("check allowed", True, gate.check)):
             samples = []
             allowed = 0
             for i in range(args.checks):
@@ -104,8 +114,8 @@ def main() -> None:
                 samples.append(time.perf_counter() - t)
                 allowed += d.allowed
             p50, p99 = percentiles(samples)
-            print(f"{label:20s} p50 {p50 * 1e6:8.1f} us  p99 {p99 * 1e6:8.1f} us  "
-                  f"(allowed {allowed}/{args.checks}; target p50 <= 100 us, p99 <= 1000 us)")
+            print(f"{label:16s} p50 {p50 * 1e6:8.1f} us ({p50 / 100e-6:4.2f}x target)  "
+                  f"p99 {p99 * 1e6:8.1f} us ({p99 / 1e-3:4.2f}x target)  allowed {allowed}/{args.checks}")
         # one new fact, then re-check
         samples = []
         for i in range(20):

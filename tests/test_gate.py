@@ -310,3 +310,38 @@ def test_an_extended_warm_model_decides_like_a_fresh_one(store: Store) -> None:
         assert extended.to_json() == fresh.to_json()
     assert gate.model(store.revision(), T) is warm  # extended in place, not rebuilt
     assert gate.decide(uses, T).codes == ("owner-stop", "stale-epoch", "superseded-evidence")
+
+
+def test_a_warm_model_is_ready_for_its_first_check(store: Store) -> None:
+    takeover(store)
+    gate = Gate(POLICY, store)
+    model = gate.model(store.revision(), T)
+    plans = dict(model.prepared.plans)
+    gate.decide(bob("w1", uses=("c1",), needs=(("job", "state", "open"),), routes=("r",),
+                    requires=("x",), irreversible=True, key="k"), T)
+    gate.decide(alice(), T)
+    assert model.prepared.plans == plans  # warming compiled every plan an overlay runs
+
+
+def test_proofs_do_not_depend_on_fact_arrival_order(tmp_path: Path) -> None:
+    facts = [("grant", ("alice", "deploy", 1)), ("lease", ("job", "alice", 1, T - 3600)),
+             ("grant", ("bob", "deploy", 2)), ("lease", ("job", "bob", 2, T + 3600)),
+             ("single_valued", ("state",))]
+    for i in range(4):  # conflicting claims: several equally short proofs
+        facts += [("claim", (f"c{i}", "job", "state", "open" if i % 2 else "done")),
+                  ("claim_source", (f"c{i}", "sweep", "observed")),
+                  ("claim_valid", (f"c{i}", T - 600 * (i + 1), 2**53))]
+    answers = []
+    for n, order in enumerate((facts, facts[::-1])):
+        with open_store(str(tmp_path / f"order{n}.db"), schema_of(POLICY)) as s:
+            gate = Gate(POLICY, s)
+            for k in range(0, len(order), 3):  # in batches: the warm model is extended
+                s.assert_facts(order[k:k + 3])
+                gate.decide(alice(), T)
+            got = []
+            for r in (alice(), bob(uses=("c0", "c1")), bob("b2", needs=(("job", "state", "open"),))):
+                d = gate.decide(r, T)
+                got.append((d.allowed, [x.to_json() for x in d.reasons], [x.to_json() for x in d.flags]))
+            answers.append(got)
+    assert answers[0] == answers[1]
+    assert any(reason for _, reasons, _ in answers[0] for reason in reasons if "proof" in reason)

@@ -116,19 +116,41 @@ def test_unterminated_string_and_deep_nesting(tmp_path: Path) -> None:
     assert codes_of(lint_bytes(tmp_path, unbalanced)) == ["too_deep"]
 
 
-def test_a_ten_megabyte_file_is_refused_quickly(tmp_path: Path) -> None:
-    line = b'edge(1, "node", 2026-08-14T23:00:00Z).\n'
-    data = line * (10_000_000 // len(line) + 1)
-    assert len(data) > MAX_BYTES
-    result = lint_bytes(tmp_path, data)
+def test_files_over_the_limit_are_refused(tmp_path: Path) -> None:
+    assert MAX_BYTES >= 10_000_000
+    path = tmp_path / "x.rules"
+    path.write_bytes(b"p(1).\n" * 400)
+    result = lint("--max-bytes", "1000", str(path))
     assert result.exit_code == 1 and codes_of(result) == ["too_large"]
+    assert "file is 2,400 bytes; lint reads at most 1,000" in result.stdout
+    assert lint("--max-bytes", "0", str(path)).exit_code == 0
 
 
-def test_a_large_valid_file_is_linted(tmp_path: Path) -> None:
-    lines = [".decl edge(a: number, b: symbol, t: time)"]
-    lines += [f'edge({i}, "n{i}", 2026-08-14T23:00:00Z).' for i in range(3000)]
-    result = lint_bytes(tmp_path, "\n".join(lines).encode())
+def test_ten_megabytes_of_garbage_are_diagnosed_not_refused(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    chunk = bytes(rng.randrange(32, 127) for _ in range(100_000)) + b"\n"
+    data = chunk * 100
+    assert 10_000_000 <= len(data) <= MAX_BYTES
+    result = lint_bytes(tmp_path, data)
+    assert result.exit_code == 1
+    codes = codes_of(result)
+    assert codes and set(codes) <= {"syntax", "too_deep"}
+
+
+def test_megabytes_of_facts_and_rules_are_linted(tmp_path: Path) -> None:
+    lines = [".decl edge(a: number, b: symbol, t: time)", "// edges"]
+    lines += ["path(A, B) :- edge(A, _, _), edge(B, _, _)."]
+    lines += [f'edge({i}, "n{i} // not a comment", 2026-08-14T23:00:00Z).' for i in range(50_000)]
+    lines += ["far(A) :-", "  edge(A, \"x\", _).", "edge(-1, \"\\u00e9\", forever)."]
+    data = "\n".join(lines).encode()
+    assert len(data) > 2_500_000
+    result = lint_bytes(tmp_path, data)
     assert (result.exit_code, result.stdout) == (0, "")
+    broken = data.replace(b"edge(25000,", b"edge(25000 ").replace(b"edge(40000,", b"edge(40000,,")
+    result = lint_bytes(tmp_path, broken)
+    assert result.exit_code == 1
+    headers = [m.groupdict() for m in map(HEADER.match, result.stdout.splitlines()) if m]
+    assert [(h["line"], h["code"]) for h in headers] == [("25004", "syntax"), ("40004", "syntax")]
 
 
 def test_diagnostics_in_included_files_show_their_source(tmp_path: Path) -> None:

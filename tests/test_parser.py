@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from unittest import mock
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ordinance.diagnostics import ParseError, Span
-from ordinance.rules import ast, parse
+from ordinance.rules import ast, parse, parser
 from ordinance.rules.parser import MAX_ERRORS, MAX_TERM_DEPTH
 from ordinance.timepoints import FOREVER, parse_instant
 
@@ -228,3 +233,96 @@ def test_deep_nesting_is_a_diagnostic_not_a_crash() -> None:
 def test_error_count_is_capped() -> None:
     found = errors("p(.\n" * (MAX_ERRORS * 3))
     assert len(found) == MAX_ERRORS
+
+
+# ---------------------------------------------------------------- fast path
+
+
+def lark_only(text: str) -> object:
+    """What parse gives when every line goes through the grammar."""
+    with mock.patch.object(parser, "_LINE", re.compile(r"(?!)")):
+        return outcome(text)
+
+
+def outcome(text: str) -> object:
+    try:
+        program = parse(text, "f.rules")
+    except ParseError as e:
+        return e.diagnostics
+    return program, [spans(item) for item in program.items]
+
+
+def spans(node: object) -> list[object]:
+    if isinstance(node, tuple):
+        return [s for child in node for s in spans(child)]
+    if not hasattr(node, "__slots__"):
+        return []
+    found: list[object] = [getattr(node, "span")] if hasattr(node, "span") else []
+    return found + [s for f in node.__slots__ if f != "span" for s in spans(getattr(node, f))]
+
+
+gaps = st.sampled_from(["", " ", "\t", "  "])
+string_bodies = st.lists(
+    st.sampled_from(
+        ["a", " ", "//", "/*", "*/", "(", "}", '\\"', "\\\\", "\\n", "\\t", "\\u00e9", "\\q", "\\u12", "é", "\\/"]
+    )
+).map("".join)
+signs = st.sampled_from(["", "-", "- ", "--"])
+constants = st.one_of(
+    string_bodies.map(lambda s: f'"{s}"'),
+    st.tuples(signs, st.integers(0, 2**64)).map(lambda t: f"{t[0]}{t[1]}"),
+    st.tuples(signs, st.integers(0, 10**20), st.sampled_from("smhdw")).map(lambda t: "".join(map(str, t))),
+    st.sampled_from(
+        ["2026-08-14T23:00:00Z", "-2026-08-14T23:00:00Z", "2026-13-45T00:00:00Z", "forever", "-forever"]
+        + ["X", "_", "1+2", "5x"]
+    ),
+)
+fact_lines = st.builds(
+    lambda name, args, g, tail: f"{name}{g}({g}{(g + ',' + g).join(args)}{g}){g}.{tail}",
+    st.sampled_from(["p", "claim", "not", "count", "forever", "test", "_", "p_2"]),
+    st.lists(constants, max_size=4),
+    gaps,
+    st.sampled_from(["", " ", " // c", "// x /* y", "\r", " /* z */"]),
+)
+other_lines = st.sampled_from([
+    "", "// note", "  ", ".decl p(a: number)", ".decl q(a: flot)", "p(X) :- q(X).", "p(X) :-",
+    "  q(X),", "q(1).", "  r(1).", "/* open", "*/", 'test "t" {', "}", "expect q(1).", "p(X) :- q(X)",
+    "p(1, .", 'p("abc).', '.include "x"', "  // indented", "p(\x00).", "(((",
+])
+files = st.lists(st.one_of(fact_lines, other_lines), max_size=12).flatmap(
+    lambda lines: st.sampled_from(["\n", "\r\n"]).map(lambda nl: nl.join(lines))
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(files)
+def test_fast_facts_read_exactly_as_the_grammar_reads_them(text: str) -> None:
+    assert outcome(text) == lark_only(text)
+
+
+def test_fact_like_lines_inside_other_items_are_read_in_context() -> None:
+    text = (
+        "p(X) :- q(X),\nr(1).\n"  # a rule goes on over a fact-like line
+        "/* a comment\nhidden(1).\n*/\n"
+        'test "t" {\nq(2).\nexpect p(2).\n}\n'
+        'fact("a//b", -5, 15m).\n'
+        "t(-2026-08-14T23:00:00Z, --5, - 1h).\n"  # shapes the fast path leaves to lark
+    )
+    program, _ = outcome(text)  # type: ignore[misc]
+    assert outcome(text) == lark_only(text)
+    assert [type(i).__name__ for i in program.items] == ["Rule", "TestBlock", "Rule", "Rule"]
+    assert isinstance(program.items[3].head.args[0], ast.BinOp)
+    assert program.items[3].head.args[1:] == (num(5), ast.Const(-3600, "duration"))
+    assert program.items[0].body[1] == ast.Atom("r", (num(1),))
+    last = program.items[2]
+    assert last.head.args == (ast.Const("a//b"), num(-5), ast.Const(900, "duration"))
+    assert last.span == Span(10, 1, 10, 23, "f.rules")
+    assert last.head.args[1].span == Span(10, 14, 10, 16, "f.rules")
+
+
+def test_errors_between_fast_facts_are_all_reported() -> None:
+    text = "".join(f'c({i}, "x").\n' for i in range(100)) + "bad(.\n" + 'c(1, "y").\n' * 100 + 'q("\\q").\n'
+    found = errors(text)
+    assert [(code, line) for code, line, *_ in found] == [("syntax", 101), ("syntax", 202)]
+    with mock.patch.object(parser, "_LINE", re.compile(r"(?!)")):  # the grammar alone
+        assert errors(text) == found

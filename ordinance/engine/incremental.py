@@ -167,15 +167,37 @@ def renumber(model: Model, upto: int) -> None:
             scratch.rels[r] = Rel(r, old.arity, True, old.edb)
         run_stratum(scratch, st, Budget(model.limits))
         for r in st.relations:
-            rel, fresh = model.rels[r], scratch.rels[r]
-            assert len(rel.stable) == len(fresh.stable), "renumbering never changes tuples"
+            rel, fresh = model.rels[r], scratch.rels[r]  # same tuples, new notes
             rel.batches, rel._notes, rel._seen = fresh.batches, {}, 0
         model.rounds[i] = scratch.rounds[i]
         model.inexact.discard(i)
 
 
 def warm(model: Model, relations: Any) -> None:
-    """Compile the plans an overlay adding facts of `relations` runs, and
-    build the base indexes they probe, with a throwaway overlay per stratum
-    reached: the first real overlays then cost what later ones do."""
-    ...
+    """Compile the plans that overlays adding facts of `relations` run, and
+    build the indexes of this model they probe, so that the first overlays
+    cost what later ones do. Follows `_propagate`, over-approximating: every
+    relation an overlay may grow or recompute counts."""
+    prep, rels = model.prepared, model.rels
+    grow = set(relations)  # may grow in an overlay
+    redo: set[str] = set()  # may be recomputed (and shrink)
+    for st in prep.strata:
+        own = set(st.relations)
+        variants: list[tuple[int, int | None]] = []
+        if st.negative & grow or st.positive & redo:  # may be recomputed
+            variants += [(rid, None) for rid in st.rules]
+            redo |= own
+        if (st.positive | own) & grow:  # may grow from a frontier
+            variants += [v for r, vs in st.deltas.items() if r in grow or r in own for v in vs]
+        if variants:
+            grow |= own
+        for rid, p in variants:
+            _touch(model, prep.plan(rid, p, rels).inputs)
+
+
+def _touch(model: Model, inputs: Any) -> None:
+    for spec in inputs:
+        if spec[0] == "index" and spec[1] in model.rels:
+            model.rels[spec[1]].index(spec[2])
+        elif spec[0] == "agg":
+            _touch(model, model.prepared.aggregate(spec[1]).inputs)

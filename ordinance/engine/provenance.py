@@ -2,7 +2,10 @@
 
 `why` proves a tuple of rank r (see `Note.rank`) from an instance of one of
 its rules whose positive premises all rank below r, choosing the instance
-whose highest premise ranks lowest, recursively; EDB facts are "fact"
+whose highest premise ranks lowest, recursively; ties go to the lowest rule
+id, then to the instance whose premises come first in value order (matches
+are tried sorted), so a proof depends on the facts, never on the order they
+arrived in (heights a seed run left are renumbered first). EDB facts are "fact"
 leaves, negated premises "absent" leaves, comparisons and assignments "holds"
 leaves, aggregates "aggregate" leaves with their value.
 
@@ -133,8 +136,14 @@ class _Interp:
                 return None
         return out
 
-    def matches(self, relation: str, args: tuple[Term, ...], b: Binding) -> Iterator[tuple[tuple[Any, ...], Binding]]:
-        for t in self.model.query(relation, self.pattern(args, b)):
+    def matches(
+        self, relation: str, args: tuple[Term, ...], b: Binding, ordered: bool = True
+    ) -> Iterator[tuple[tuple[Any, ...], Binding]]:
+        """Tuples unifying with `args` under `b`, in value order if `ordered`."""
+        rows = self.model.query(relation, self.pattern(args, b))
+        if ordered and len(rows) > 1:
+            rows.sort(key=_order)
+        for t in rows:
             nb = self.unify(args, t, b)
             if nb is not None:
                 yield t, nb
@@ -185,7 +194,7 @@ class _Interp:
                     if note is not None and note.rank < below:
                         yield nb, t
         elif isinstance(step, AntiJoin):
-            if not any(True for _ in self.matches(step.atom.relation, step.atom.args, b)):
+            if not any(True for _ in self.matches(step.atom.relation, step.atom.args, b, ordered=False)):
                 yield b, None
         elif isinstance(step, Filter):
             if self.compare(step.comparison, b):
@@ -207,6 +216,11 @@ class _Interp:
 
 def _eq(x: Any, y: Any) -> bool:
     return type(x) is type(y) and x == y
+
+
+def _order(t: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:
+    """A total order on tuples of numbers and symbols (numbers first)."""
+    return tuple((type(v) is str, v) for v in t)
 
 
 def _visible(b: Binding) -> tuple[tuple[str, Any], ...]:
@@ -258,6 +272,8 @@ def why(model: Model, relation: str, t: tuple[Any, ...]) -> ProofNode | None:
     """A minimal-height proof of `relation(t)`, or None if it is not in the model."""
     if model.note(relation, t) is None:
         return None
+    if model.inexact:
+        model.renumber(model.prepared.stratum_index.get(relation, -1))
     return _prove(_Interp(model), relation, tuple(t), {})
 
 
@@ -273,8 +289,7 @@ def _prove(interp: _Interp, relation: str, t: tuple[Any, ...], memo: dict[Any, P
         memo[relation, t] = node
         return node
     best: tuple[tuple[int, int], int, Binding, list[tuple[Step, Binding, Any]]] | None = None
-    rules = [note.rule] + [r for r in model.prepared.program.rules_for(relation) if r != note.rule]
-    for rid in rules:
+    for rid in model.prepared.program.rules_for(relation):
         if not model.prepared.program.rules[rid].body:
             continue
         plan = interp.plan(rid)
@@ -288,10 +303,10 @@ def _prove(interp: _Interp, relation: str, t: tuple[Any, ...], memo: dict[Any, P
                 (model.note(s.atom.relation, ev).rank for s, _, ev in trail if isinstance(s, Scan)),  # type: ignore[union-attr]
                 default=(0, 0),
             )
-            if best is None or top < best[0]:
+            if best is None or top < best[0]:  # the first of equals is the least in value order
                 best = (top, rid, b, trail)
-            if top == (0, 0):
-                break
+                if top == (0, 0):
+                    break
         if best is not None and best[0] == (0, 0):
             break
     assert best is not None, f"no proof found for {relation}{t}"

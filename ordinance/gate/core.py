@@ -27,6 +27,11 @@ __all__ = ["Gate"]
 
 T = TypeVar("T")
 _WARM = 4  # warm models kept (one per revision and `now`)
+# the relations a request's facts can fill: what overlays add to a warm model
+_REQUEST_RELATIONS = tuple(
+    Request("_", "_", "_", "_", 0, uses=("_",), needs=(("_", "_", "_"),), routes=("_",),
+            requires=("_",), irreversible=True, key="_").facts()
+)
 
 
 def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ...]]:
@@ -81,6 +86,7 @@ class Gate:
         for (r, now), model in self._warm.items():
             if r == self._fact_revision:
                 model.extend(added)
+                model.warm(_REQUEST_RELATIONS)  # a recomputed stratum drops its indexes
                 fresh[(rev, now)] = model
         self._warm = fresh
         self._fact_revision = rev
@@ -95,6 +101,7 @@ class Gate:
         if model is None:
             facts = self.store.facts(revision)
             model = evaluate(self.policy, facts, now=now, limits=self.limits)
+            model.warm(_REQUEST_RELATIONS)  # the first checks are as fast as later ones
             self._warm[key] = model
             while len(self._warm) > _WARM:
                 self._warm.popitem(last=False)

@@ -14,6 +14,7 @@ so results and diagnostics are exactly those of lark alone.
 from __future__ import annotations
 
 import functools
+import gc
 import re
 import threading
 from importlib.resources import files
@@ -121,15 +122,19 @@ def _nodes(children: Iterable[Any]) -> list[Any]:
     return [c for c in children if c is not None and not isinstance(c, Token)]
 
 
+def _escaped(s: str) -> str | None:
+    """What an escape (the text after the backslash) stands for; None if unknown."""
+    return chr(int(s[1:], 16)) if len(s) == 5 else _ESCAPES.get(s)
+
+
 def _unescape(tok: Token) -> str:
     def one(m: re.Match[str]) -> str:
         s = m.group(1)
-        if len(s) == 5:
-            return chr(int(s[1:], 16))
-        if s in _ESCAPES:
-            return _ESCAPES[s]
-        _error("syntax", f"unknown escape `\\{_show(s)}` in string", _tok_span(tok))
-        return s
+        value = _escaped(s)
+        if value is None:
+            _error("syntax", f"unknown escape `\\{_show(s)}` in string", _tok_span(tok))
+            return s
+        return value
 
     return _ESCAPE.sub(one, tok.value[1:-1])
 
@@ -152,8 +157,10 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     # ------------------------------------------------------------ items
 
-    def start(self, c: list[Any]) -> ast.Program:
-        return ast.Program(tuple(_nodes(c)), file=_state.file)
+    def start(self, c: list[Any]) -> list[ast.Item]:
+        return _nodes(c)
+
+    items = start
 
     def decl(self, c: list[Any]) -> ast.Decl:
         return ast.Decl(c[1].value, tuple(_nodes(c[2:])), _cover(c))
@@ -344,6 +351,7 @@ def _parser() -> Lark:
         grammar,
         parser="lalr",
         lexer="contextual",
+        start=["start", "items"],
         keep_all_tokens=True,
         transformer=_ToAst(),
     )
@@ -463,10 +471,10 @@ def _nesting(text: str, file: str | None) -> Diagnostic | None:
     return None
 
 
-def _deep_terms(program: ast.Program) -> list[Diagnostic]:
+def _deep_terms(items: list[ast.Item]) -> list[Diagnostic]:
     """`too_deep` for expression trees deeper than MAX_TERM_DEPTH (no recursion)."""
     found: list[Diagnostic] = []
-    for item in program.items:
+    for item in items:
         stack: list[tuple[Any, int]] = [(item, 0)]
         while stack:
             node, depth = stack.pop()
@@ -483,6 +491,117 @@ def _deep_terms(program: ast.Program) -> list[Diagnostic]:
     return found[:MAX_ERRORS]
 
 
+# ---------------------------------------------------------------- fast path
+
+
+def _decoded(body: str) -> str | None:
+    """A string literal's value; None if it has an unknown escape."""
+    if "\\" not in body:
+        return body
+    pieces = _ESCAPE.split(body)  # text, escape, text, ...
+    for i in range(1, len(pieces), 2):
+        value = _escaped(pieces[i])
+        if value is None:
+            return None
+        pieces[i] = value
+    return "".join(pieces)
+
+
+def _fast_fact(text: str, m: re.Match[str], line: int) -> ast.Rule | None:
+    """The fact on a line `_LINE` matched, as lark would build it; None when
+    lark must read it (it has something to report)."""
+    base, file = m.start() - 1, _state.file  # column = offset - base
+    args: list[ast.Term] = []
+    a, b = m.span("args")
+    for t in _ARG.finditer(text, a, max(a, b)):
+        minus, string, instant, digits, unit = t.groups()
+        span = Span(line, t.start() - base, line, t.end() - base, file)
+        if string is not None:
+            value = _decoded(string[1:-1])
+            if value is None:
+                return None
+            args.append(ast.Const(value, "symbol", span))
+        elif instant is not None:
+            try:
+                args.append(ast.Const(parse_instant(instant), "time", span))
+            except ValueError:
+                return None
+        elif digits is not None:
+            if len(digits) + bool(unit) > 19 or (not unit and int(digits) > MAX_INT):
+                return None
+            number = parse_duration(digits + unit) if unit else int(digits)
+            args.append(ast.Const(-number if minus else number, "duration" if unit else "number", span))
+        else:
+            args.append(ast.Const(FOREVER, "time", span))
+    name = m.start("name") - base
+    atom = ast.Atom(m.group("name"), tuple(args), Span(line, name, line, m.end("close") - base, file))
+    return ast.Rule(atom, (), Span(line, name, line, m.end("dot") - base, file))
+
+
+class _Stop(Exception):
+    """The first syntax error lark met reading `fragment`, which starts at
+    offset `pos`, after `line_offset` lines, of the whole text."""
+
+    def __init__(self, error: UnexpectedInput, fragment: str, pos: int, line_offset: int):
+        super().__init__(error)
+        self.error, self.fragment, self.pos, self.line_offset = error, fragment, pos, line_offset
+
+
+def _lark(fragment: str, start: str, line_offset: int) -> list[ast.Item]:
+    """Lark's items; its other diagnostics are left in `_state.diagnostics`."""
+    _state.line_offset, _state.diagnostics = line_offset, []
+    return _parser().parse(fragment, start=start)  # type: ignore[return-value]
+
+
+def _finish(text: str, pos: int, line_offset: int, slow: list[ast.Item], found: list[Diagnostic]) -> None:
+    """Read text[pos:] with lark alone; raise _Stop at a syntax error."""
+    fragment = text[pos:]
+    try:
+        slow.extend(_lark(fragment, "start", line_offset))
+    except UnexpectedInput as e:
+        raise _Stop(e, fragment, pos, line_offset) from None
+    finally:
+        found.extend(_state.diagnostics)
+
+
+def _read(
+    text: str, pos: int, line_offset: int, found: list[Diagnostic]
+) -> tuple[list[ast.Item], list[ast.Item]]:
+    """Items of text[pos:] (pos starts a line) and those of them lark built."""
+    items: list[ast.Item] = []
+    slow: list[ast.Item] = []
+    here, here_line = pos, line_offset  # an offset and the newlines before it
+    gap, gap_line = pos, line_offset  # where the input not read yet starts
+    for m in _LINE.finditer(text, pos):
+        start = m.start()
+        here_line += text.count("\n", here, start)
+        here = start
+        if m.group("name") is None:  # blank or comment: part of any pending gap
+            if gap == start:
+                gap, gap_line = m.end() + 1, here_line + 1
+            continue
+        fact = _fast_fact(text, m, here_line + 1)
+        if fact is None:
+            continue
+        if gap < start:
+            try:
+                between = _lark(text[gap:start], "items", gap_line)
+            except UnexpectedInput as e:
+                if isinstance(e, UnexpectedToken) and e.token.type == "$END":
+                    continue  # a clause goes on: this line is part of it
+                break  # lark reads from the gap to the end
+            found.extend(_state.diagnostics)
+            items.extend(between)
+            slow.extend(between)
+        items.append(fact)
+        gap, gap_line = m.end() + 1, here_line + 1
+    if gap < len(text):
+        before = len(slow)
+        _finish(text, gap, gap_line, slow, found)
+        items.extend(slow[before:])
+    return items, slow
+
+
 # ---------------------------------------------------------------- entry
 
 
@@ -491,38 +610,38 @@ def parse(text: str, file: str | None = None) -> ast.Program:
     deep = _nesting(text, file)
     if deep is not None:
         raise ParseError([deep])
-    lark = _parser()
     diagnostics: list[Diagnostic] = []
-    program: ast.Program | None = None
     pos, line_offset = 0, 0
-    while True:
-        fragment = text[pos:] if pos else text
-        _state.file, _state.line_offset, _state.diagnostics = file, line_offset, []
-        try:
-            program = lark.parse(fragment)  # type: ignore[assignment]  # the transformer builds it
-            diagnostics.extend(_state.diagnostics)
-            break
-        except UnexpectedInput as e:
-            diagnostics.extend(_state.diagnostics)
-            diagnostics.append(_lark_diagnostic(e, fragment))
-            at = pos + _error_offset(e, fragment)
-            if pos < at < len(text) and text[at - 1] == "\n" and not text[at].isspace():
-                resume = at  # the bad token starts a line: likely the next clause
-            else:
-                m = _RESYNC.search(text, at)
-                if m is None:
-                    break
-                resume = m.end()
-            if len(diagnostics) >= MAX_ERRORS:
+    _state.file = file
+    collecting = gc.isenabled()
+    gc.disable()  # the AST holds no cycles; collections cost up to half the time
+    try:
+        while True:
+            try:
+                items, slow = _read(text, pos, line_offset, diagnostics)
                 break
-            line_offset += text.count("\n", pos, resume)
-            pos = resume
-        finally:
-            _state.diagnostics = []
+            except _Stop as stop:
+                _state.line_offset = stop.line_offset
+                diagnostics.append(_lark_diagnostic(stop.error, stop.fragment))
+                at = stop.pos + _error_offset(stop.error, stop.fragment)
+                if pos < at < len(text) and text[at - 1] == "\n" and not text[at].isspace():
+                    resume = at  # the bad token starts a line: likely the next clause
+                else:
+                    m = _RESYNC.search(text, at)
+                    if m is None:
+                        break
+                    resume = m.end()
+                if len(diagnostics) >= MAX_ERRORS:
+                    break
+                line_offset = stop.line_offset + text.count("\n", stop.pos, resume)
+                pos = resume
+    finally:
+        _state.diagnostics = []
+        if collecting:
+            gc.enable()
     if diagnostics:
         raise ParseError(diagnostics[:MAX_ERRORS])
-    assert program is not None
-    deep_terms = _deep_terms(program)
+    deep_terms = _deep_terms(slow)
     if deep_terms:
         raise ParseError(deep_terms)
-    return program
+    return ast.Program(tuple(items), file=file)
