@@ -17,6 +17,7 @@ import argparse
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -72,7 +73,16 @@ class PgServer:
             self._cmd(_binary("pg_ctl"), "-D", str(self.data), "status"),
             capture_output=True,
         )
-        return status.returncode == 0
+        return status.returncode == 0 and self._accepts()
+
+    def _accepts(self) -> bool:
+        """The server answers on its socket (a stale pid file is not a server)."""
+        with socket.socket(socket.AF_UNIX) as sock:
+            try:
+                sock.connect(str(self.dir / f".s.PGSQL.{PORT}"))
+            except OSError:
+                return False
+        return True
 
     def start(self) -> str:
         """Init (if needed) and start the cluster; return its URL."""
