@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 import networkx as nx
 
 from .engine import to_text
+from .engine.explain import graph_to_dot
 from .facts import FACT_KINDS, Store
 from .gate.decision import Decision, Reason
 from .timepoints import format_instant
@@ -182,15 +183,4 @@ def decision_graph(d: Decision, annotate: Annotate | None = None) -> nx.DiGraph:
 
 def explain_dot(d: Decision, annotate: Annotate | None = None) -> str:
     """The decision graph in Graphviz DOT."""
-    g = decision_graph(d, annotate)
-
-    def q(text: str) -> str:
-        return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-    lines = ["digraph decision {", "  node [fontname=monospace];"]
-    for name, attrs in g.nodes(data=True):
-        lines.append(f"  {name} [label={q(attrs['label'])}, shape={attrs['shape']}];")
-    for a, b in g.edges():
-        lines.append(f"  {a} -> {b};")
-    lines.append("}")
-    return "\n".join(lines)
+    return graph_to_dot(decision_graph(d, annotate), "decision", "node [fontname=monospace];")

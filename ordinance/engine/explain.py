@@ -13,7 +13,7 @@ import networkx as nx
 from .provenance import Failure, ProofNode, WhyNot
 from .text import value_text
 
-__all__ = ["to_json", "to_text", "to_dot", "Annotate"]
+__all__ = ["to_json", "to_text", "to_dot", "graph_to_dot", "Annotate"]
 
 Annotate = Callable[[str, tuple[Any, ...]], "str | None"]
 
@@ -141,7 +141,12 @@ def to_dot(node: ProofNode | WhyNot) -> str:
         missing(node)
     else:
         proof(node)
-    lines = ["digraph proof {", "  rankdir=TB;"]
+    return graph_to_dot(g, "proof", "rankdir=TB;")
+
+
+def graph_to_dot(g: nx.DiGraph, name: str, *settings: str) -> str:
+    """A graph whose nodes carry `label` and `shape` as Graphviz DOT text."""
+    lines = [f"digraph {name} {{", *(f"  {line}" for line in settings)]
     for n, data in g.nodes(data=True):
         lines.append(f"  {n} [label={_quote(data['label'])}, shape={data['shape']}];")
     for a, b in g.edges():
@@ -151,4 +156,4 @@ def to_dot(node: ProofNode | WhyNot) -> str:
 
 
 def _quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'

@@ -18,7 +18,7 @@ from typing import Iterator
 
 from ...diagnostics import Diagnostic
 from .. import ast
-from .walk import literal_terms, term_aggregates, term_vars
+from .walk import literal_terms, subterms, term_aggregates, term_vars
 
 __all__ = ["check_safety", "SAFETY_CODES"]
 
@@ -27,25 +27,11 @@ SAFETY_CODES = frozenset({"unbound_variable", "safety_violations", "aggregate_po
 
 def _deep_vars(t: ast.Term) -> Iterator[ast.Var]:
     """Variables of a term, including those inside aggregates."""
-    if isinstance(t, ast.Var):
-        yield t
-    elif isinstance(t, ast.BinOp):
-        yield from _deep_vars(t.left)
-        yield from _deep_vars(t.right)
-    elif isinstance(t, ast.Aggregate):
-        if t.target is not None:
-            yield from _deep_vars(t.target)
-        for lit in t.body:
-            for term in literal_terms(lit):
-                yield from _deep_vars(term)
+    return (s for s in subterms(t, into_aggregates=True) if isinstance(s, ast.Var))
 
 
 def _wildcards(t: ast.Term) -> Iterator[ast.Wildcard]:
-    if isinstance(t, ast.Wildcard):
-        yield t
-    elif isinstance(t, ast.BinOp):
-        yield from _wildcards(t.left)
-        yield from _wildcards(t.right)
+    return (s for s in subterms(t) if isinstance(s, ast.Wildcard))
 
 
 class _Clause:

@@ -8,7 +8,7 @@ from typing import Iterator
 from ...diagnostics import Span
 from .. import ast
 
-__all__ = ["Use", "uses", "body_atoms", "term_vars", "term_aggregates", "literal_terms", "where"]
+__all__ = ["Use", "uses", "body_atoms", "subterms", "term_vars", "term_aggregates", "literal_terms", "where"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,22 +31,29 @@ def literal_terms(lit: ast.Literal) -> tuple[ast.Term, ...]:
     return (lit.left, lit.right)
 
 
+def subterms(t: ast.Term, into_aggregates: bool = False) -> Iterator[ast.Term]:
+    """A term and the terms inside it, depth first; an aggregate's target and
+    body are entered only when `into_aggregates` is set."""
+    yield t
+    if isinstance(t, ast.BinOp):
+        yield from subterms(t.left, into_aggregates)
+        yield from subterms(t.right, into_aggregates)
+    elif into_aggregates and isinstance(t, ast.Aggregate):
+        if t.target is not None:
+            yield from subterms(t.target, True)
+        for lit in t.body:
+            for term in literal_terms(lit):
+                yield from subterms(term, True)
+
+
 def term_aggregates(t: ast.Term) -> Iterator[ast.Aggregate]:
     """Aggregates in a term, outermost first (not those nested inside them)."""
-    if isinstance(t, ast.Aggregate):
-        yield t
-    elif isinstance(t, ast.BinOp):
-        yield from term_aggregates(t.left)
-        yield from term_aggregates(t.right)
+    return (s for s in subterms(t) if isinstance(s, ast.Aggregate))
 
 
 def term_vars(t: ast.Term) -> Iterator[ast.Var]:
     """Variables of a term, not looking inside aggregates."""
-    if isinstance(t, ast.Var):
-        yield t
-    elif isinstance(t, ast.BinOp):
-        yield from term_vars(t.left)
-        yield from term_vars(t.right)
+    return (s for s in subterms(t) if isinstance(s, ast.Var))
 
 
 def body_atoms(
