@@ -18,6 +18,7 @@ from .engine import to_text
 from .engine.explain import graph_to_dot
 from .facts import FACT_KINDS, Store
 from .gate.decision import Decision, Reason
+from .rules.checked import CheckedProgram
 from .timepoints import format_instant
 
 __all__ = ["annotator", "explain_text", "explain_json", "explain_dot", "decision_graph"]
@@ -94,15 +95,16 @@ def _reason_title(r: Reason) -> str:
     return f"forbid {r.code} {r.detail}"
 
 
-def explain_text(d: Decision, annotate: Annotate | None = None) -> str:
+def explain_text(d: Decision, annotate: Annotate | None = None, program: CheckedProgram | None = None) -> str:
     """The decision as a terminal tree: headline, then each reason with the
-    rule and the facts that made it (each fact with its store annotation)."""
+    rule and the facts that made it (each fact with its store annotation;
+    with the policy's `program`, values shown by their declared types)."""
     lines = _headline(d)
     items = list(d.reasons) + list(d.flags)
     for n, r in enumerate(items, 1):
         lines.append(f"  {n}. {_reason_title(r)}")
         if r.proof is not None:
-            body = to_text(r.proof, annotate=annotate)
+            body = to_text(r.proof, annotate=annotate, program=program)
             lines.extend("      " + line for line in body.splitlines())
     if d.allowed and not d.flags:
         lines.append("  a permit holds and no forbid does")

@@ -170,6 +170,7 @@ def _failures(harness: Harness, block: TestBlock) -> list[str]:
     if result.error is not None:
         raise result.error
     types, model = harness.types, result.model
+    program = model.prepared.program
     out: list[str] = []
     for f in result.failed:
         rel, pattern = f.relation, f.pattern
@@ -178,7 +179,7 @@ def _failures(harness: Harness, block: TestBlock) -> list[str]:
         if f.expect.negated:
             out.append(f"{line}: it holds")
             proof = why(model, rel, f.matches[0])
-            out.extend("      " + s for s in (to_text(proof) if proof else "").splitlines())
+            out.extend("      " + s for s in (to_text(proof, program=program) if proof else "").splitlines())
         else:
             out.append(f"{line}: it does not hold")
             have = sorted(model.tuples(rel), key=repr)
@@ -186,7 +187,7 @@ def _failures(harness: Harness, block: TestBlock) -> list[str]:
             out.extend(f"      {show_fact(rel, t, types)}" for t in have[:SHOWN_FACTS])
             if None not in pattern:
                 out.append("    why not:")
-                out.extend("      " + s for s in to_text(why_not(model, rel, pattern)).splitlines())
+                out.extend("      " + s for s in to_text(why_not(model, rel, pattern), program=program).splitlines())
     for b in result.broken:
         breach = Breach(b.target, b.binding, model.now, 0, 0, None, b.proof)
         out.append(f'  invariant "{b.target.name}" is broken: {binding_text(breach)}')

@@ -415,3 +415,18 @@ def test_a_bare_command_shows_the_help() -> None:
     result = run()
     assert result.exit_code == 0
     assert "Commands:" in result.output and "demo" in result.output
+
+
+def test_explanations_show_times_by_declared_type_and_json_stays_raw(project: Path) -> None:
+    run("assert", GRANT, FREEZE)
+    until = 'freeze("prod", 2026-12-27T00:00:00Z)'
+    tree = run("why", 'forbid("a1", "frozen", "prod")', "--given", REQUEST, "--now", NOW).output
+    assert f"{until}  fact" in tree, tree
+    assert "Until=2026-12-27T00:00:00Z" in tree and "$now < 2026-12-27T00:00:00Z  holds" in tree, tree
+    assert "1798329600" not in tree
+    check = run("check", REQUEST, "--now", NOW).output
+    assert f"{until}  fact" in check and "$now < 2026-12-27T00:00:00Z  holds" in check, check
+    later = run("why-not", 'forbid("a1", "frozen", "prod")', "--given", REQUEST, "--now", "2026-12-28").output
+    assert "fails at $now < 2026-12-27T00:00:00Z: is false" in later, later
+    data = json.loads(run("why", 'forbid("a1", "frozen", "prod")', "--json", "--given", REQUEST, "--now", NOW).output)
+    assert data["bindings"]["Until"] == 1798329600  # machine-readable output keeps the integer

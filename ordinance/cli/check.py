@@ -74,7 +74,7 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
         if as_json:
             print_json(decision_json(decision, annotate))
         else:
-            click.echo(explain_text(decision, annotate))
+            click.echo(explain_text(decision, annotate, program))
     if decision.errors:
         raise click.exceptions.Exit(2)
     if not decision.allowed:

@@ -57,7 +57,7 @@ def _show(scenario: Scenario, outcome: Outcome, db: str, brief: bool) -> None:
             mark = click.style("as expected", fg="green") if expected else click.style("UNEXPECTED", fg="red")
             click.echo("")
             click.echo(f" {n}. {check.name}  [{mark}]")
-            text = explain_text(decision, None if brief else annotator(store, decision.revision))
+            text = explain_text(decision, None if brief else annotator(store, decision.revision), scenario.policy)
             lines = text.splitlines()
             if brief:
                 lines = lines[:1] + [line for line in lines[2:] if line.startswith("  ") and line[2:3].isdigit()]

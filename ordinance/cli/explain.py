@@ -63,13 +63,13 @@ def _target(program: Any, text: str, partial: bool) -> tuple[str, tuple[Any, ...
     return relation, tuple(value if kind == "const" else None for kind, value in args)
 
 
-def _show(tree: Any, fmt: str | None, annotate: Any) -> None:
+def _show(tree: Any, fmt: str | None, annotate: Any, program: Any) -> None:
     if fmt == "json":
         print_json(to_json(tree))
     elif fmt == "dot":
-        click.echo(to_dot(tree))
+        click.echo(to_dot(tree, program))
     else:
-        click.echo(to_text(tree, annotate=annotate))
+        click.echo(to_text(tree, annotate=annotate, program=program))
 
 
 @click.command(
@@ -96,7 +96,7 @@ def why_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int | N
     if proof is None:
         click.echo(f"{fact.strip().rstrip('.')} does not hold; `ordinance why-not` says what is missing")
         raise click.exceptions.Exit(1)
-    _show(proof, fmt, annotate)
+    _show(proof, fmt, annotate, program)
 
 
 @click.command(
@@ -118,7 +118,7 @@ def why_not_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int
     program, model, annotate = _model(policy, db, now, given)
     relation, t = _target(program, fact, partial=True)
     answer = why_not(model, relation, t)
-    _show(answer, fmt, annotate)
+    _show(answer, fmt, annotate, program)
     if answer.holds:
         raise click.exceptions.Exit(1)
 

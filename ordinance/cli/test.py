@@ -32,15 +32,16 @@ def failures(result: BlockResult) -> list[tuple[str, str]]:
     if result.error is not None:
         return [(f"error[{result.error.code}]: {str(result.error).splitlines()[0]}", "")]
     out: list[tuple[str, str]] = []
+    program = result.model.prepared.program if result.model is not None else None
     for f in result.failed:
         shown = f"expect {'not ' if f.expect.negated else ''}{f.relation}({', '.join(map(_show, f.pattern))})"
         if f.expect.negated:
             proof = why(result.model, f.relation, f.matches[0])
-            out.append((f"{shown}: it holds", to_text(proof) if proof else ""))
+            out.append((f"{shown}: it holds", to_text(proof, program=program) if proof else ""))
         else:
-            out.append((f"{shown}: it does not hold", to_text(why_not(result.model, f.relation, f.pattern))))
+            out.append((f"{shown}: it does not hold", to_text(why_not(result.model, f.relation, f.pattern), program=program)))
     for b in result.broken:
-        out.append((f"invariant `{b.target.name}` is broken", to_text(b.proof) if b.proof else ""))
+        out.append((f"invariant `{b.target.name}` is broken", to_text(b.proof, program=program) if b.proof else ""))
     return out
 
 

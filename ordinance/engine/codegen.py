@@ -1,22 +1,26 @@
 """Compile a join plan into a specialised Python function.
 
 The function is generated as source (the rule text as a comment above its
-join) and `exec`-ed once. Its parameters are the plan's inputs (sets, frontier
-lists, indexes, aggregate callables) followed by `out` (the set matches go to)
-and `now`; variables are plain locals, so the hot loop does no dict lookups for
-bindings. An aggregate sub-plan compiles to a function that takes the outer
-variables first and returns the aggregate's value (None: min/max of nothing).
+join) and `exec`-ed once. A rule's function takes `rels` (name -> `Rel`),
+`agg` (AggStep -> the aggregate's callable), `out` (the set matches go to) and
+`now`, and fetches its inputs (sets, frontiers, indexes) itself, so running a
+variant is one call; variables are plain locals, so the hot loop does no dict
+lookups for bindings. An aggregate sub-plan compiles to a function that takes
+the outer variables, then its inputs, then `now`, and returns the aggregate's
+value (None: min/max of nothing). `compile_round` joins the variants one
+round of a stratum may run into one function, so shared inputs are fetched
+once and a variant whose frontier is empty costs one test.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..rules.ast import BinOp, Comparison, Const, Now, Term, Var
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan
 
-__all__ = ["Compiled", "Input", "compile_plan", "c_div", "c_mod"]
+__all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod"]
 
 # ("stable", relation) | ("recent", relation) | ("index", relation, cols) | ("agg", AggStep)
 Input = tuple[Any, ...]
@@ -43,13 +47,21 @@ class Compiled:
 
 
 class _Gen:
-    def __init__(self, plan: JoinPlan):
+    def __init__(self, plan: JoinPlan, inputs: dict[Input, str] | None = None, getters: set[str] | None = None):
         self.plan = plan
         self.items: list[str] = []  # comprehension clauses, outermost first
-        self.getters: set[str] = set()  # indexes probed with a bound `.get`
+        self.getters: set[str] = set() if getters is None else getters  # indexes probed with a bound `.get`
         self.names: dict[str, str] = {}
-        self.inputs: dict[Input, str] = {}
+        self.inputs: dict[Input, str] = {} if inputs is None else inputs
         self.temps = 0
+        self.used: list[Input] = []  # this plan's inputs, in order of first use
+
+    def join(self, out: str) -> list[str]:
+        """The plan's join: one list comprehension feeding `out.update`."""
+        self.steps(set(self.plan.bound_in))
+        head = self.tup([self.term(t) for t in self.plan.head]) if self.plan.head else "()"
+        clauses = self.items if self.items and self.items[0].startswith("for ") else ["for _ in (0,)"] + self.items
+        return [f"    {out}.update([", f"        {head}"] + [f"        {c}" for c in clauses] + ["    ])"]
 
     def var(self, name: str) -> str:
         py = self.names.get(name)
@@ -58,6 +70,8 @@ class _Gen:
         return py
 
     def inp(self, spec: Input) -> str:
+        if spec not in self.used:
+            self.used.append(spec)
         name = self.inputs.get(spec)
         if name is None:
             name = self.inputs[spec] = f"{spec[0][0]}{len(self.inputs)}"
@@ -180,6 +194,51 @@ class _Gen:
             self.items.append(f"if {name} is not None")
 
 
+def _fetch(spec: Input, name: str, namespace: dict[str, Any]) -> str:
+    kind, rel = spec[0], spec[1]
+    if kind == "index":
+        return f"rels[{rel!r}].index({spec[2]!r})"
+    if kind == "agg":
+        namespace[f"{name}_step"] = rel
+        return f"agg({name}_step)"
+    return f"rels[{rel!r}].{kind}"
+
+
+def _prologue(inputs: dict[Input, str], getters: set[str], namespace: dict[str, Any] | None) -> list[str]:
+    """Bound `.get`s of the probed indexes, after fetching the inputs from
+    `rels` and `agg` if `namespace` is given (else they are parameters)."""
+    fetch = [] if namespace is None else [f"    {name} = {_fetch(spec, name, namespace)}" for spec, name in inputs.items()]
+    return fetch + [f"    {g}_get = {g}.get" for g in sorted(getters)]
+
+
+def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
+    """One function running the rule plans in order: `(rels, agg, now) ->
+    {rule id: matches}` (ids in order of first run), None if no plan ran. A delta variant runs
+    only if its frontier is not empty; an input is fetched when first needed."""
+    inputs: dict[Input, str] = {}
+    getters: set[str] = set()
+    parts = [(plan, gen.join(f"o{plan.rule_id}"), gen.used) for plan in plans for gen in [_Gen(plan, inputs, getters)]]
+    namespace: dict[str, Any] = {"c_div": c_div, "c_mod": c_mod}
+    outs = list(dict.fromkeys(f"o{plan.rule_id}" for plan in plans))
+    lazy = [name for spec, name in inputs.items() if spec[0] != "recent"]
+    lines = ["def _round(rels, agg, now):", "    outs = {}"]
+    lines += [f"    {name} = {_fetch(spec, name, namespace)}" for spec, name in inputs.items() if spec[0] == "recent"]
+    lines += [f"    {name} = None" for name in lazy + outs]
+    for plan, join, used in parts:
+        out = f"o{plan.rule_id}"
+        block = [f"    if {out} is None:", f"        {out} = outs[{plan.rule_id}] = set()"]
+        for spec in used:
+            name = inputs[spec]
+            if spec[0] != "recent":
+                block += [f"    if {name} is None:", f"        {name} = {_fetch(spec, name, namespace)}"]
+                block += [f"        {name}_get = {name}.get"] if name in getters else []
+        guard = [inputs[spec] for spec in used if spec[0] == "recent"]
+        lines += [f"    if {guard[0]}:"] + ["    " + line for line in block + join] if guard else block + join
+    lines.append("    return outs or None")
+    exec(compile("\n".join(lines), "<round>", "exec"), namespace)
+    return namespace["_round"]  # type: ignore[no-any-return]
+
+
 def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
     """`aggregate` (count/sum/min/max) compiles an aggregate body instead of a rule.
 
@@ -188,14 +247,12 @@ def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
     anti-joins, `for x in [expr]` the assignments."""
     gen = _Gen(plan)
     outer = [gen.var(v) for v in plan.bound_in]
-    gen.steps(set(plan.bound_in))
-    head = gen.tup([gen.term(t) for t in plan.head]) if plan.head else "()"
-    clauses = gen.items if gen.items and gen.items[0].startswith("for ") else ["for _ in (0,)"] + gen.items
+    join = gen.join("out")
     params = list(gen.inputs.values())
-    prologue = [f"    {g}_get = {g}.get" for g in sorted(gen.getters)]
-    join = ["    out.update([", f"        {head}"] + [f"        {c}" for c in clauses] + ["    ])"]
+    namespace: dict[str, Any] = {"c_div": c_div, "c_mod": c_mod}
+    prologue = _prologue(gen.inputs, gen.getters, namespace if aggregate is None else None)
     if aggregate is None:
-        signature = ", ".join(params + ["out", "now"])
+        signature = "rels, agg, out, now"
         epilogue: list[str] = []
     else:
         signature = ", ".join(outer + params + ["now"])
@@ -216,6 +273,5 @@ def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
         + join
         + epilogue
     )
-    namespace: dict[str, Any] = {"c_div": c_div, "c_mod": c_mod}
     exec(compile(source, f"<plan {plan.rule_id}>", "exec"), namespace)
     return Compiled(plan, tuple(gen.inputs), namespace["_join"], source)

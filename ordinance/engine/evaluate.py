@@ -1,7 +1,8 @@
 """Semi-naive evaluation, stratum by stratum.
 
-A round runs rule variants and collects what each rule derived in its
-`to_add`; the merge then keeps only the unknown tuples, which become the
+A round runs rule variants (compiled together into one function per stratum
+and kind of round, see `Prepared.variants`) and collects what each rule
+derived; the merge then keeps only the unknown tuples, which become the
 relation's `recent` frontier and join `stable`. The first round of a stratum
 runs every rule in full (`delta=None`); later rounds run, for each positive
 body literal over a relation of the stratum whose frontier is not empty, the
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NoReturn
 from ..diagnostics import Diagnostic, EvaluationError
 from ..rules.ast import Aggregate, Atom, BinOp, Const, Negation, Now, Rule, Term
 from ..rules.checked import CheckedProgram
-from .codegen import Compiled, c_div, c_mod, compile_plan
+from .codegen import Compiled, c_div, c_mod, compile_plan, compile_round
 from .limits import Budget
 from .plan import AggStep, plan_rule
 from .relation import Rel
@@ -53,6 +54,16 @@ class Stratum:
     deltas: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)  # relation -> variants reading it
 
 
+@dataclass(frozen=True, slots=True)
+class Round:
+    """The variants of one round of a stratum, compiled into one function
+    (`run(rels, agg, now) -> {rule id: matches}`, None if no variant ran);
+    `parts` name the culprit of an error."""
+
+    run: Callable[..., dict[int, set[Any]] | None]
+    parts: tuple[Compiled, ...]
+
+
 @dataclass(slots=True)
 class Prepared:
     """A checked program readied for evaluation; plans compile on first use."""
@@ -67,6 +78,7 @@ class Prepared:
     heads: tuple[str, ...] = ()  # rule id -> its head relation
     plans: dict[tuple[int, int | None], Compiled] = field(default_factory=dict)
     aggregates: dict[int, Compiled] = field(default_factory=dict)
+    runs: dict[tuple[int, str], "Round | None"] = field(default_factory=dict)
 
     def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
         compiled = self.plans.get((rule_id, delta))
@@ -75,6 +87,23 @@ class Prepared:
             plan = plan_rule(self.program.rules[rule_id], rule_id, delta, sizes)
             compiled = self.plans[rule_id, delta] = compile_plan(plan)
         return compiled
+
+    def variants(self, st: "Stratum", kind: str, rels: Mapping[str, Rel]) -> "Round | None":
+        """What a round of `st` runs: every rule in full (`kind` "full"), or
+        the variants reading any relation ("seed") or one of the stratum's
+        ("own") from its frontier, each only if that frontier is not empty."""
+        key = (st.index, kind)
+        try:
+            return self.runs[key]
+        except KeyError:
+            pass
+        if kind == "full":
+            vs: list[tuple[int, int | None]] = [(rid, None) for rid in st.rules]
+        else:
+            vs = sorted(v for r, d in st.deltas.items() if kind == "seed" or r in st.relations for v in d)
+        parts = tuple(self.plan(rid, p, rels) for rid, p in vs)
+        run = self.runs[key] = Round(compile_round([c.plan for c in parts]), parts) if parts else None
+        return run
 
     def aggregate(self, step: AggStep) -> Compiled:
         compiled = self.aggregates.get(id(step))
@@ -195,10 +224,10 @@ def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False)
     """Evaluate one stratum to its fixpoint.
 
     A `seed` run starts from the frontiers the caller set and returns the
-    tuples it added per relation; a full run returns nothing (empty sets)."""
+    tuples it added per relation that grew; a full run returns nothing."""
     prep, rels, now = model.prepared, model.rels, model.now
     aggregates: dict[int, Callable[[Any], Any]] = {}
-    added: dict[str, set[Any]] = {r: set() for r in st.relations}
+    added: dict[str, set[Any]] = {}
     own = st.relations
 
     def resolve(spec: tuple[Any, ...]) -> Any:
@@ -209,54 +238,61 @@ def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False)
             return rels[rel].stable
         if kind == "recent":
             return rels[rel].recent
-        fn = aggregates.get(id(rel))
+        return agg(rel)
+
+    def agg(step: AggStep) -> Callable[[Any], Any]:
+        fn = aggregates.get(id(step))
         if fn is None:
-            fn = aggregates[id(rel)] = _aggregate_fn(prep.aggregate(rel), rel, resolve, now)
+            fn = aggregates[id(step)] = _aggregate_fn(prep.aggregate(step), step, resolve, now)
         return fn
 
-    variants: list[tuple[int, int | None]]
-    if seed:
-        variants = sorted(v for r, vs in st.deltas.items() if rels[r].recent for v in vs)
-    else:
-        variants = [(rid, None) for rid in st.rules]
-    plans, heads = prep.plans, prep.heads
+    heads = prep.heads
+    kind = "seed" if seed else "full"
+    variants = prep.runs.get((st.index, kind)) or prep.variants(st, kind, rels)
     rounds = 0
     while variants:
+        try:
+            outs = variants.run(rels, agg, now)
+        except (TypeError, ZeroDivisionError) as exc:
+            _culprit(variants, rels, agg, now, exc)
+        if outs is None:
+            break
         rounds += 1
-        for rid, p in variants:
-            compiled = plans.get((rid, p)) or prep.plan(rid, p, rels)
-            to_add = rels[heads[rid]].to_add
-            out = to_add.get(rid)
-            if out is None:
-                out = to_add[rid] = set()
-            try:
-                compiled.fn(*[resolve(s) for s in compiled.inputs], out, now)
-            except (TypeError, ZeroDivisionError) as exc:
-                _fail(compiled, exc)
         # a non-recursive stratum derives everything in one round: height 1
         height = model.rounds[st.index] = model.rounds.get(st.index, 0) + 1 if st.recursive else 1
-        fresh = 0
-        for name in own:
-            rel = rels[name]
-            recent: set[Any] = set()
-            for rid, out in rel.to_add.items():
-                new = rel.missing(out) if out else out
+        news: dict[str, set[Any]] = {}
+        for rid, out in outs.items():
+            if out:
+                name = heads[rid]
+                rel = rels[name]
+                new = rel.missing(out)
                 if new:
                     rel.insert(new)
                     rel.batches.append((height, rid, new))
-                    recent = new if not recent else recent | new
-            rel.to_add = {}
-            rel.recent = recent
+                    news[name] = new if name not in news else news[name] | new
+        fresh = 0
+        for name in own:
+            recent = rels[name].recent = news.get(name) or set()
             fresh += len(recent)
             if recent and seed:
-                added[name] |= recent
+                added[name] = added[name] | recent if name in added else recent
         budget.spend(own, rounds, fresh)
         if not fresh or not st.recursive:
             break
-        variants = sorted(v for r in own if rels[r].recent for v in st.deltas.get(r, ()))
+        variants = prep.runs.get((st.index, "own")) or prep.variants(st, "own", rels)
     for name in own:
         rels[name].recent = ()
     return added
+
+
+def _culprit(variants: Round, rels: Any, agg: Any, now: int, exc: Exception) -> NoReturn:
+    """Re-run the round's variants one by one to name the rule that failed."""
+    for compiled in variants.parts:
+        try:
+            compiled.fn(rels, agg, set(), now)
+        except (TypeError, ZeroDivisionError) as again:
+            _fail(compiled, again)
+    raise exc
 
 
 def _fail(compiled: Compiled, exc: Exception) -> NoReturn:

@@ -1,7 +1,8 @@
 """Render proofs (`ProofNode`) and why-not answers (`WhyNot`) as JSON, text, DOT.
 
 `annotate(relation, tuple) -> str | None` decorates fact leaves (the store
-adds source, validity and revision).
+adds source, validity and revision). Given the `program`, text and DOT show
+values by their declared types (instants, durations); JSON stays raw.
 """
 
 from __future__ import annotations
@@ -10,20 +11,25 @@ from typing import Any, Callable
 
 import networkx as nx
 
+from ..rules.checked import CheckedProgram
 from .provenance import Failure, ProofNode, WhyNot
-from .text import value_text
+from .text import Typed, value_text
 
 __all__ = ["to_json", "to_text", "to_dot", "graph_to_dot", "Annotate"]
 
 Annotate = Callable[[str, tuple[Any, ...]], "str | None"]
 
 
-def _atom(relation: str | None, t: tuple[Any, ...] | None) -> str:
+def _atom(relation: str | None, t: tuple[Any, ...] | None, typed: Typed | None = None) -> str:
+    if typed is not None:
+        return typed.atom(relation, t)
     args = ", ".join("_" if v is None else value_text(v) for v in (t or ()))
     return f"{relation}({args})"
 
 
-def _bindings(b: tuple[tuple[str, Any], ...]) -> str:
+def _bindings(b: tuple[tuple[str, Any], ...], rule: int | None = None, typed: Typed | None = None) -> str:
+    if typed is not None:
+        return typed.bindings(rule, b)
     return ", ".join(f"{k}={value_text(v)}" for k, v in b)
 
 
@@ -62,39 +68,45 @@ def _failure_json(f: Failure) -> dict[str, Any]:
     }
 
 
-def _label(node: ProofNode, annotate: Annotate | None) -> str:
+def _label(node: ProofNode, annotate: Annotate | None, typed: Typed | None = None, parent: ProofNode | None = None) -> str:
+    """One node's line; `parent` is the rule node whose body it is in."""
+    atom = _atom(node.relation, node.tuple, typed)
     if node.kind == "rule":
-        b = _bindings(node.bindings)
-        return f"{_atom(node.relation, node.tuple)}  by rule {node.rule}: {node.rule_text}" + (f"  [{b}]" if b else "")
+        b = _bindings(node.bindings, node.rule, typed)
+        return f"{atom}  by rule {node.rule}: {node.rule_text}" + (f"  [{b}]" if b else "")
     if node.kind == "fact":
         note = annotate(node.relation or "", node.tuple or ()) if annotate else None
-        return f"{_atom(node.relation, node.tuple)}  fact" + (f"  ({note})" if note else "")
-    if node.kind == "absent":
-        return f"{node.text}  absent"
-    if node.kind == "aggregate":
-        return f"{node.text}  aggregate"
-    return f"{node.text}  holds"
+        return f"{atom}  fact" + (f"  ({note})" if note else "")
+    text = node.text
+    if typed is not None and node.kind != "aggregate":
+        text = typed.literal(text, parent.rule, parent.bindings) if parent is not None else typed.literal(text, None)
+    word = {"absent": "absent", "aggregate": "aggregate"}.get(node.kind, "holds")
+    return f"{text}  {word}"
 
 
-def to_text(node: ProofNode | WhyNot, annotate: Annotate | None = None) -> str:
-    """An indented tree, one line per node."""
+def to_text(node: ProofNode | WhyNot, annotate: Annotate | None = None, program: CheckedProgram | None = None) -> str:
+    """An indented tree, one line per node; with `program`, values are
+    shown by their declared types (`2026-08-14T10:05:00Z`, `4h`)."""
     lines: list[str] = []
+    typed = None if program is None else Typed(program)
     if isinstance(node, WhyNot):
-        _why_not_text(node, 0, lines)
+        _why_not_text(node, 0, lines, typed)
     else:
-        _proof_text(node, 0, lines, annotate)
+        _proof_text(node, 0, lines, annotate, typed, None)
     return "\n".join(lines)
 
 
-def _proof_text(node: ProofNode, depth: int, lines: list[str], annotate: Annotate | None) -> None:
-    lines.append("  " * depth + _label(node, annotate))
+def _proof_text(
+    node: ProofNode, depth: int, lines: list[str], annotate: Annotate | None, typed: Typed | None, parent: ProofNode | None
+) -> None:
+    lines.append("  " * depth + _label(node, annotate, typed, parent))
     for c in node.children:
-        _proof_text(c, depth + 1, lines, annotate)
+        _proof_text(c, depth + 1, lines, annotate, typed, node)
 
 
-def _why_not_text(node: WhyNot, depth: int, lines: list[str]) -> None:
+def _why_not_text(node: WhyNot, depth: int, lines: list[str], typed: Typed | None) -> None:
     pad = "  " * depth
-    atom = _atom(node.relation, node.tuple)
+    atom = _atom(node.relation, node.tuple, typed)
     if node.holds:
         lines.append(f"{pad}{atom} holds")
         return
@@ -103,35 +115,37 @@ def _why_not_text(node: WhyNot, depth: int, lines: list[str]) -> None:
         return
     lines.append(f"{pad}{atom} does not hold:")
     for f in node.failures:
-        b = _bindings(f.bindings)
+        b = _bindings(f.bindings, f.rule, typed)
         lines.append(f"{pad}  rule {f.rule}: {f.rule_text}" + (f"  [{b}]" if b else ""))
         what = {"missing": "no such fact", "present": "blocked by", "false": "is false", "empty": "aggregates nothing"}
-        needed = ", ".join(_atom(r, t) for r, t in f.needed)
-        lines.append(f"{pad}    fails at {f.literal}: {what[f.kind]}" + (f" {needed}" if f.kind == "present" else ""))
+        needed = ", ".join(_atom(r, t, typed) for r, t in f.needed)
+        literal = f.literal if typed is None else typed.literal(f.literal, f.rule, f.bindings)
+        lines.append(f"{pad}    fails at {literal}: {what[f.kind]}" + (f" {needed}" if f.kind == "present" else ""))
         if f.kind == "missing" and needed:
             lines.append(f"{pad}    would hold with {needed}")
         for c in f.children:
-            _why_not_text(c, depth + 3, lines)
+            _why_not_text(c, depth + 3, lines, typed)
 
 
-def to_dot(node: ProofNode | WhyNot) -> str:
+def to_dot(node: ProofNode | WhyNot, program: CheckedProgram | None = None) -> str:
     """A DOT digraph (built as a networkx DiGraph; edges point to premises)."""
     g: nx.DiGraph = nx.DiGraph()
     counter = iter(range(1 << 30))
+    typed = None if program is None else Typed(program)
 
-    def proof(n: ProofNode) -> str:
+    def proof(n: ProofNode, parent: ProofNode | None = None) -> str:
         name = f"n{next(counter)}"
-        g.add_node(name, label=_label(n, None), shape="box" if n.kind == "rule" else "ellipse")
+        g.add_node(name, label=_label(n, None, typed, parent), shape="box" if n.kind == "rule" else "ellipse")
         for c in n.children:
-            g.add_edge(name, proof(c))
+            g.add_edge(name, proof(c, n))
         return name
 
     def missing(w: WhyNot) -> str:
         name = f"n{next(counter)}"
-        g.add_node(name, label=_atom(w.relation, w.tuple) + (" holds" if w.holds else " does not hold"), shape="box")
+        g.add_node(name, label=_atom(w.relation, w.tuple, typed) + (" holds" if w.holds else " does not hold"), shape="box")
         for f in w.failures:
             fname = f"n{next(counter)}"
-            g.add_node(fname, label=f"rule {f.rule} fails at {f.literal} ({f.kind})", shape="ellipse")
+            g.add_node(fname, label=f"rule {f.rule} fails at {f.literal if typed is None else typed.literal(f.literal, f.rule, f.bindings)} ({f.kind})", shape="ellipse")
             g.add_edge(name, fname)
             for c in f.children:
                 g.add_edge(fname, missing(c))

@@ -70,11 +70,11 @@ def _tuples(model: Model, name: str, rows: Any) -> set[Any]:
     tuples = {tuple(r) for r in rows}
     rel = model.rels.get(name)
     want = rel.arity if rel is not None else model.prepared.arity.get(name)
-    bad = [t for t in tuples if len(t) != want] if want is not None else []
-    if bad:
-        raise EvaluationError(
-            [Diagnostic("arity_mismatch", f"relation `{name}` used with {len(bad[0])} arguments, declared with {want}")]
-        )
+    for t in tuples if want is not None else ():
+        if len(t) != want:
+            raise EvaluationError(
+                [Diagnostic("arity_mismatch", f"relation `{name}` used with {len(t)} arguments, declared with {want}")]
+            )
     return tuples
 
 
@@ -83,7 +83,7 @@ def _writable(model: Model, name: str, tuples: AbstractSet[Any] = frozenset()) -
     if rel is None:
         arity = model.prepared.arity.get(name, len(next(iter(tuples), ())))
         rel = model.rels[name] = Rel(name, arity, name in model.prepared.derived)
-    elif _shared(model, name):
+    elif model.base is not None and model.base.rels.get(name) is rel:  # shared with the base
         rel = model.rels[name] = Layer(rel)
     return rel
 
@@ -110,9 +110,10 @@ def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budg
     mark(reset)
     while todo:
         st = strata[heappop(todo)]
-        touched = changed.keys() | reset
-        own = set(st.relations)
-        if st.negative & touched or st.positive & reset or own & reset:
+        own = st.relations
+        if not st.negative.isdisjoint(changed) or reset and (
+            not st.negative.isdisjoint(reset) or not st.positive.isdisjoint(reset) or not reset.isdisjoint(own)
+        ):
             old = {r: rels[r].stable for r in st.relations}
             for r in st.relations:
                 rel = rels[r]
@@ -134,12 +135,14 @@ def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budg
                 else:
                     reset.add(r)
                     mark((r,))
-        elif st.positive & changed.keys() or own & changed.keys():
+        elif not st.positive.isdisjoint(changed) or not changed.keys().isdisjoint(own):
             for r in st.relations:
                 _writable(model, r)
-            frontier = [r for r in changed if r in st.positive or r in own]
-            for r in frontier:
-                rels[r].recent = changed[r]
+            frontier = []
+            for r, new in changed.items():
+                if r in st.positive or r in own:
+                    rels[r].recent = new
+                    frontier.append(r)
             added = run_stratum(model, st, budget, seed=True)
             if st.recursive:
                 model.inexact.add(st.index)
@@ -174,7 +177,7 @@ def renumber(model: Model, upto: int) -> None:
 
 
 def warm(model: Model, relations: Any) -> None:
-    """Compile the plans that overlays adding facts of `relations` run, and
+    """Compile the rounds that overlays adding facts of `relations` run, and
     build the indexes of this model they probe, so that the first overlays
     cost what later ones do. Follows `_propagate`, over-approximating: every
     relation an overlay may grow or recompute counts."""
@@ -184,15 +187,20 @@ def warm(model: Model, relations: Any) -> None:
     for st in prep.strata:
         own = set(st.relations)
         variants: list[tuple[int, int | None]] = []
+        kinds: list[str] = []
         if st.negative & grow or st.positive & redo:  # may be recomputed
             variants += [(rid, None) for rid in st.rules]
+            kinds.append("full")
             redo |= own
         if (st.positive | own) & grow:  # may grow from a frontier
             variants += [v for r, vs in st.deltas.items() if r in grow or r in own for v in vs]
+            kinds += ["seed", "own"] if st.recursive else ["seed"]
         if variants:
             grow |= own
         for rid, p in variants:
             _touch(model, prep.plan(rid, p, rels).inputs)
+        for kind in kinds:
+            prep.variants(st, kind, rels)
 
 
 def _touch(model: Model, inputs: Any) -> None:

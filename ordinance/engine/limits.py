@@ -24,13 +24,16 @@ class Limits:
     deadline: float | None = None  # seconds from the start of the evaluation
 
 
+_DEFAULT = Limits()
+
+
 class Budget:
     """What one evaluation (or one incremental update) has spent so far."""
 
     __slots__ = ("limits", "tuples", "ends_at")
 
     def __init__(self, limits: Limits | None):
-        self.limits = limits or Limits()
+        self.limits = limits or _DEFAULT
         self.tuples = 0
         d = self.limits.deadline
         self.ends_at = None if d is None else time.monotonic() + d

@@ -65,7 +65,10 @@ class Model:
             return []
         if pattern is None:
             return list(rel.stable)
-        cols = tuple(i for i, v in enumerate(pattern) if v is not None)
+        cols: tuple[int, ...] = ()
+        for i, v in enumerate(pattern):
+            if v is not None:
+                cols += (i,)
         if not cols:
             return list(rel.stable)
         if len(cols) == len(pattern):

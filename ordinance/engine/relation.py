@@ -2,7 +2,7 @@
 
 `stable` holds every tuple known so far (the frontier included, so joins
 probe one structure), `recent` is the frontier (tuples new in the last round,
-which the delta variants join from), `to_add` collects what a round derived.
+which the delta variants join from).
 `edb` holds the given facts; a relation without rules shares one set for both.
 
 Indexes are dicts from the bound-column key (the value itself for one
@@ -87,7 +87,7 @@ class LayeredIndex:
 
 
 class Rel:
-    __slots__ = ("name", "arity", "stable", "recent", "to_add", "edb", "indexes", "batches", "_notes", "_seen")
+    __slots__ = ("name", "arity", "stable", "recent", "edb", "indexes", "batches", "_notes", "_seen")
 
     def __init__(self, name: str, arity: int, derived: bool, edb: Iterable[Tuple] = ()):
         self.name = name
@@ -95,7 +95,6 @@ class Rel:
         self.edb: Any = set(edb)
         self.stable: Any = set(self.edb) if derived else self.edb
         self.recent: Any = ()
-        self.to_add: dict[int, set[Tuple]] = {}  # rule id -> what it derived this round
         self.indexes: dict[tuple[int, ...], Any] = {}
         self.batches: list[Batch] = []
         self._notes: dict[Tuple, tuple[int, int]] = {}
@@ -159,11 +158,9 @@ class Layer(Rel):
         self.name = base.name
         self.arity = base.arity
         self.base = base
-        own_edb: set[Tuple] = set()
-        self.edb = LayeredSet(base.edb, own_edb)
-        self.stable = self.edb if not base.derived else LayeredSet(base.stable, set())
+        self.edb = LayeredSet(base.edb, set())
+        self.stable = self.edb if base.stable is base.edb else LayeredSet(base.stable, set())
         self.recent = ()
-        self.to_add = {}
         self.indexes = {}
         self.batches = []
         self._notes = {}
@@ -172,7 +169,7 @@ class Layer(Rel):
     def index(self, cols: tuple[int, ...]) -> Any:
         idx = self.indexes.get(cols)
         if idx is None:
-            own = build_index(self.stable.own, cols)
+            own = build_index(self.stable.own, cols) if self.stable.own else {}
             idx = self.indexes[cols] = LayeredIndex(self.base.index(cols), own)
         return idx
 
@@ -189,7 +186,7 @@ class Layer(Rel):
 
     def add_facts(self, facts: set[Tuple]) -> set[Tuple]:
         fresh = self.edb.missing(facts)
-        if self.derived:
+        if self.stable is not self.edb:  # derived
             self.edb.own |= fresh
             fresh = self.missing(fresh)
         self.insert(fresh)

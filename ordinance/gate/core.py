@@ -53,6 +53,7 @@ class Gate:
         self._fact_revision = -1  # newest revision whose facts the cache reflects
         self._seen_revision = -1  # newest revision known to have those same facts
         self._generation = 0  # bumped whenever a warm model changes in place
+        self._flags = "flag" in policy.relations
 
     # ---------------------------------------------------------------- models
 
@@ -127,15 +128,18 @@ class Gate:
             model = self.overlay(request, now, rev)
             forbids = _rows(model, "forbid", request.id, 3)
             permits = _rows(model, "permit", request.id, 1)
-            flags = _rows(model, "flag", request.id, 3) if "flag" in self.policy.relations else []
-            prove = partial(self._prove, model, self._generation, request, now, rev)
-            reasons = [Reason(str(t[1]), str(t[2]), FORBID, partial(prove, why, "forbid", t))
-                       for t in forbids]
-            if not permits:
-                reasons.append(Reason("no-grant", request.authority_scope, MISSING_PERMIT,
-                                      partial(prove, why_not, "permit", (request.id,))))
-            noted = tuple(Reason(str(t[1]), str(t[2]), FLAG, partial(prove, why, "flag", t))
-                          for t in flags)
+            flags = _rows(model, "flag", request.id, 3) if self._flags else []
+            reasons: list[Reason] = []
+            noted: tuple[Reason, ...] = ()
+            if forbids or flags or not permits:  # most checks have no reason to give
+                prove = partial(self._prove, model, self._generation, request, now, rev)
+                reasons = [Reason(str(t[1]), str(t[2]), FORBID, partial(prove, why, "forbid", t))
+                           for t in forbids]
+                if not permits:
+                    reasons.append(Reason("no-grant", request.authority_scope, MISSING_PERMIT,
+                                          partial(prove, why_not, "permit", (request.id,))))
+                noted = tuple(Reason(str(t[1]), str(t[2]), FLAG, partial(prove, why, "flag", t))
+                              for t in flags)
         except Exception as exc:  # an error denies, as data
             code = exc.code if isinstance(exc, OrdinanceError) else type(exc).__name__
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
