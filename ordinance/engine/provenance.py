@@ -289,13 +289,7 @@ def _prove(interp: _Interp, relation: str, t: tuple[Any, ...], memo: dict[Any, P
         memo[relation, t] = node
         return node
     best: tuple[tuple[int, int], int, Binding, list[tuple[Step, Binding, Any]]] | None = None
-    for rid in model.prepared.program.rules_for(relation):
-        if not model.prepared.program.rules[rid].body:
-            continue
-        plan = interp.plan(rid)
-        start = interp.unify(plan.head, t, {})
-        if start is None:
-            continue
+    for rid, plan, start in _rules_matching(interp, relation, t):
         for b, trail in _instances(interp, plan, start, note.rank):
             if not all(interp.known(h, b) and _eq(interp.value(h, b), v) for h, v in zip(plan.head, t)):
                 continue
@@ -361,16 +355,21 @@ def _why_not(interp: _Interp, relation: str, t: tuple[Any, ...], depth: int) -> 
     model = interp.model
     if any(True for _ in model.query(relation, t)):
         return WhyNot(relation, t, True)
-    failures = []
-    for rid in model.prepared.program.rules_for(relation):
-        if not model.prepared.program.rules[rid].body:
+    failures = tuple(_rule_failure(interp, plan, start, depth) for _, plan, start in _rules_matching(interp, relation, t))
+    return WhyNot(relation, t, False, failures)
+
+
+def _rules_matching(interp: _Interp, relation: str, t: tuple[Any, ...]) -> Iterator[tuple[int, Any, Binding]]:
+    """Each rule with a body whose head unifies with `relation(t)`: its id,
+    its plan and the binding the unification starts from."""
+    program = interp.model.prepared.program
+    for rid in program.rules_for(relation):
+        if not program.rules[rid].body:
             continue
         plan = interp.plan(rid)
         start = interp.unify(plan.head, t, {})
-        if start is None:
-            continue
-        failures.append(_rule_failure(interp, plan, start, depth))
-    return WhyNot(relation, t, False, tuple(failures))
+        if start is not None:
+            yield rid, plan, start
 
 
 def _rule_failure(interp: _Interp, plan: JoinPlan, start: Binding, depth: int) -> Failure:

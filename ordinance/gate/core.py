@@ -15,11 +15,11 @@ from collections import OrderedDict
 from functools import partial
 from typing import Any, Callable, Mapping, TypeVar
 
-from ..diagnostics import GateError, OrdinanceError
+from ..diagnostics import GateError
 from ..engine import evaluate, why, why_not
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
-from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason
+from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
 from .guard import GuardResult, guard
 from .request import Request
 
@@ -141,8 +141,7 @@ class Gate:
                 noted = tuple(Reason(str(t[1]), str(t[2]), FLAG, partial(prove, why, "flag", t))
                               for t in flags)
         except Exception as exc:  # an error denies, as data
-            code = exc.code if isinstance(exc, OrdinanceError) else type(exc).__name__
-            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            code, message = error_pair(exc)
             return Decision(request, False, (Reason(code, message, ERROR),), rev, digest, now,
                             errors=((code, message),))
         return Decision(request, bool(permits) and not forbids, tuple(reasons), rev, digest, now,

@@ -5,13 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..diagnostics import OrdinanceError
 from ..timepoints import format_instant
 from .request import Request
 
-__all__ = ["Reason", "Decision"]
+__all__ = ["Reason", "Decision", "error_pair"]
 
 # Reason kinds: a forbid that holds, a permit that does not, a flag, an error.
 FORBID, MISSING_PERMIT, FLAG, ERROR = "forbid", "missing-permit", "flag", "error"
+
+
+def error_pair(exc: BaseException) -> tuple[str, str]:
+    """An exception as data: (its code, or its class name; its first line)."""
+    code = exc.code if isinstance(exc, OrdinanceError) else type(exc).__name__
+    return code, (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def _canonical(node: Any) -> Any:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, TypeVar
 
-from ..diagnostics import OrdinanceError, StaleEpochError
+from ..diagnostics import StaleEpochError
 from ..facts import Event
-from .decision import Decision
+from .decision import Decision, error_pair
 from .request import Request
 
 __all__ = ["GuardResult", "guard"]
@@ -39,11 +39,6 @@ class GuardResult(Generic[T]):
         return self.ran and self.outcome_seq is not None
 
 
-def _error(exc: BaseException) -> tuple[str, str]:
-    code = exc.code if isinstance(exc, OrdinanceError) else type(exc).__name__
-    return code, (str(exc).splitlines() or [type(exc).__name__])[0]
-
-
 def guard(
     gate: Any,
     request: Request,
@@ -65,14 +60,14 @@ def guard(
     try:
         intent_seq = store.append(intent, fence=fence)
     except StaleEpochError as exc:
-        return GuardResult(decision, error=_error(exc))
+        return GuardResult(decision, error=error_pair(exc))
     try:
         value = effect()
     except Exception as exc:  # the effect failed: no outcome receipt
-        return GuardResult(decision, ran=True, intent_seq=intent_seq, error=_error(exc))
+        return GuardResult(decision, ran=True, intent_seq=intent_seq, error=error_pair(exc))
     outcome = [Event("receipt", "receipt", (a, "outcome", who, now), "guard", who)]
     try:
         outcome_seq = store.append(outcome, fence=fence)
     except StaleEpochError as exc:
-        return GuardResult(decision, ran=True, value=value, intent_seq=intent_seq, error=_error(exc))
+        return GuardResult(decision, ran=True, value=value, intent_seq=intent_seq, error=error_pair(exc))
     return GuardResult(decision, ran=True, value=value, intent_seq=intent_seq, outcome_seq=outcome_seq)
