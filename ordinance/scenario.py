@@ -37,7 +37,6 @@ __all__ = [
     "broken_invariants",
 ]
 
-BROKEN = "invariant_broken"  # the relation compile_policy adds
 
 Fact = tuple[str, tuple[Any, ...]]
 
@@ -128,24 +127,20 @@ class Outcome:
 
 
 def compile_policy(text: str, file: str | None = None) -> CheckedProgram:
-    """Compile `text` with every `.invariant` also turned into a rule
-    `invariant_broken("name") :- body.`, so a model shows broken invariants."""
-    from .engine.text import literal_text, value_text
-    from .rules import compile_text
+    """Compile `text` with every `.invariant` also turned into a rule whose
+    tuples are the bindings breaking it (the fuzzer's compilation), so a
+    model shows broken invariants."""
+    from .fuzz.runner import Harness
 
-    program = compile_text(text, file=file)
-    if not program.invariants:
-        return program
-    extra = [f".decl {BROKEN}(name: symbol)"] + [
-        f"{BROKEN}({value_text(inv.name)}) :- {', '.join(literal_text(lit) for lit in inv.body)}."
-        for inv in program.invariants
-    ]
-    return compile_text(text + "\n" + "\n".join(extra) + "\n", file=file)
+    return Harness.from_text(text, file).program
 
 
 def broken_invariants(model: Any) -> list[str]:
     """Names of the invariants broken in `model` (of a `compile_policy` program)."""
-    return sorted(str(t[0]) for t in model.tuples(BROKEN))
+    from .fuzz.runner import invariant_head
+
+    program = model.prepared.program
+    return sorted(inv.name for n, inv in enumerate(program.invariants) if model.tuples(invariant_head(n)))
 
 
 def _policy(data: Mapping[str, Any], path: Path | None) -> CheckedProgram:

@@ -24,13 +24,15 @@ from ..engine import ProofNode, evaluate, why
 from ..facts import Event, Store, open_store, schema_of
 from ..gate import Decision, Gate
 from ..rules import check, parse
-from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Invariant, Negation, Program, Rule, Term, Var
+from ..rules.ast import Aggregate, Atom, Comparison, Invariant, Negation, Program, Rule, Var
+from ..rules.checks.walk import term_vars
 from ..rules.checked import CheckedProgram
 from ..rules.loader import decode
 from . import strategies
 from .history import Advance, Ask, Fact, History
 
 __all__ = [
+    "invariant_head",
     "Target",
     "Breach",
     "Harness",
@@ -73,12 +75,9 @@ class Breach:
     origins: dict[tuple[str, tuple[Any, ...]], int] = field(default_factory=dict)  # fact -> step
 
 
-def _vars(term: Term) -> Iterator[Var]:
-    if isinstance(term, Var):
-        yield term
-    elif isinstance(term, BinOp):
-        yield from _vars(term.left)
-        yield from _vars(term.right)
+def invariant_head(n: int) -> str:
+    """The relation whose tuples are the bindings breaking invariant `n`."""
+    return f"invariant_{n}_broken"
 
 
 def _body_variables(body: tuple[Any, ...], relations: dict[str, Any]) -> dict[str, str | None]:
@@ -98,14 +97,14 @@ def _body_variables(body: tuple[Any, ...], relations: dict[str, Any]) -> dict[st
                     found[side.name] = "number" if isinstance(other, Aggregate) else None
     for lit in body:  # anything else mentioned outside negations is bound somewhere
         if isinstance(lit, Comparison):
-            for v in (*_vars(lit.left), *_vars(lit.right)):
+            for v in (*term_vars(lit.left), *term_vars(lit.right)):
                 found.setdefault(v.name, None)
     return found
 
 
 def _is_bound(name: str, body: tuple[Any, ...]) -> bool:
     return any(
-        isinstance(lit, Atom) and any(v.name == name for a in lit.args for v in _vars(a))
+        isinstance(lit, Atom) and any(v.name == name for a in lit.args for v in term_vars(a))
         or isinstance(lit, Comparison) and lit.op == "=" and any(
             isinstance(s, Var) and s.name == name for s in (lit.left, lit.right))
         for lit in body
@@ -126,7 +125,7 @@ class Harness:
         plain = check(program)
         targets, extra = [], []
         for n, inv in enumerate(plain.invariants):
-            head = f"invariant_{n}_broken"
+            head = invariant_head(n)
             found = _body_variables(inv.body, plain.relations)
             names = tuple(v for v in found if _is_bound(v, inv.body))
             extra.append(Rule(Atom(head, tuple(Var(v) for v in names)), inv.body, inv.span))
