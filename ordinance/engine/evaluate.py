@@ -2,7 +2,7 @@
 
 A round runs rule variants (compiled together into one function per stratum
 and kind of round, see `Prepared.variants`) and collects what each rule
-derived; the merge then keeps only the unknown tuples, which become the
+derived in the round's `to_add`; the merge then keeps only the unknown tuples, which become the
 relation's `recent` frontier and join `stable`. The first round of a stratum
 runs every rule in full (`delta=None`); later rounds run, for each positive
 body literal over a relation of the stratum whose frontier is not empty, the
@@ -252,16 +252,16 @@ def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False)
     rounds = 0
     while variants:
         try:
-            outs = variants.run(rels, agg, now)
+            to_add = variants.run(rels, agg, now)
         except (TypeError, ZeroDivisionError) as exc:
             _culprit(variants, rels, agg, now, exc)
-        if outs is None:
+        if to_add is None:
             break
         rounds += 1
         # a non-recursive stratum derives everything in one round: height 1
         height = model.rounds[st.index] = model.rounds.get(st.index, 0) + 1 if st.recursive else 1
         news: dict[str, set[Any]] = {}
-        for rid, out in outs.items():
+        for rid, out in to_add.items():
             if out:
                 name = heads[rid]
                 rel = rels[name]
