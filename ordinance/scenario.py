@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from .diagnostics import GateError, OrdinanceError
 from .facts import Event, Store, open_store, schema_of
 from .gate import Decision, Gate, Request
+from .invariants import Harness, invariant_head
 from .rules.checked import CheckedProgram
 from .timepoints import parse_duration, parse_instant
 
@@ -130,15 +131,11 @@ def compile_policy(text: str, file: str | None = None) -> CheckedProgram:
     """Compile `text` with every `.invariant` also turned into a rule whose
     tuples are the bindings breaking it (the fuzzer's compilation), so a
     model shows broken invariants."""
-    from .fuzz.runner import Harness
-
     return Harness.from_text(text, file).program
 
 
 def broken_invariants(model: Any) -> list[str]:
     """Names of the invariants broken in `model` (of a `compile_policy` program)."""
-    from .fuzz.runner import invariant_head
-
     program = model.prepared.program
     return sorted(inv.name for n, inv in enumerate(program.invariants) if model.tuples(invariant_head(n)))
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from .diagnostics import OrdinanceError
 from .engine import ProofNode, evaluate, why
-from .fuzz.runner import Harness, Target
+from .invariants import Harness, Target
 from .rules.ast import Atom, Const, Expect, TestBlock
 
 __all__ = ["FailedExpect", "Broken", "BlockResult", "ground", "run_block", "run_blocks"]

@@ -1,9 +1,7 @@
 """Replay histories through the real store and gate; check invariants.
 
-An invariant `.invariant "name" :- body.` is compiled as one more rule
-`invariant_N_broken(V1, ..., Vk) :- body.` over the body's variables, so a
-binding that breaks it is a tuple of the model and `why` proves it, one child
-per body literal. `replay` appends each fact to a fresh SQLite store (in
+Invariants are compiled to rules by ordinance/invariants.py (a breaking
+binding is a tuple of the model, and `why` proves it). `replay` appends each fact to a fresh SQLite store (in
 memory), asks the gate each request at the current `now` (and logs the
 decision), and checks the invariants in the gate's model at each request
 (with the request's facts), before time advances, and at the end. `search`
@@ -12,9 +10,7 @@ lets hypothesis generate and shrink histories until one breaks an invariant.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -23,11 +19,7 @@ from hypothesis import seed as seed_decorator
 from ..engine import ProofNode, evaluate, why
 from ..facts import Event, Store, open_store, schema_of
 from ..gate import Decision, Gate
-from ..rules import check, parse
-from ..rules.ast import Aggregate, Atom, Comparison, Invariant, Negation, Program, Rule, Var
-from ..rules.checks.walk import term_vars
-from ..rules.checked import CheckedProgram
-from ..rules.loader import decode
+from ..invariants import Harness, Target, invariant_head
 from . import strategies
 from .history import Advance, Ask, Fact, History
 
@@ -48,20 +40,6 @@ DEFAULT_EXAMPLES = 200
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
-    """One invariant and the rule that finds its breaking bindings."""
-
-    invariant: Invariant
-    relation: str  # the head relation of the compiled rule
-    variables: tuple[str, ...]
-    types: tuple[str | None, ...]  # each variable's type where a body atom declares it
-
-    @property
-    def name(self) -> str:
-        return self.invariant.name
-
-
-@dataclass(frozen=True, slots=True)
 class Breach:
     """A binding that makes an invariant's body true, and where."""
 
@@ -73,88 +51,6 @@ class Breach:
     request: Ask | None  # the request checked in that model, if any
     proof: ProofNode | None
     origins: dict[tuple[str, tuple[Any, ...]], int] = field(default_factory=dict)  # fact -> step
-
-
-def invariant_head(n: int) -> str:
-    """The relation whose tuples are the bindings breaking invariant `n`."""
-    return f"invariant_{n}_broken"
-
-
-def _body_variables(body: tuple[Any, ...], relations: dict[str, Any]) -> dict[str, str | None]:
-    """Variables bound by the body (positive atoms, `V = ...`), in order, with
-    the declared type of an atom position that binds them."""
-    found: dict[str, str | None] = {}
-    for lit in body:
-        if isinstance(lit, Atom):
-            rel = relations.get(lit.relation)
-            types = rel.types if rel is not None and rel.types else (None,) * lit.arity
-            for arg, type_ in zip(lit.args, types):
-                if isinstance(arg, Var):
-                    found[arg.name] = found.get(arg.name) or type_
-        elif isinstance(lit, Comparison) and lit.op == "=":
-            for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
-                if isinstance(side, Var) and side.name not in found:
-                    found[side.name] = "number" if isinstance(other, Aggregate) else None
-    for lit in body:  # anything else mentioned outside negations is bound somewhere
-        if isinstance(lit, Comparison):
-            for v in (*term_vars(lit.left), *term_vars(lit.right)):
-                found.setdefault(v.name, None)
-    return found
-
-
-def _is_bound(name: str, body: tuple[Any, ...]) -> bool:
-    return any(
-        isinstance(lit, Atom) and any(v.name == name for a in lit.args for v in term_vars(a))
-        or isinstance(lit, Comparison) and lit.op == "=" and any(
-            isinstance(s, Var) and s.name == name for s in (lit.left, lit.right))
-        for lit in body
-    )
-
-
-@dataclass
-class Harness:
-    """A policy prepared for fuzzing: the checked program with one extra rule
-    per invariant, and whether requests go through the gate."""
-
-    program: CheckedProgram
-    targets: tuple[Target, ...]
-    gated: bool
-
-    @classmethod
-    def from_ast(cls, program: Program) -> Harness:
-        plain = check(program)
-        targets, extra = [], []
-        for n, inv in enumerate(plain.invariants):
-            head = invariant_head(n)
-            found = _body_variables(inv.body, plain.relations)
-            names = tuple(v for v in found if _is_bound(v, inv.body))
-            extra.append(Rule(Atom(head, tuple(Var(v) for v in names)), inv.body, inv.span))
-            targets.append(Target(inv, head, names, tuple(found[v] for v in names)))
-        checked = check(replace(program, items=program.items + tuple(extra)))
-        gated = "permit" in checked.relations and "forbid" in checked.relations
-        return cls(checked, tuple(targets), gated)
-
-    @classmethod
-    def from_text(cls, text: str, file: str | None = None) -> Harness:
-        return cls.from_ast(parse(text, file))
-
-    @classmethod
-    def from_path(cls, path: str | os.PathLike[str]) -> Harness:
-        name = os.fspath(path)
-        return cls.from_text(decode(Path(name).read_bytes(), name), name)
-
-    @property
-    def types(self) -> dict[str, tuple[str, ...] | None]:
-        return {name: rel.types for name, rel in self.program.relations.items()}
-
-    def target(self, name: str) -> Target:
-        for t in self.targets:
-            if t.name == name:
-                return t
-        raise KeyError(name)
-
-    def relevant(self, target: Target) -> set[str]:
-        return strategies.depends_on(self.program, target.invariant.body)
 
 
 class _Replay:
