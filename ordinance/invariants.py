@@ -18,7 +18,9 @@ from .rules.checked import CheckedProgram
 from .rules.checks.walk import term_vars
 from .rules.loader import decode
 
-__all__ = ["Target", "Harness", "invariant_head"]
+__all__ = ["Target", "Harness", "invariant_head", "DEFAULT_EXAMPLES"]
+
+DEFAULT_EXAMPLES = 200  # histories the fuzzer tries per invariant unless told
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ..fuzz import DEFAULT_EXAMPLES, Harness, fuzz, load_history, replay, report, save
+from ..invariants import DEFAULT_EXAMPLES
 
 __all__ = ["command"]
 
@@ -47,6 +47,9 @@ def command(
     any binding that makes its body true. A broken invariant is reported
     with the shrunk history, the binding and the proof of each fact in it.
     """
+    # imported here: every other command starts without loading hypothesis
+    from ..fuzz import Harness, fuzz, load_history, replay, report, save
+
     harness = Harness.from_path(policy)
     if replay_from is not None:
         history = load_history(harness, replay_from)

@@ -19,7 +19,7 @@ from hypothesis import seed as seed_decorator
 from ..engine import ProofNode, evaluate, why
 from ..facts import Event, Store, open_store, schema_of
 from ..gate import Decision, Gate
-from ..invariants import Harness, Target, invariant_head
+from ..invariants import DEFAULT_EXAMPLES, Harness, Target, invariant_head
 from . import strategies
 from .history import Advance, Ask, Fact, History
 
@@ -36,7 +36,6 @@ __all__ = [
     "DEFAULT_EXAMPLES",
 ]
 
-DEFAULT_EXAMPLES = 200
 
 
 @dataclass(frozen=True, slots=True)
