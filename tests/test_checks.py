@@ -223,7 +223,9 @@ test "t" { absent(1). expect vanished(1). }
 
 
 def test_relations_are_known_by_decl_rule_fact_or_data() -> None:
-    compile_text(".decl a(x: number)\nb(1).\nc(X) :- d(X).\np(X) :- a(X), b(X), c(X).", extensional={"d": 1})
+    program = compile_text(".decl a(x: number)\nb(1).\nc(X) :- d(X).\np(X) :- a(X), b(X), c(X).", extensional={"d": 1})
+    assert {name: r.arity for name, r in program.relations.items()} == {"a": 1, "b": 1, "c": 1, "d": 1, "p": 1}
+    assert program.relations["p"].derived and not program.relations["d"].derived
 
 
 # ---------------------------------------------------------------- stratification
