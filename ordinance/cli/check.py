@@ -9,9 +9,8 @@ import click
 from ..explain import annotator, explain_json, explain_text
 from ..gate import Decision, Gate, Request
 from ..values import format_instant
+from ..rules import check_declared, parse_facts
 from .common import (
-    check_declared,
-    ground_facts,
     json_option,
     load_policy,
     model_options,
@@ -64,7 +63,7 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
     each reason, the proof that made it.
     """
     program = load_policy(policy)
-    parsed = ground_facts(facts, "request fact")
+    parsed = parse_facts(facts, "request fact")
     check_declared(program, parsed)
     request = Request.from_facts(parsed)
     at = now_or_clock(now)

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, TypeVar
 
 import click
 
@@ -32,7 +32,6 @@ __all__ = [
     "path_option",
     "load_policy",
     "open_db",
-    "ground_facts",
     "now_or_clock",
     "error_line",
     "fail",
@@ -40,7 +39,6 @@ __all__ = [
     "print_table",
     "new_table",
     "default_author",
-    "check_declared",
     "show_value",
 ]
 
@@ -123,54 +121,12 @@ def load_policy(path: str) -> Any:
     return load(path)
 
 
-def open_db(url: str, policy: Any = None) -> Any:
-    """The store at `url`, validating writes against `policy`'s declarations."""
+def open_db(url: str, policy: Any = None, *, create: bool = False) -> Any:
+    """The store at `url`, validating writes against `policy`'s schema.
+    Only `create=True` (init, assert, load) makes a store that is not there."""
     from ..facts import open_store, schema_of
 
-    return open_store(url, schema_of(policy) if policy is not None else None)
-
-
-def ground_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tuple[Any, ...]]]:
-    """Facts written in the rule language (`grant("alice", "deploy", 1).`;
-    several per argument are fine, the final period is optional) as
-    (relation, arguments) pairs."""
-    from ..rules import parse
-    from ..rules.ast import Const, Rule
-
-    out: list[tuple[str, tuple[Any, ...]]] = []
-    for n, text in enumerate(texts, 1):
-        program = parse(text, file=f"<{what} {n}>")
-        items = program.items
-        if not items:
-            raise OrdinanceError(f"{what} {n} is empty", code="syntax")
-        for item in items:
-            if not isinstance(item, Rule) or item.body:
-                raise OrdinanceError(
-                    f"{what} {n}: expected a fact such as `grant(\"alice\", \"deploy\", 1).`",
-                    code="not_a_fact",
-                )
-            bad = [a for a in item.head.args if not isinstance(a, Const)]
-            if bad:
-                raise OrdinanceError(
-                    f"{what} {n}: `{item.head.relation}` has a variable or expression; facts are ground",
-                    code="not_ground",
-                )
-            args = tuple(a.value for a in item.head.args if isinstance(a, Const))
-            out.append((item.head.relation, args))
-    return out
-
-
-def check_declared(policy: Any, facts: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
-    """Every fact names a relation the policy declares, with its arity."""
-    for rel, args in facts:
-        decl = policy.relations.get(rel)
-        if decl is None:
-            raise OrdinanceError(f"relation `{rel}` is not declared by the policy", code="unknown_relation")
-        if decl.arity != len(args):
-            raise OrdinanceError(
-                f"relation `{rel}` used with {len(args)} arguments, declared with {decl.arity}",
-                code="arity_mismatch",
-            )
+    return open_store(url, schema_of(policy) if policy is not None else None, create=create)
 
 
 def show_value(value: Any, type_: str | None = None) -> str:

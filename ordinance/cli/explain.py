@@ -10,9 +10,8 @@ from ..diagnostics import OrdinanceError
 from ..engine import evaluate, to_dot, to_json, to_text, why, why_not
 from ..explain import annotator
 from ..gate import Request
+from ..rules import check_declared, parse_facts
 from .common import (
-    check_declared,
-    ground_facts,
     load_policy,
     model_options,
     now_or_clock,
@@ -40,7 +39,7 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
 def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tuple[Any, Any, Any]:
     """The policy, the model of the store plus `given` at `now`, and an annotator."""
     program = load_policy(policy)
-    extra = ground_facts(given, "given fact")
+    extra = parse_facts(given, "given fact")
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if rel.startswith("request")]
     if asked:  # a request as the gate sees it (its scope defaults to its target)

@@ -45,7 +45,7 @@ Examples:
 """,
 )
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
-@click.option("--force", is_flag=True, help="Overwrite an existing policy.rules.")
+@click.option("--force", is_flag=True, help="Overwrite an existing policy.rules (an existing store is kept).")
 def command(directory: str, force: bool) -> None:
     """Create DIRECTORY with policy.rules (the stdlib, an example rule and a
     test block) and an empty SQLite store, ordinance.db.
@@ -57,13 +57,19 @@ def command(directory: str, force: bool) -> None:
     if policy.exists() and not force:
         raise OrdinanceError(f"`{policy}` already exists (use --force to overwrite it)", code="exists")
     root.mkdir(parents=True, exist_ok=True)
+    replaced = policy.exists()
     policy.write_text(POLICY_TEMPLATE, encoding="utf-8")
     program = load_policy(str(policy))
     db = root / "ordinance.db"
-    with open_db(str(db), program) as store:
+    existed = db.exists()
+    with open_db(str(db), program, create=True) as store:
         revision = store.revision()
-    click.echo(f"created {policy}: the continuity stdlib, an example rule and a test block")
-    click.echo(f"created {db}: an empty store (revision {revision})")
+    what = "overwrote" if replaced else "created"
+    click.echo(f"{what} {policy}: the continuity stdlib, an example rule and a test block")
+    if existed:
+        click.echo(f"kept {db}: the existing store, untouched (revision {revision})")
+    else:
+        click.echo(f"created {db}: an empty store (revision {revision})")
     if root.resolve() != Path.cwd().resolve():
         click.echo(f"next: cd {directory} && ordinance test")
     else:

@@ -7,8 +7,8 @@ from typing import Any
 import click
 from ..diagnostics import OrdinanceError
 from ..engine import evaluate
+from ..rules import check_declared
 from .common import (
-    check_declared,
     json_option,
     load_policy,
     model_options,

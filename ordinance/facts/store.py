@@ -16,6 +16,7 @@ it from every model built after it, it does not scrub the disk).
 from __future__ import annotations
 
 import json
+import threading
 from abc import ABC, abstractmethod
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
@@ -28,9 +29,10 @@ from .events import (
     decode_row,
     encode_args,
     encode_payload,
+    kind_of,
     now_text,
 )
-from .schema import Schema, validate
+from .schema import Schema, fence_problem, validate
 
 __all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "tables_sql"]
 
@@ -64,10 +66,13 @@ class Store(ABC):
 
     url: str
 
-    def __init__(self, url: str, schema: Schema | None = None) -> None:
+    def __init__(self, url: str, schema: Mapping[str, Sequence[str]] | None = None) -> None:
         self.url = url
-        self._schema: dict[str, tuple[str, ...]] | None = None
+        self._schema: Schema | None = None
         self.schema = schema
+        # one connection, many threads: every use of it holds this lock, so
+        # a shared store serializes its callers instead of losing writes
+        self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- backend
 
@@ -95,13 +100,14 @@ class Store(ABC):
     # ---------------------------------------------------------------- schema
 
     @property
-    def schema(self) -> dict[str, tuple[str, ...]] | None:
-        """Relation name -> argument types; None accepts any relation."""
+    def schema(self) -> Schema | None:
+        """Relation name -> argument types, and the derived relations; None
+        (no policy) takes log events only (see schema.py)."""
         return self._schema
 
     @schema.setter
-    def schema(self, schema: Schema | None) -> None:
-        self._schema = None if schema is None else {k: tuple(v) for k, v in schema.items()}
+    def schema(self, schema: Mapping[str, Sequence[str]] | None) -> None:
+        self._schema = None if schema is None else Schema.of(schema)
 
     # ---------------------------------------------------------------- writing
 
@@ -129,7 +135,7 @@ class Store(ABC):
             raise StoreError(problems)
         time = now_text()
         stamped = [(e, time, resource, epoch) for e in batch]
-        return self._write(lambda txn: self._commit(txn, stamped, fence, imported=False))
+        return self._locked_write(lambda txn: self._commit(txn, stamped, fence, imported=False))
 
     def assert_facts(
         self,
@@ -137,12 +143,13 @@ class Store(ABC):
         *,
         source: str = "",
         author: str = "",
-        kind: str = "assert",
+        kind: str | None = None,
         fence: tuple[str, int] | None = None,
     ) -> int:
-        """Append `relation(args)` facts as events of one kind; return the revision."""
+        """Append `relation(args)` facts as events of `kind` (default: the
+        kind each relation is logged as, see `kind_of`); return the revision."""
         return self.append(
-            [Event(kind, rel, tuple(args), source, author) for rel, args in facts], fence=fence
+            [Event(kind or kind_of(rel), rel, tuple(args), source, author) for rel, args in facts], fence=fence
         )
 
     def fence(self, resource: str, epoch: int) -> int:
@@ -175,15 +182,32 @@ class Store(ABC):
         if problems:
             raise StoreError(problems)
         stamped = [(e, e.time, e.resource, e.epoch) for e in events]
-        return self._write(lambda txn: self._commit(txn, stamped, None, imported=True))
+        return self._locked_write(lambda txn: self._commit(txn, stamped, None, imported=True))
+
+    def _locked_write(self, work: Callable[[WriteTxn], T]) -> T:
+        with self._lock:
+            try:
+                return self._write(work)
+            except StoreError:
+                raise
+            except Exception as exc:
+                raise self._driver_error(exc) from exc
+
+    def _driver_error(self, exc: Exception) -> StoreError:
+        """A backend driver's error as a StoreError naming the store."""
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return _error("store_failed", f"store `{self.url}`: {first}")
 
     @staticmethod
     def _check_fence(fence: tuple[str, int] | None) -> tuple[str | None, int | None]:
         if fence is None:
             return None, None
-        resource, epoch = fence
-        if not isinstance(resource, str) or isinstance(epoch, bool) or not isinstance(epoch, int):
+        if not isinstance(fence, tuple) or len(fence) != 2:
             raise _error("bad_fence", "a fence is a (resource string, integer epoch) pair")
+        resource, epoch = fence
+        problem = fence_problem(resource, epoch)
+        if problem is not None:
+            raise _error(*problem)
         return resource, epoch
 
     def _commit(
@@ -195,20 +219,7 @@ class Store(ABC):
     ) -> int:
         revision = txn.revision()
         if fence is not None:
-            resource, epoch = fence
-            newest = txn.newest_epoch(resource)
-            if newest is not None and epoch < newest:
-                raise StaleEpochError(
-                    [
-                        Diagnostic(
-                            "stale_epoch",
-                            f"epoch {epoch} for `{resource}` is older than the newest epoch "
-                            f"{newest} (revision {revision})",
-                        )
-                    ]
-                )
-            if newest is None or epoch > newest:
-                txn.set_epoch(resource, epoch)
+            self._fence(txn, fence[0], fence[1], revision)
         rows: list[Row] = []
         written = 0
         for n, (e, time, resource_, epoch_) in enumerate(stamped, 1):
@@ -217,9 +228,9 @@ class Store(ABC):
                 if e.seq != seq:
                     raise _error("bad_seq", f"event {n}: seq {e.seq} does not follow revision {seq - 1}")
                 if resource_ is not None and epoch_ is not None:
-                    newest = txn.newest_epoch(resource_)
-                    if newest is None or epoch_ > newest:
-                        txn.set_epoch(resource_, epoch_)
+                    # an imported event was written under a fence: the same
+                    # check as a live write (a stale one is refused)
+                    self._fence(txn, resource_, epoch_, seq - 1, f"event {n}: ")
             if e.kind == "purge":  # may purge earlier events of this batch: write them first
                 if rows:
                     txn.insert(rows)
@@ -232,6 +243,19 @@ class Store(ABC):
         if rows:
             txn.insert(rows)
         return revision + written + len(rows)
+
+    @staticmethod
+    def _fence(txn: WriteTxn, resource: str, epoch: int, revision: int, where: str = "") -> None:
+        """Fencing: refuse `epoch` if older than the newest for `resource`,
+        else record it. The one check every fenced write runs, in its transaction."""
+        newest = txn.newest_epoch(resource)
+        if newest is not None and epoch < newest:
+            raise StaleEpochError([Diagnostic(
+                "stale_epoch",
+                f"{where}epoch {epoch} for `{resource}` is older than the newest epoch {newest} (revision {revision})",
+            )])
+        if newest is None or epoch > newest:
+            txn.set_epoch(resource, epoch)
 
     @staticmethod
     def _check_purge(txn: WriteTxn, n: int, targets: Sequence[Value]) -> None:
@@ -404,7 +428,7 @@ class SqlStore(Store):
                 where, param = self.txn(self.db).in_list("kind", kinds)
             sql += f" AND {where}"
             params.append(param)
-        return self.db.execute(sql + " ORDER BY seq", params).fetchall()  # type: ignore[no-any-return]
+        return self._query(sql + " ORDER BY seq", params)
 
     def _fact_groups(self, revision: int, exclude: Sequence[int]) -> Iterable[tuple[str, str]]:
         sql = (
@@ -416,10 +440,20 @@ class SqlStore(Store):
             where, param = self.txn(self.db).in_list("seq", exclude)
             sql += f" AND NOT ({where})"
             params.append(param)
-        return self.db.execute(sql + " GROUP BY relation", params).fetchall()  # type: ignore[no-any-return]
+        return self._query(sql + " GROUP BY relation", params)
+
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        """All rows of one read, under the connection's lock."""
+        with self._lock:
+            try:
+                return self.db.execute(sql, params).fetchall()  # type: ignore[no-any-return]
+            except Exception as exc:
+                raise self._driver_error(exc) from exc
 
     def revision(self) -> int:
-        return self.txn(self.db).revision()
+        row = self._query("SELECT coalesce(max(seq), 0) FROM events")
+        return int(row[0][0]) if row else 0
 
     def close(self) -> None:
-        self.db.close()
+        with self._lock:
+            self.db.close()

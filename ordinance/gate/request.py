@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..diagnostics import GateError
+from ..values import value_problem
 
 __all__ = ["Request"]
 
@@ -70,6 +71,21 @@ class Request:
         for need in self.needs:
             if len(need) != 3 or not all(isinstance(v, str) for v in need):
                 raise GateError("request field `needs` holds (subject, attribute, value) strings")
+        for name, value in self._values():  # the values check every edge applies
+            problem = value_problem(value)
+            if problem is not None:
+                raise GateError(f"request field `{name}` {problem[1]}", code=problem[0])
+
+    def _values(self) -> Iterable[tuple[str, Any]]:
+        for name in ("id", "kind", "target", "agent", "epoch", "scope", "key"):
+            if getattr(self, name) is not None:
+                yield name, getattr(self, name)
+        for name in ("uses", "routes", "requires"):
+            for value in getattr(self, name):
+                yield name, value
+        for need in self.needs:
+            for value in need:
+                yield "needs", value
 
     @property
     def authority_scope(self) -> str:
