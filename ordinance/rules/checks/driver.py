@@ -81,7 +81,11 @@ def check(
         if any(d.code in SAFETY_CODES for d in found):
             raise SafetyViolationError(found)
         raise CheckError(found)
-    text = format_program(ast.Program(flat.items))
+    # the policy hash covers what decides (rules, declarations, includes
+    # flattened), not test blocks, invariants or fuzz hints: adding a test
+    # does not make every logged decision foreign to `replay`
+    deciding = [i for i in flat.items if not isinstance(i, (ast.TestBlock, ast.Invariant, ast.Hint))]
+    text = format_program(ast.Program(deciding))
     return CheckedProgram(
         rules=tuple(i for i in flat.items if isinstance(i, ast.Rule)),
         relations=_relations(flat.items, extensional),
@@ -89,6 +93,6 @@ def check(
         tests=tuple(i for i in flat.items if isinstance(i, ast.TestBlock)),
         invariants=tuple(i for i in flat.items if isinstance(i, ast.Invariant)),
         hints=tuple(i for i in flat.items if isinstance(i, ast.Hint)),
-        source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),  # the policy hash
         files=flat.files,
     )
