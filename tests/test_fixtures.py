@@ -1,4 +1,4 @@
-"""Every scenario in fixtures/ replays against a real SQLite store."""
+"""Every seed scenario (ordinance/testing/scenarios/) replays against a real SQLite store."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ordinance.facts import open_store
 from ordinance.gate import Gate
 from ordinance.testing.scenario import load_scenario, run_scenario
 
-FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").glob("*.toml"))
+FIXTURES = sorted((Path(__file__).parent.parent / "ordinance" / "testing" / "scenarios").glob("*.toml"))
 
 
 def test_the_required_stories_are_present() -> None:

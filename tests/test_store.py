@@ -312,3 +312,28 @@ def test_replay_in_sql_agrees_with_replay_in_python(store: Store, batches) -> No
     events = store.events()
     for revision in range(start, store.revision() + 1):
         assert store.facts(revision) == replay(events, revision)
+
+
+def test_a_postgresql_url_without_the_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if `ordinance[postgres]` were not installed
+    monkeypatch.delitem(sys.modules, "ordinance.facts.postgres", raising=False)
+    with pytest.raises(StoreError) as err:
+        open_store("postgresql://localhost/nowhere")
+    assert err.value.code == "missing_extra"
+    assert "ordinance[postgres]" in str(err.value)
+
+
+def test_the_seed_scenarios_are_package_data() -> None:
+    """`ordinance demo` reads them from the installed package, not a clone."""
+    import tomllib
+
+    from ordinance.cli.demo import scenario_dir
+
+    here = scenario_dir()
+    assert here.parent.name == "testing" and here.parent.parent.name == "ordinance"
+    data = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    patterns = data["tool"]["setuptools"]["package-data"]["ordinance"]
+    shipped = {p for pattern in patterns for p in (here.parents[1]).glob(pattern)}
+    assert sorted(here.glob("*.toml")) and set(here.glob("*.toml")) <= shipped
