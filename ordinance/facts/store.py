@@ -168,13 +168,28 @@ class Store(ABC):
         """Append a decision event (payload: a JSON object); return its seq."""
         return self.append([Event("decision", "decision", (), source, author, payload=payload)], fence=fence)
 
-    def purge(self, seqs: Iterable[int], reason: str, *, source: str = "", author: str = "") -> int:
+    def purge(
+        self, seqs: Iterable[int], reason: str, *, source: str = "", author: str = "", retract: bool = False
+    ) -> int:
         """Append a retention purge of the events `seqs` (not purges, not
-        already purged); return its seq. See the module docstring."""
+        already purged); return its seq. See the module docstring.
+        `retract=True` records that the facts were a mistake (`ordinance
+        retract`), not kept past their retention: the replay is the same."""
         targets = tuple(sorted(set(seqs)))
-        return self.append(
-            [Event("purge", "purge", targets, source, author, payload={"reason": reason})]
-        )
+        payload: dict[str, Any] = {"reason": reason}
+        if retract:
+            payload["retract"] = True
+        return self.append([Event("purge", "purge", targets, source, author, payload=payload)])
+
+    def seqs_of(self, relation: str, args: Sequence[Value]) -> list[int]:
+        """The seqs of the live (not purged) fact events carrying exactly
+        `relation(args)`."""
+        purged = self.purged()
+        return [s for s in self._fact_seqs(relation, encode_args(args)) if s not in purged]
+
+    @abstractmethod
+    def _fact_seqs(self, relation: str, args: str) -> list[int]:
+        """Seqs of fact events whose relation and encoded args are these."""
 
     def _import(self, events: Sequence[Event]) -> int:
         """Append events keeping their seq, time and fence (JSON Lines import)."""
@@ -441,6 +456,13 @@ class SqlStore(Store):
             sql += f" AND NOT ({where})"
             params.append(param)
         return self._query(sql + " GROUP BY relation", params)
+
+    def _fact_seqs(self, relation: str, args: str) -> list[int]:
+        mark = self.txn.mark
+        rows = self._query(
+            f"SELECT seq FROM events WHERE relation = {mark} AND args = {mark} "
+            f"AND kind IN ({_FACT_KINDS_SQL}) ORDER BY seq", (relation, args))
+        return [int(r[0]) for r in rows]
 
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
         """All rows of one read, under the connection's lock."""
