@@ -84,7 +84,7 @@ def check(
     # the policy hash covers what decides (rules, declarations, includes
     # flattened), not test blocks, invariants or fuzz hints: adding a test
     # does not make every logged decision foreign to `replay`
-    deciding = [i for i in flat.items if not isinstance(i, (ast.TestBlock, ast.Invariant, ast.Hint))]
+    deciding = tuple(i for i in flat.items if not isinstance(i, (ast.TestBlock, ast.Invariant, ast.Hint)))
     text = format_program(ast.Program(deciding))
     return CheckedProgram(
         rules=tuple(i for i in flat.items if isinstance(i, ast.Rule)),
