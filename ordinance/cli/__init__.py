@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import click
 
 from .common import fail
+from .deadline import with_deadline
 
 __all__ = ["main", "cli", "COMMAND_MODULES"]
 
@@ -89,7 +90,7 @@ def _register() -> None:
                 continue
             raise
         for command in getattr(module, "commands", None) or (module.command,):
-            cli.add_command(command)
+            cli.add_command(with_deadline(command))
 
 
 _register()

@@ -10,6 +10,7 @@ from ..explain import annotator, explain_json, explain_text
 from ..gate import Decision, Gate, Request
 from ..values import format_instant
 from ..rules import check_declared, parse_facts
+from .deadline import limits
 from .common import (
     json_option,
     load_policy,
@@ -68,7 +69,7 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
     request = Request.from_facts(parsed)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        decision = Gate(program, store).check(request, at)
+        decision = Gate(program, store, limits=limits()).check(request, at)
         annotate = annotator(store, decision.revision)
         if as_json:
             print_json(decision_json(decision, annotate))

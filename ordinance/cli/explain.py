@@ -11,6 +11,7 @@ from ..engine import evaluate, to_dot, to_json, to_text, why, why_not
 from ..explain import annotator
 from ..gate import Request
 from ..rules import check_declared, parse_facts
+from .deadline import limits
 from .common import (
     load_policy,
     model_options,
@@ -50,7 +51,7 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tup
         for rel, args in extra:
             facts.setdefault(rel, set()).add(args)
         annotate = annotator(store, store.revision(), facts)
-    return program, evaluate(program, facts, now=now_or_clock(now)), annotate
+    return program, evaluate(program, facts, now=now_or_clock(now), limits=limits()), annotate
 
 
 def _target(program: Any, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:

@@ -8,6 +8,7 @@ import click
 from ..facts import Event
 from ..gate import Gate, Request
 from ..values import format_instant
+from .deadline import limits
 from .common import (
     db_option,
     json_option,
@@ -109,7 +110,7 @@ def replay_command(revision: int | None, as_json: bool, db: str, policy: str) ->
     with open_db(db, program) as store:
         if revision is not None:
             store.as_of(revision)  # refuses a revision not in the log
-        gate = Gate(program, store)
+        gate = Gate(program, store, limits=limits())
         decisions = store.decisions()
         for event in decisions:
             before, after = _recheck(gate, event, revision)
