@@ -47,6 +47,12 @@ class _Txn(SqlTxn):
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, object]:
         return f"{column} = ANY(%s)", list(values)
 
+    def payload_text(self, path: Sequence[str]) -> str:
+        return "(payload::jsonb #>> '{" + ",".join(path) + "}')"
+
+    def allowed(self) -> str:
+        return "coalesce((payload::jsonb ->> 'allowed') = 'true', false)"
+
     def insert(self, rows: list[Row]) -> None:
         with self.db.cursor().copy(f"COPY events ({COLUMNS}) FROM STDIN") as copy:
             for row in rows:

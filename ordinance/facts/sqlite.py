@@ -32,6 +32,12 @@ class _Txn(SqlTxn):
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, object]:
         return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
 
+    def payload_text(self, path: Sequence[str]) -> str:
+        return "json_extract(payload, '$." + ".".join(path) + "')"
+
+    def allowed(self) -> str:
+        return "coalesce(json_extract(payload, '$.allowed') = 1, 0)"
+
     def insert(self, rows: list[Row]) -> None:
         self.db.executemany(f"INSERT INTO events ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
 

@@ -314,6 +314,40 @@ class Store(ABC):
         purged = self.purged(revision)
         return [e for e in self.events(0, revision, ("decision",)) if e.seq not in purged]
 
+    def decision_page(
+        self,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        newest: bool = False,
+        denied: bool = False,
+        agent: str | None = None,
+        request: str | None = None,
+        since: str | None = None,
+    ) -> list[Event]:
+        """Live decision events, filtered and paged in the database (never all
+        loaded): seq > `after`; only denied ones; of one `agent` or `request`
+        id; logged at or after the wall-clock `since` (an `Event.time` text);
+        the oldest `limit` of them in seq order, or with `newest` the newest
+        `limit` (still returned in seq order)."""
+        rows = self._decision_rows(after, limit, newest, denied, agent, request, since, sorted(self.purged()))
+        return [decode_row(r) for r in rows]
+
+    def count(self, kind: str) -> int:
+        """How many events of `kind` the log holds (purged ones included)."""
+        if kind not in KINDS:
+            raise _error("unknown_kind", f"kinds must be among {', '.join(KINDS)}")
+        return self._count(kind)
+
+    @abstractmethod
+    def _count(self, kind: str) -> int:
+        """The number of events of `kind`."""
+
+    @abstractmethod
+    def _decision_rows(self, after: int, limit: int | None, newest: bool, denied: bool, agent: str | None,
+                       request: str | None, since: str | None, exclude: Sequence[int]) -> list[Row]:
+        """The rows `decision_page` returns."""
+
     def as_of(self, revision: int) -> StoreView:
         """A read-only view of the store as it was at `revision`."""
         if isinstance(revision, bool) or not isinstance(revision, int) or not 0 <= revision <= self.revision():
@@ -394,6 +428,14 @@ class SqlTxn:
         """SQL true when `column` is one of `values`, and its one parameter."""
         raise NotImplementedError
 
+    def payload_text(self, path: Sequence[str]) -> str:
+        """SQL for the text at `path` inside the JSON `payload`."""
+        raise NotImplementedError
+
+    def allowed(self) -> str:
+        """SQL true when a decision's payload says `allowed: true`."""
+        raise NotImplementedError
+
     def insert(self, rows: list[Row]) -> None:
         raise NotImplementedError
 
@@ -456,6 +498,33 @@ class SqlStore(Store):
             sql += f" AND NOT ({where})"
             params.append(param)
         return self._query(sql + " GROUP BY relation", params)
+
+    def _decision_rows(self, after: int, limit: int | None, newest: bool, denied: bool, agent: str | None,
+                       request: str | None, since: str | None, exclude: Sequence[int]) -> list[Row]:
+        txn, mark = self.txn(self.db), self.txn.mark
+        sql = f"SELECT {COLUMNS} FROM events WHERE kind = 'decision' AND seq > {mark}"
+        params: list[object] = [after]
+        if denied:
+            sql += f" AND NOT {txn.allowed()}"
+        for path, value in ((("request", "agent"), agent), (("request", "id"), request)):
+            if value is not None:
+                sql += f" AND {txn.payload_text(path)} = {mark}"
+                params.append(value)
+        if since is not None:
+            sql += f" AND time >= {mark}"
+            params.append(since)
+        if exclude:
+            where, param = txn.in_list("seq", exclude)
+            sql += f" AND NOT ({where})"
+            params.append(param)
+        sql += " ORDER BY seq DESC" if newest else " ORDER BY seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        rows = self._query(sql, params)
+        return rows[::-1] if newest else rows
+
+    def _count(self, kind: str) -> int:
+        return int(self._query(f"SELECT count(*) FROM events WHERE kind = {self.txn.mark}", (kind,))[0][0])
 
     def _fact_seqs(self, relation: str, args: str) -> list[int]:
         mark = self.txn.mark
