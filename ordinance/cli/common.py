@@ -31,6 +31,8 @@ __all__ = [
     "model_options",
     "path_option",
     "load_policy",
+    "allowed_includes",
+    "INCLUDE_ENV",
     "open_db",
     "now_or_clock",
     "error_line",
@@ -118,7 +120,16 @@ def load_policy(path: str) -> Any:
             f"policy file `{path}` not found (run `ordinance init`, or pass --policy / set {POLICY_ENV})",
             code="no_policy",
         )
-    return load(path)
+    return load(path, allow_includes=allowed_includes())
+
+
+INCLUDE_ENV = "ORDINANCE_INCLUDE_PATH"
+
+
+def allowed_includes() -> tuple[str, ...]:
+    """Directories outside a policy's own tree that its `.include`s may
+    name: ORDINANCE_INCLUDE_PATH, separated like PATH."""
+    return tuple(d for d in os.environ.get(INCLUDE_ENV, "").split(os.pathsep) if d)
 
 
 def open_db(url: str, policy: Any = None, *, create: bool = False) -> Any:

@@ -65,6 +65,7 @@ def check(
     base_dir: str | os.PathLike[str] | None = None,
     extensional: Mapping[str, int] | None = None,
     existential_negation: bool = False,
+    allow_includes: tuple[str | os.PathLike[str], ...] = (),
 ) -> CheckedProgram:
     """Resolve includes and run every static pass; raise with all findings.
 
@@ -73,7 +74,7 @@ def check(
     diagnostic); `.code` is the first diagnostic's code.
     """
     extensional = dict(extensional or {})
-    flat = flatten(program, base_dir)
+    flat = flatten(program, base_dir, allow_includes)
     if flat.diagnostics:
         raise (ParseError if flat.syntax else CheckError)(flat.diagnostics)
     found, strata = run_passes(flat.items, extensional, existential_negation)
