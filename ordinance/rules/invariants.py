@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from . import check, parse
-from .ast import Aggregate, Atom, Comparison, Invariant, Program, Rule, Var
+from .ast import Aggregate, Atom, Comparison, Const, Invariant, Program, Rule, Var
 from .checked import CheckedProgram
 from .checks.walk import term_vars
 from .depends import depends_on
 from .loader import decode
 
-__all__ = ["Target", "Harness", "invariant_head", "DEFAULT_EXAMPLES"]
+__all__ = ["Target", "Harness", "invariant_head", "candidate_head", "DEFAULT_EXAMPLES"]
 
 DEFAULT_EXAMPLES = 200  # histories the fuzzer tries per invariant unless told
 
@@ -32,6 +32,10 @@ class Target:
     relation: str  # the head relation of the compiled rule
     variables: tuple[str, ...]
     types: tuple[str | None, ...]  # each variable's type where a body atom declares it
+    # one (relation, atom) per positive body atom: the relation holds iff the
+    # atom has a matching tuple, so the fuzzer can tell an invariant that was
+    # exercised from one whose body never had a candidate binding (vacuous)
+    candidates: tuple[tuple[str, Atom], ...] = ()
 
     @property
     def name(self) -> str:
@@ -42,6 +46,11 @@ class Target:
 def invariant_head(n: int) -> str:
     """The relation whose tuples are the bindings breaking invariant `n`."""
     return f"invariant_{n}_broken"
+
+
+def candidate_head(n: int, k: int) -> str:
+    """The relation that holds when body atom `k` of invariant `n` matches."""
+    return f"invariant_{n}_atom_{k}"
 
 
 def _body_variables(body: tuple[Any, ...], relations: dict[str, Any]) -> dict[str, str | None]:
@@ -93,7 +102,11 @@ class Harness:
             found = _body_variables(inv.body, plain.relations)
             names = tuple(v for v in found if _is_bound(v, inv.body))
             extra.append(Rule(Atom(head, tuple(Var(v) for v in names)), inv.body, inv.span))
-            targets.append(Target(inv, head, names, tuple(found[v] for v in names)))
+            candidates = []
+            for k, lit in enumerate(a for a in inv.body if isinstance(a, Atom)):
+                candidates.append((candidate_head(n, k), lit))
+                extra.append(Rule(Atom(candidate_head(n, k), (Const(1, "number"),)), (lit,), inv.span))
+            targets.append(Target(inv, head, names, tuple(found[v] for v in names), tuple(candidates)))
         checked = check(replace(program, items=program.items + tuple(extra)))
         gated = "permit" in checked.relations and "forbid" in checked.relations
         return cls(checked, tuple(targets), gated)
