@@ -231,3 +231,20 @@ def test_every_store_code_is_in_the_readme_table() -> None:
     table = readme.split("### Store errors", 1)[1].split("\n## ", 1)[0]
     for code in STORE_CODES:
         assert f"| `{code}` |" in table, code
+
+
+def test_the_store_api_raises_only_store_errors(store_url: str) -> None:
+    junk: list[Any] = [None, 1, "x", [1], [None], [Event("assert", 1, ())],  # type: ignore[arg-type]
+                       [Event("assert", "w", ("a",), source=None)],  # type: ignore[arg-type]
+                       [Event("decision", "decision", (), payload=[])]]  # type: ignore[arg-type]
+    with open_store(store_url, {"w": ("any",)}) as store:
+        for batch in junk:
+            with pytest.raises(StoreError):
+                store.append(batch)
+        for call in (lambda: store.purge(None, "r"), lambda: store.purge(["1"], "r"),  # type: ignore[arg-type]
+                     lambda: store.fence(None, 1), lambda: store.fence("r", "1"),  # type: ignore[arg-type]
+                     lambda: store.as_of(5), lambda: store.events(kinds=["nope"]),
+                     lambda: store.log_decision({"allowed": True})):
+            with pytest.raises(StoreError):
+                call()
+        assert store.revision() == 0

@@ -183,6 +183,9 @@ def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[
     def diag(code: str, message: str, column: int = 0) -> Diagnostic:
         return Diagnostic(code, f"event {n}: {message}", Span(n, column, file="<events>"))
 
+    if not isinstance(event, Event):
+        yield diag("type_mismatch", f"expected an Event, not {type(event).__name__}")
+        return
     if not isinstance(event.kind, str) or event.kind not in KINDS:
         yield diag("unknown_kind", f"kind `{_show(event.kind)}` is not one of {', '.join(KINDS)}")
         return

@@ -123,11 +123,14 @@ class Store(ABC):
         epoch recorded for `resource` (which it then becomes); otherwise
         `StaleEpochError` and nothing is written.
         """
-        batch = list(events)
+        try:
+            batch = list(events)
+        except TypeError:
+            raise _error("type_mismatch", "a batch is an iterable of events") from None
         problems = validate(batch, self._schema)
         resource, epoch = self._check_fence(fence)
         for n, e in enumerate(batch, 1):
-            if (e.resource, e.epoch) != (None, None) and (e.resource, e.epoch) != (resource, epoch):
+            if isinstance(e, Event) and (e.resource, e.epoch) not in ((None, None), (resource, epoch)):
                 problems.append(
                     Diagnostic("fence_mismatch", f"event {n}: carries a fence the batch was not written under")
                 )
@@ -175,7 +178,10 @@ class Store(ABC):
         already purged); return its seq. See the module docstring.
         `retract=True` records that the facts were a mistake (`ordinance
         retract`), not kept past their retention: the replay is the same."""
-        targets = tuple(sorted(set(seqs)))
+        try:
+            targets = tuple(sorted(set(seqs)))
+        except TypeError:
+            raise _error("bad_payload", "a purge names the purged sequence numbers") from None
         payload: dict[str, Any] = {"reason": reason}
         if retract:
             payload["retract"] = True
