@@ -15,7 +15,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable, Iterator, Mapping
 
-from ordinance.rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Now, Rule, Term, Var, Wildcard
+from ordinance.rules.ast import (
+    Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Now, Predicate, Rule, Term, Var, Wildcard,
+)
+from ordinance.rules.functors import FUNCTORS, PREDICATES
 from ordinance.rules.checked import CheckedProgram
 
 __all__ = ["naive_evaluate"]
@@ -55,6 +58,8 @@ def _rename_wildcards(rule: Rule) -> Rule:
             return Var(f"_w{next(n)}")
         if isinstance(t, BinOp):
             return BinOp(t.op, term(t.left), term(t.right))
+        if isinstance(t, Call):
+            return Call(t.func, tuple(term(a) for a in t.args))
         if isinstance(t, Aggregate):
             return Aggregate(t.func, None if t.target is None else term(t.target), tuple(lit(x) for x in t.body))
         return t
@@ -64,6 +69,8 @@ def _rename_wildcards(rule: Rule) -> Rule:
             return Atom(x.relation, tuple(term(a) for a in x.args))
         if isinstance(x, Negation):
             return Negation(Atom(x.atom.relation, tuple(term(a) for a in x.atom.args)))
+        if isinstance(x, Predicate):
+            return Predicate(x.name, tuple(term(a) for a in x.args), x.negated)
         return Comparison(x.op, term(x.left), term(x.right))
 
     return Rule(Atom(rule.head.relation, tuple(term(a) for a in rule.head.args)), tuple(lit(x) for x in rule.body))
@@ -80,6 +87,9 @@ def _vars(x: Any) -> Iterator[str]:
         for lit in x.body:
             yield from _vars(lit)
     elif isinstance(x, Atom):
+        for a in x.args:
+            yield from _vars(a)
+    elif isinstance(x, (Call, Predicate)):
         for a in x.args:
             yield from _vars(a)
     elif isinstance(x, Negation):
@@ -114,6 +124,11 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
                 if not any(_match(lit.atom, t, b, now) is not None for t in db.get(lit.atom.relation, ())):
                     yield from _solve(rest, b, db, now, uses)
                 return
+        if isinstance(lit, Predicate) and all(_ready(a, b, uses) for a in lit.args):
+            values = [_value(a, b, now, db, uses) for a in lit.args]
+            if bool(PREDICATES[lit.name].fn(*values)) != lit.negated:
+                yield from _solve(rest, b, db, now, uses)
+            return
         if isinstance(lit, Comparison):
             left, right = _ready(lit.left, b, uses), _ready(lit.right, b, uses)
             if left and right:
@@ -145,6 +160,8 @@ def _ready(t: Term, b: dict[str, Any], uses: Counter[str]) -> bool:
         return all(v in b for v in inner if uses[v] > inner[v])
     if isinstance(t, BinOp):
         return _ready(t.left, b, uses) and _ready(t.right, b, uses)
+    if isinstance(t, Call):
+        return all(_ready(a, b, uses) for a in t.args)
     return all(v in b for v in _vars(t))
 
 
@@ -193,6 +210,8 @@ def _value(t: Term, b: dict[str, Any], now: int, db: DB | None = None, uses: Cou
             return x * y
         q = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
         return q if t.op == "/" else x - y * q
+    if isinstance(t, Call):  # the functions are the language's definition, in functors.py
+        return FUNCTORS[t.func].fn(*(_value(a, b, now, db, uses) for a in t.args))
     if isinstance(t, Aggregate):
         assert db is not None and uses is not None
         inner = Counter(_vars(t))

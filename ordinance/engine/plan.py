@@ -26,7 +26,7 @@ from itertools import count
 from typing import Iterable, Iterator, Mapping, Union
 
 from ..diagnostics import Diagnostic, EvaluationError
-from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Literal, Negation, Rule, Term, Var, Wildcard
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Predicate, Rule, Term, Var, Wildcard
 from .text import literal_text, rule_text
 
 __all__ = ["Scan", "AntiJoin", "Filter", "Assign", "AggStep", "Step", "JoinPlan", "plan_rule", "term_vars"]
@@ -53,8 +53,10 @@ class AntiJoin:
 
 @dataclass(frozen=True, slots=True)
 class Filter:
+    """A comparison or built-in constraint over bound variables."""
+
     pos: int
-    comparison: Comparison
+    literal: Comparison | Predicate
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,9 @@ def term_vars(term: Term | None) -> Iterator[str]:
     elif isinstance(term, BinOp):
         yield from term_vars(term.left)
         yield from term_vars(term.right)
+    elif isinstance(term, Call):
+        for a in term.args:
+            yield from term_vars(a)
     elif isinstance(term, Aggregate):
         yield from term_vars(term.target)
         for lit in term.body:
@@ -105,6 +110,9 @@ def literal_vars(lit: Literal) -> Iterator[str]:
             yield from term_vars(a)
     elif isinstance(lit, Negation):
         yield from literal_vars(lit.atom)
+    elif isinstance(lit, Predicate):
+        for a in lit.args:
+            yield from term_vars(a)
     else:
         yield from term_vars(lit.left)
         yield from term_vars(lit.right)
@@ -126,6 +134,8 @@ def _no_wildcards(term: Term, fresh: _Fresh) -> Term:
         return fresh.var("_")
     if isinstance(term, BinOp):
         return BinOp(term.op, _no_wildcards(term.left, fresh), _no_wildcards(term.right, fresh))
+    if isinstance(term, Call):
+        return Call(term.func, tuple(_no_wildcards(a, fresh) for a in term.args))
     return term
 
 
@@ -142,6 +152,8 @@ def _lift(term: Term, fresh: _Fresh, aggs: list[tuple[str, Aggregate]]) -> Term:
         return v
     if isinstance(term, BinOp):
         return BinOp(term.op, _lift(term.left, fresh, aggs), _lift(term.right, fresh, aggs))
+    if isinstance(term, Call):
+        return Call(term.func, tuple(_lift(a, fresh, aggs) for a in term.args))
     return _no_wildcards(term, fresh)
 
 
@@ -150,6 +162,8 @@ def _normal_literal(lit: Literal, fresh: _Fresh, aggs: list[tuple[str, Aggregate
         return Atom(lit.relation, tuple(_lift(a, fresh, aggs) for a in lit.args), lit.span)
     if isinstance(lit, Negation):
         return Negation(_normal_literal(lit.atom, fresh, aggs), lit.span)  # type: ignore[arg-type]
+    if isinstance(lit, Predicate):
+        return Predicate(lit.name, tuple(_lift(a, fresh, aggs) for a in lit.args), lit.negated, lit.span)
     return Comparison(lit.op, _lift(lit.left, fresh, aggs), _lift(lit.right, fresh, aggs), lit.span)
 
 
@@ -302,6 +316,8 @@ def _ready_filter(i: int, lit: Literal, bound: set[str], occurrences: Mapping[st
         if all(v in bound or occurrences.get(v, 0) == n for v, n in mine.items()):
             return AntiJoin(i, atom, tuple(p for p, a in enumerate(atom.args) if _is_bound(a, bound)))
         return None
+    if isinstance(lit, Predicate):
+        return Filter(i, lit) if all(_is_bound(a, bound) for a in lit.args) else None
     if isinstance(lit, Comparison):
         left_ok, right_ok = _is_bound(lit.left, bound), _is_bound(lit.right, bound)
         if left_ok and right_ok:

@@ -104,7 +104,7 @@ class _Clause:
                     if v.name not in bound:
                         self.unbound(v, where)
         for i, lit in enumerate(body):
-            if isinstance(lit, ast.Comparison):
+            if isinstance(lit, (ast.Comparison, ast.Predicate)):
                 self._comparison(lit, bound, total, outer)
                 continue
             atom = lit.atom if isinstance(lit, ast.Negation) else lit
@@ -170,17 +170,18 @@ class _Clause:
 
     def _comparison(
         self,
-        lit: ast.Comparison,
+        lit: ast.Comparison | ast.Predicate,
         bound: set[str],
         total: dict[str, int],
         outer: frozenset[str],
     ) -> None:
-        for term in (lit.left, lit.right):
+        what = "a comparison" if isinstance(lit, ast.Comparison) else f"`{lit.name}`"
+        for term in literal_terms(lit):
             for w in _wildcards(term):
-                self.report("safety_violations", "`_` is not allowed in a comparison", w)
+                self.report("safety_violations", f"`_` is not allowed in {what}", w)
             for v in term_vars(term):
                 if v.name not in bound:
-                    self.unbound(v, "in a comparison")
+                    self.unbound(v, f"in {what}")
             for agg in term_aggregates(term):
                 self._aggregate(agg, bound, total, outer)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ...diagnostics import Diagnostic, Span
 from .. import ast
+from ..functors import FUNCTORS, PREDICATES, Builtin
 from ..printer import format_term
 from .walk import where
 
@@ -56,7 +57,7 @@ class _Rule:
         for i, (arg, param) in enumerate(zip(atom.args, decl.params), 1):
             self.expect(arg, param.type, f"argument {i} of `{atom.relation}`")
 
-    def expect(self, term: ast.Term, type_: str, what: str) -> None:
+    def expect(self, term: ast.Term, type_: str, what: str, verb: str = "is declared") -> None:
         kind = _kind(type_)
         if isinstance(term, ast.Var):
             self.bind(term, kind)
@@ -64,7 +65,7 @@ class _Rule:
         actual = self.kind_of(term)
         if actual is not None and actual != kind:
             got = _show(term) if isinstance(term, ast.Const) else _ARTICLE[actual]
-            self.mismatch(f"{what} is declared `{type_}`, got {got}", term.span)
+            self.mismatch(f"{what} {verb} `{type_}`, got {got}", term.span)
 
     def kind_of(self, term: ast.Term) -> str | None:
         """The kind of a term's value (None if unknown); checks inner arithmetic."""
@@ -82,6 +83,12 @@ class _Rule:
                 elif self.kind_of(side) == "symbol":
                     self.mismatch(f"arithmetic `{term.op}` on a symbol", side.span)
             return "number"
+        if isinstance(term, ast.Call):
+            builtin = FUNCTORS.get(term.func)
+            if builtin is None:
+                return None
+            self.arguments(builtin, term.args)
+            return builtin.result
         if isinstance(term, ast.Aggregate):
             self.body(term.body)
             if term.target is None:
@@ -92,6 +99,18 @@ class _Rule:
             return "number" if term.func == "sum" else target
         return None
 
+    def arguments(self, builtin: Builtin, args: tuple[ast.Term, ...]) -> None:
+        """Each argument of a functor or constraint against its parameter."""
+        for i, arg in enumerate(args):
+            want = builtin.param(i)
+            what = f"argument {i + 1} of `{builtin.name}`"
+            if want != "numeric":
+                self.expect(arg, want, what, "must be")
+            elif isinstance(arg, ast.Var):
+                self.bind(arg, "number")
+            elif self.kind_of(arg) == "symbol":
+                self.mismatch(f"{what} must be a number, got {_described(arg)}", arg.span)
+
     def body(self, body: tuple[ast.Literal, ...]) -> None:
         for lit in body:
             if isinstance(lit, ast.Atom):
@@ -101,6 +120,8 @@ class _Rule:
         for lit in body:
             if isinstance(lit, ast.Comparison):
                 self.comparison(lit)
+            elif isinstance(lit, ast.Predicate) and lit.name in PREDICATES:
+                self.arguments(PREDICATES[lit.name], lit.args)
 
     def comparison(self, lit: ast.Comparison) -> None:
         left, right = self.kind_of(lit.left), self.kind_of(lit.right)
@@ -112,6 +133,10 @@ class _Rule:
             self.bind(lit.left, right)
         elif right is None and left is not None and isinstance(lit.right, ast.Var):
             self.bind(lit.right, left)
+
+
+def _described(term: ast.Term) -> str:
+    return _show(term) if isinstance(term, ast.Const) else "a symbol"
 
 
 def check_types(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
