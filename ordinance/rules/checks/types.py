@@ -12,6 +12,7 @@ from ...diagnostics import Diagnostic, Span
 from .. import ast
 from ..functors import FUNCTORS, PREDICATES, Builtin
 from ..printer import format_term
+from ..scope import local_vars, outside_vars
 from .walk import where
 
 __all__ = ["check_types"]
@@ -35,6 +36,7 @@ class _Rule:
         self.decls = decls
         self.found = found
         self.env: dict[str, tuple[str, Span]] = {}
+        self.outside: set[str] = set()  # the clause's variables outside every aggregate
 
     def mismatch(self, message: str, span: Span) -> None:
         self.found.append(Diagnostic("type_mismatch", message, span))
@@ -90,10 +92,16 @@ class _Rule:
             self.arguments(builtin, term.args)
             return builtin.result
         if isinstance(term, ast.Aggregate):
+            # the aggregate's local variables have kinds of their own (rules/scope.py)
+            hidden = {v: self.env.pop(v) for v in local_vars(term, self.outside) if v in self.env}
+            outer = set(self.env)
             self.body(term.body)
+            target = None if term.target is None else self.kind_of(term.target)
+            for v in [v for v in self.env if v not in outer and v in local_vars(term, self.outside)]:
+                del self.env[v]
+            self.env.update(hidden)
             if term.target is None:
                 return "number"
-            target = self.kind_of(term.target)
             if term.func == "sum" and target == "symbol":
                 self.mismatch("`sum` over a symbol", term.target.span)
             return "number" if term.func == "sum" else target
@@ -148,10 +156,13 @@ def check_types(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
     for item in items:
         if isinstance(item, ast.Rule):
             rule = _Rule(decls, found)
+            rule.outside = outside_vars(item.head.args, item.body)
             rule.atom(item.head)
             rule.body(item.body)
         elif isinstance(item, ast.Invariant):
-            _Rule(decls, found).body(item.body)
+            rule = _Rule(decls, found)
+            rule.outside = outside_vars((), item.body)
+            rule.body(item.body)
         elif isinstance(item, ast.TestBlock):
             for atom in [f.head for f in item.facts] + [e.atom for e in item.expects]:
                 _Rule(decls, found).atom(atom)
