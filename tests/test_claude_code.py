@@ -64,6 +64,23 @@ def test_a_bash_c_wrapper_is_read_inside(service: Service) -> None:
     assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]
 
 
+@pytest.mark.parametrize("command,decision", [
+    ("git push -uf origin main", "deny"),
+    ("git push origin +main", "deny"),
+    ("git push --force-with-lease origin HEAD:main", "deny"),
+    ("/usr/bin/git -C sub push --force origin refs/heads/main", "deny"),
+    ("echo ok; (git push -f origin main)", "deny"),
+    ("sh -c 'sudo git push -f origin main'", "deny"),
+    ("git push origin main", "allow"),
+    ("git push -f origin feature", "allow"),
+    ("git commit -m 'never git push -f origin main'", "allow"),
+])
+def test_force_pushes_to_main_in_any_shape(service: Service, command: str, decision: str) -> None:
+    call = {**payload("bash_push"), "tool_input": {"command": command}, "tool_use_id": "t-" + command}
+    out = handle(service, AGENT, call, now=NOW)["hookSpecificOutput"]
+    assert out["permissionDecision"] == decision, out
+
+
 def test_writes_inside_the_project_pass_and_outside_are_denied(service: Service) -> None:
     assert decide(service, "write_inside")["permissionDecision"] == "allow"
     out = decide(service, "edit_outside")
@@ -117,7 +134,7 @@ def test_a_tool_call_becomes_request_facts() -> None:
     assert ("cc-toolu_02", 1, 2, "-f") in facts["request_word"]
     edit = tool_request(payload("edit_outside"), "claude-code", request_relations(POLICY))
     assert edit.target == "/home/me/.bashrc"
-    assert ("cc-toolu_05", "/home/me/.bashrc", "/home/me") in edit.facts()["request_path_under"]
+    assert edit.facts()["request_path"] == {("cc-toolu_05", "/home/me/.bashrc")}
     assert ("cc-toolu_05", "replace_all", "false") in edit.facts()["request_input"]
 
 
@@ -173,3 +190,11 @@ def test_the_command_hook_fails_closed_when_the_server_is_unreachable() -> None:
 def test_a_request_is_a_plain_request() -> None:
     r = tool_request(payload("webfetch"), "claude-code", request_relations(POLICY))
     assert isinstance(r, Request) and r.target == "https://docs.example.com/api"
+
+
+def test_the_example_policys_own_test_blocks_pass(tmp_path: Path) -> None:
+    from ordinance.testing import run_blocks
+
+    (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
+    results = run_blocks(str(tmp_path / "policy.rules"))
+    assert len(results) == 2 and all(r.passed for r in results), [(r.failed, r.error) for r in results]

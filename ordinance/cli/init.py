@@ -45,16 +45,14 @@ CLAUDE_CODE_POLICY = """\
 // the agent acts under a grant on the project directory (`ordinance init
 // --claude-code` stores it); the owner revokes or stops it there.
 
-// no force push to main, however it is wrapped (`cd x && ...`, `bash -c`)
+// no force push to main, however it is wrapped (`cd x && ...`, `bash -c '...'`):
+// -f, --force, --force-with-lease, combined short flags (-uf), or a +refspec
 .decl push_forced(a: symbol, n: number)
-push_forced(A, N) :- git(A, N, "push"), request_word(A, N, _, "-f").
-push_forced(A, N) :- git(A, N, "push"), request_word(A, N, _, "--force").
-push_forced(A, N) :- git(A, N, "push"), request_word(A, N, _, "--force-with-lease").
-push_forced(A, N) :- git(A, N, "push"), request_word(A, N, P, "+main"), P >= 2.
+push_forced(A, N) :- git(A, N, "push"), request_word(A, N, P, W), P >= 2,
+                     match("-[a-zA-Z]*f[a-zA-Z]*|--force(-with-lease)?(=.*)?|[+].*", W).
 .decl push_to_main(a: symbol, n: number)
-push_to_main(A, N) :- git(A, N, "push"), request_word(A, N, P, "main"), P >= 2.
-push_to_main(A, N) :- git(A, N, "push"), request_word(A, N, P, "+main"), P >= 2.
-push_to_main(A, N) :- git(A, N, "push"), request_word(A, N, P, "HEAD:main"), P >= 2.
+push_to_main(A, N) :- git(A, N, "push"), request_word(A, N, P, W), P >= 2,
+                      match("[+]?([^:]*:)?(refs/heads/)?main", W).
 forbid(A, "force-push-main", C) :- push_forced(A, N), push_to_main(A, N), request_command(A, N, C).
 
 // no writes outside the project

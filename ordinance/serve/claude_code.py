@@ -5,8 +5,7 @@ name, agent the principal, scope the project directory, target the file,
 URL or working directory it acts on, and the attributes of stdlib
 tools.rules: `request_tool`, one `request_input` per `tool_input` field,
 `request_command` / `request_word` for each simple command of a Bash
-command (shell.py), `request_path` (absolute, normalized) with
-`request_path_under` for each directory above it, `request_project`,
+command (shell.py), `request_path` (absolute, normalized), `request_project`,
 `request_cwd`, `request_session`. Only the relations the policy declares
 are filled. The gate decides and logs; allowed -> "allow" (or "ask" when a
 flag's code is one of the policy's `ask_code(Code)` facts), blocked or an
@@ -52,14 +51,6 @@ def normalize(path: str, cwd: str) -> str:
     return posixpath.normpath(posixpath.join(cwd or "/", expanded))
 
 
-def _ancestors(path: str) -> list[str]:
-    out = [path]
-    while path not in ("/", ""):
-        path = posixpath.dirname(path)
-        out.append(path)
-    return out
-
-
 def call_id(payload: Mapping[str, Any]) -> str:
     """The same id for a call's PreToolUse and PostToolUse."""
     use = payload.get("tool_use_id")
@@ -88,9 +79,7 @@ def tool_request(payload: Mapping[str, Any], agent: str, declared: Mapping[str, 
     for field, value in inputs.items():
         facts.append(("request_input", (str(field), _text(value))))
     paths = [normalize(inputs[f], cwd) for f in PATH_FIELDS if isinstance(inputs.get(f), str) and inputs[f]]
-    for p in paths:
-        facts.append(("request_path", (p,)))
-        facts.extend(("request_path_under", (p, d)) for d in _ancestors(p))
+    facts.extend(("request_path", (p,)) for p in paths)
     command = inputs.get("command")
     if tool == "Bash" and isinstance(command, str):
         for n, words in enumerate(simple_commands(command)):
