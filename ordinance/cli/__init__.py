@@ -106,8 +106,8 @@ def _load(name: str) -> None:
             return
         raise
     for command in getattr(module, "commands", None) or (module.command,):
-        if command.name not in cli._commands:
-            cli.add_command(command)
+        if command.name not in cli._commands:  # (add_command would read `commands`, registering all)
+            cli._commands[str(command.name)] = command
 
 
 def _register() -> None:
