@@ -42,7 +42,7 @@ from ordinance.cli.init import CLAUDE_CODE_POLICY  # noqa: E402
 from ordinance.facts import Event, open_store, schema_of  # noqa: E402
 from ordinance.gate import Gate  # noqa: E402
 from ordinance.rules import compile_text  # noqa: E402
-from ordinance.scenario import kind_of  # noqa: E402
+from ordinance.facts.events import kind_of  # noqa: E402
 from ordinance.serve.claude_code import tool_request  # noqa: E402
 
 
@@ -141,7 +141,7 @@ def main() -> None:
             fixed = []
             body = {"request": {"kind": "Bash", "target": PROJECT, "epoch": 1, "scope": PROJECT}, "now": now}
             http.post("/check", json=body)
-            for i in range(args.calls):
+            for _i in range(args.calls):
                 t = time.perf_counter()
                 http.post("/check", json=body)
                 fixed.append(time.perf_counter() - t)

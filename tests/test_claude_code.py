@@ -17,7 +17,7 @@ from ordinance.rules import compile_text
 from ordinance.serve import Principal, Service
 from ordinance.serve.claude_code import handle, tool_request
 from ordinance.serve.shell import simple_commands
-from ordinance.timepoints import parse_instant
+from ordinance.values import parse_instant
 
 HERE = Path(__file__).parent / "claude_code"
 POLICY = compile_text(CLAUDE_CODE_POLICY)

@@ -15,7 +15,7 @@ from ordinance.facts import Store, open_store, schema_of
 from ordinance.gate import Blocked, Gate, Request, request_relations
 from ordinance.rules import compile_text
 from ordinance.testing import run_blocks
-from ordinance.timepoints import parse_instant
+from ordinance.values import parse_instant
 
 T = parse_instant("2026-08-14T23:00:00Z")
 FORCE = '''.include "continuity"

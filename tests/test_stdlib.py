@@ -12,7 +12,7 @@ from ordinance.engine import evaluate
 from ordinance.gate import with_defaults
 from ordinance.rules.ast import Atom, Const, Rule, TestBlock
 from ordinance.rules.parser import parse
-from ordinance.scenario import broken_invariants, compile_policy
+from ordinance.testing.scenario import broken_invariants, compile_policy
 
 POLICY = compile_policy('.include "continuity"\n')
 STDLIB = files("ordinance.rules") / "stdlib"

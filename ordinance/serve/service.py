@@ -27,8 +27,9 @@ from ..engine import to_json, why, why_not
 from ..facts import Event, Store
 from ..gate import Gate, Request, is_request_side
 from ..rules.checked import CheckedProgram
-from ..scenario import kind_of, to_value
-from ..timepoints import format_instant, parse_instant
+from ..facts.events import kind_of
+from ..values import to_value
+from ..values import format_instant, parse_instant
 from .identity import Principal
 
 __all__ = ["Forbidden", "Service", "BadRequest", "SERVER_FILLED"]
