@@ -99,14 +99,21 @@ class Service:
                                          "attributes": {**(data.get("attributes") or {}), "request_owner": [[]]}})
         return request
 
+    def ask(self, principal: Principal, body: Any) -> tuple[Request, int, bool]:
+        """A check's (request, now, proofs) from its JSON body."""
+        body = _object(body)
+        return self.request(principal, body.get("request")), _now(body.get("now")), bool(body.get("proofs", False))
+
     def check(self, principal: Principal, body: Any) -> dict[str, Any]:
         """Decide and log (exactly as `Gate.check`); the decision's JSON."""
-        body = _object(body)
-        request = self.request(principal, body.get("request"))
-        now = _now(body.get("now"))
+        request, now, proofs = self.ask(principal, body)
         with self.lock:
-            decision = self.gate.check(request, now)
-            return decision.to_json(proofs=bool(body.get("proofs", False)))
+            return self.gate.check(request, now).to_json(proofs=proofs)
+
+    def check_many(self, asks: list[tuple[Request, int]]) -> list[Any]:
+        """Decisions logged in one append (`Gate.check_many`), under the lock."""
+        with self.lock:
+            return self.gate.check_many(asks)
 
     def decide(self, request: Request, now: int) -> Any:
         """Gate.check under the service's lock (for the hooks)."""
