@@ -160,7 +160,7 @@ def main() -> None:
                 data = json.dumps(payload(2 * 10**6 + i)).encode()
                 t = time.perf_counter()
                 run = subprocess.run([str(Path(sys.executable).parent / "ordinance"), "hook", "claude-code",
-                                      "--server", url], input=data, capture_output=True, env=env)
+                                      "--server", url, "--timeout", "120"], input=data, capture_output=True, env=env)
                 command.append(time.perf_counter() - t)
                 assert b'"allow"' in run.stdout, run.stdout + run.stderr
 

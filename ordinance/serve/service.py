@@ -210,7 +210,7 @@ class Service:
         now = _now(body.get("now"))
         if body.get("request") is not None:
             return self.gate.overlay(self.request(principal, body["request"]), now)
-        return self.gate.model(self.gate._current_revision(), now)
+        return self.gate.model(self.store.revision(), now)
 
     def _pattern(self, text: Any, ground: bool) -> tuple[str, tuple[Any, ...], list[tuple[str, Any]]]:
         from ..rules import parse
@@ -282,7 +282,7 @@ class Service:
         """A simple summary: the store's size, current grants, live leases, stops."""
         at = _now(now)
         with self.lock:
-            model = self.gate.model(self.gate._current_revision(), at)
+            model = self.gate.model(self.store.revision(), at)
             rows = {name: sorted(model.tuples(name), key=repr)
                     for name in ("current_grant", "live", "stop", "conflict") if name in self.policy.relations}
             revision = self.store.revision()
