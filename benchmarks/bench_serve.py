@@ -164,6 +164,7 @@ def main() -> None:
                 command.append(time.perf_counter() - t)
                 assert b'"allow"' in run.stdout, run.stdout + run.stderr
 
+            http.post("/check", json=body)  # the wall-clock series may have evicted the fixed-now model
             done, stop = [0], time.perf_counter() + 3.0
 
             def client() -> None:
