@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, TypeVar
 import click
 
 from ..diagnostics import OrdinanceError
-from ..values import format_duration, format_instant, parse_instant
+from ..values import escape, parse_instant
 
 __all__ = [
     "DB_ENV",
@@ -41,7 +41,6 @@ __all__ = [
     "new_table",
     "default_author",
     "check_declared",
-    "show_value",
 ]
 
 DB_ENV = "ORDINANCE_DB"
@@ -173,16 +172,6 @@ def check_declared(policy: Any, facts: Iterable[tuple[str, tuple[Any, ...]]]) ->
             )
 
 
-def show_value(value: Any, type_: str | None = None) -> str:
-    """A value as a user reads it: times as ISO-8601, durations as `4h`,
-    symbols unquoted."""
-    if type_ == "time" and isinstance(value, int):
-        return format_instant(value)
-    if type_ == "duration" and isinstance(value, int):
-        return format_duration(value)
-    return str(value)
-
-
 def print_table(table: Any) -> None:
     """A rich table on stdout; unbounded width when not on a terminal."""
     from rich.console import Console
@@ -194,9 +183,16 @@ def print_table(table: Any) -> None:
 
 
 def new_table(*columns: str) -> Any:
+    """A rich table whose cells are plain text: `add_row` takes strings and
+    shows them escaped, never as rich markup (a cell `[/x]` is just that)."""
     from rich.table import Table
+    from rich.text import Text
 
-    return Table(*columns, show_edge=False, header_style="bold")
+    class PlainTable(Table):
+        def add_row(self, *cells: Any, **kw: Any) -> None:
+            super().add_row(*(Text(escape(c)) if isinstance(c, str) else c for c in cells), **kw)
+
+    return PlainTable(*columns, show_edge=False, header_style="bold")
 
 
 def default_author() -> str:
@@ -219,7 +215,12 @@ def _database_error(exc: BaseException) -> bool:
 
 
 def error_line(exc: BaseException) -> str:
-    """One line `error[CODE]: message` for any exception."""
+    """One line `error[CODE]: message` for any exception, escaped (a message
+    quotes what a user wrote)."""
+    return escape(_error_line(exc))
+
+
+def _error_line(exc: BaseException) -> str:
     if isinstance(exc, OrdinanceError):
         if not exc.diagnostics:
             return f"error[{exc.code}]: {exc}"

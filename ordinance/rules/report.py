@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from ..diagnostics import Diagnostic
+from ..values import escape
 
 __all__ = ["render_diagnostic", "render_diagnostics", "sort_diagnostics"]
 
@@ -37,7 +38,7 @@ def _excerpt(line: str, start: int, end: int) -> tuple[str, str]:
 
 
 def render_diagnostic(d: Diagnostic, lines: list[str] | None) -> str:
-    header = f"{d.span.file or '<input>'}:{d.span.line}:{d.span.column}: {d.severity}[{d.code}]: {d.message}"
+    header = escape(f"{d.span.file or '<input>'}:{d.span.line}:{d.span.column}: {d.severity}[{d.code}]: {d.message}")
     if lines is None or not 1 <= d.span.line <= len(lines):
         return header
     end = d.span.end_column if d.span.end_line == d.span.line else len(lines[d.span.line - 1]) + 1
