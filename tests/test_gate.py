@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from ordinance.diagnostics import GateError
+from ordinance.diagnostics import Diagnostic, GateError
 from ordinance.explain import annotator, decision_json, explain_text, to_dot
 from ordinance.facts import Store, open_store, schema_of
 from ordinance.gate import Decision, Gate, Request
@@ -136,7 +136,8 @@ def test_an_evaluation_error_denies_as_data(store: Store) -> None:
 
     d = Broken(POLICY, store).check(bob(), T)
     assert not d.allowed
-    assert d.errors == (("RuntimeError", "disk on fire"),)
+    assert [(e.code, e.message) for e in d.errors] == [("RuntimeError", "disk on fire")]
+    assert all(isinstance(e, Diagnostic) for e in d.errors)  # errors are diagnostics
     assert d.codes == ("RuntimeError",)
     assert store.decisions()[-1].payload["errors"] == [{"code": "RuntimeError", "message": "disk on fire"}]  # type: ignore[index]
 

@@ -225,11 +225,10 @@ def _error_line(exc: BaseException) -> str:
         if not exc.diagnostics:
             return f"error[{exc.code}]: {exc}"
         first = exc.diagnostics[0]
-        # store diagnostics number the events in their message already
-        where = f"{first.span}: " if first.span.line and first.span.file != "<events>" else ""
+        where = f"{first.span}: " if first.span.line else ""
         more = len(exc.diagnostics) - 1
         tail = f" (and {more} more)" if more else ""
-        return f"error[{first.code}]: {where}{first.message.splitlines()[0]}{tail}"
+        return f"error[{first.code}]: {where}{first.line()}{tail}"
     if isinstance(exc, click.ClickException):
         message = (exc.format_message().splitlines() or [""])[0].rstrip(".")
         message = message[:1].lower() + message[1:]

@@ -88,7 +88,7 @@ def decision_json(d: Decision, annotate: Annotate | None = None, program: Checke
         "policy_hash": d.policy_hash,
         "reasons": [_reason_json(r, renderer) for r in d.reasons],
         "flags": [_reason_json(r, renderer) for r in d.flags],
-        "errors": [{"code": c, "message": m} for c, m in d.errors],
+        "errors": [e.to_json() for e in d.errors],
     }
     if d.seq is not None:
         out["seq"] = d.seq

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..diagnostics import OrdinanceError
+from ..diagnostics import Diagnostic, OrdinanceError
 from ..values import format_instant
 from .request import Request
 
@@ -65,7 +65,8 @@ class Decision:
 
     `allowed` iff some permit holds and no forbid does; `reasons` holds every
     forbid and, when no permit holds, the missing permit; `flags` never block;
-    `errors` (code, message) pairs deny. `seq` is the decision log entry.
+    `errors` are diagnostics, and deny (a `(code, message)` pair given here
+    becomes a Diagnostic). `seq` is the decision log entry.
     """
 
     request: Request
@@ -74,9 +75,14 @@ class Decision:
     revision: int
     policy_hash: str
     now: int
-    errors: tuple[tuple[str, str], ...] = ()
+    errors: tuple[Diagnostic, ...] = ()
     flags: tuple[Reason, ...] = ()
     seq: int | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if any(not isinstance(e, Diagnostic) for e in self.errors):
+            fixed = tuple(e if isinstance(e, Diagnostic) else Diagnostic(*e) for e in self.errors)
+            object.__setattr__(self, "errors", fixed)
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -98,7 +104,7 @@ class Decision:
         return cls(
             Request.from_json(payload["request"]), bool(payload["allowed"]), reasons("reasons"),
             int(payload["revision"]), str(payload["policy_hash"]), int(payload["now"]),
-            tuple((str(e["code"]), str(e["message"])) for e in payload.get("errors", ())),
+            tuple(Diagnostic(str(e["code"]), str(e["message"])) for e in payload.get("errors", ())),
             reasons("flags"), seq,
         )
 
@@ -114,7 +120,7 @@ class Decision:
             "policy_hash": self.policy_hash,
             "reasons": [r.to_json() for r in self.reasons],
             "flags": [f.to_json() for f in self.flags],
-            "errors": [{"code": c, "message": m} for c, m in self.errors],
+            "errors": [e.to_json() for e in self.errors],
         }
         if self.seq is not None:
             out["seq"] = self.seq

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ...diagnostics import Diagnostic, Span
+from ...diagnostics import Diagnostic, Related, Span
 from .. import ast
-from .walk import uses, where
+from .walk import uses
 
 __all__ = ["check_arity", "expected_arities"]
 
@@ -44,8 +44,9 @@ def check_arity(
             found.append(
                 Diagnostic(
                     "duplicate_decl",
-                    f"relation `{item.name}` is declared twice (first at {where(first.span, item.span)})",
+                    f"relation `{item.name}` is declared twice",
                     item.span,
+                    related=(Related("first declared here", first.span),),
                 )
             )
         elif item.name in extensional and extensional[item.name] != item.arity:
@@ -70,8 +71,9 @@ def check_arity(
                     Diagnostic(
                         "arity_mismatch",
                         f"relation `{use.relation}` used with {_plural(use.arity)}, "
-                        f"but with {expected} at {where(first_span, use.span)}",
+                        f"but with {expected} where first used",
                         use.span,
+                        related=(Related("first used here", first_span),),
                     )
                 )
             continue
