@@ -28,6 +28,8 @@ __all__ = [
     "Diagnostic",
     "CODES",
     "diagnostic_of",
+    "arguments",
+    "arity_message",
     "OrdinanceError",
     "ParseError",
     "CheckError",
@@ -103,6 +105,17 @@ class Diagnostic:
         if self.notes:
             out["notes"] = list(self.notes)
         return out
+
+
+def arguments(n: int) -> str:
+    """`1 argument`, `3 arguments`."""
+    return f"{n} argument" if n == 1 else f"{n} arguments"
+
+
+def arity_message(relation: str, used: int, expected: int, how: str = "declared with") -> str:
+    """The arity mismatch message, everywhere one is reported:
+    relation `p` used with 2 arguments, declared with 3."""
+    return f"relation `{relation}` used with {arguments(used)}, {how} {expected}"
 
 
 def diagnostic_of(exc: BaseException) -> Diagnostic:

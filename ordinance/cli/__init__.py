@@ -19,8 +19,7 @@ from .common import fail
 __all__ = ["main", "cli", "COMMAND_MODULES"]
 
 # one module per command (or small group of commands); each defines
-# `command` (or `commands`, a tuple). Missing modules are skipped, so a
-# command being written elsewhere never breaks the others.
+# `command` (or `commands`, a tuple).
 COMMAND_MODULES = (
     "init", "facts", "query", "check", "explain", "test", "lint", "log", "demo", "fuzz",
 )
@@ -81,12 +80,7 @@ def _register() -> None:
         return
     _registered = True
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":
-                continue
-            raise
+        module = importlib.import_module(f"{__name__}.{name}")
         for command in getattr(module, "commands", None) or (module.command,):
             cli.add_command(command)
 

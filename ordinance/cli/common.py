@@ -12,12 +12,18 @@ import json
 import os
 import sys
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 import click
 
-from ..diagnostics import OrdinanceError
+from ..diagnostics import OrdinanceError, arity_message
 from ..values import escape, parse_instant
+
+if TYPE_CHECKING:  # (imported when used: a command loads only what it needs)
+    from rich.table import Table
+
+    from ..facts import Store
+    from ..rules.checked import CheckedProgram
 
 __all__ = [
     "DB_ENV",
@@ -110,8 +116,8 @@ def now_or_clock(now: int | None) -> int:
     return now if now is not None else int(datetime.now(timezone.utc).timestamp())
 
 
-def load_policy(path: str) -> Any:
-    """The checked policy at `path` (a CheckedProgram)."""
+def load_policy(path: str) -> CheckedProgram:
+    """The checked policy at `path`."""
     from ..rules import load
 
     if not os.path.exists(path):
@@ -122,7 +128,7 @@ def load_policy(path: str) -> Any:
     return load(path)
 
 
-def open_db(url: str, policy: Any = None) -> Any:
+def open_db(url: str, policy: CheckedProgram | None = None) -> Store:
     """The store at `url`, validating writes against `policy`'s declarations."""
     from ..facts import open_store, schema_of
 
@@ -143,7 +149,7 @@ def ground_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tu
         if not items:
             raise OrdinanceError(f"{what} {n} is empty", code="syntax")
         for item in items:
-            if not isinstance(item, Rule) or item.body:
+            if not isinstance(item, Rule) or not item.is_fact:
                 raise OrdinanceError(
                     f"{what} {n}: expected a fact such as `grant(\"alice\", \"deploy\", 1).`",
                     code="not_a_fact",
@@ -159,20 +165,17 @@ def ground_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tu
     return out
 
 
-def check_declared(policy: Any, facts: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+def check_declared(policy: CheckedProgram, facts: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
     """Every fact names a relation the policy declares, with its arity."""
     for rel, args in facts:
         decl = policy.relations.get(rel)
         if decl is None:
             raise OrdinanceError(f"relation `{rel}` is not declared by the policy", code="unknown_relation")
         if decl.arity != len(args):
-            raise OrdinanceError(
-                f"relation `{rel}` used with {len(args)} arguments, declared with {decl.arity}",
-                code="arity_mismatch",
-            )
+            raise OrdinanceError(arity_message(rel, len(args), decl.arity), code="arity_mismatch")
 
 
-def print_table(table: Any) -> None:
+def print_table(table: Table) -> None:
     """A rich table on stdout; unbounded width when not on a terminal."""
     from rich.console import Console
 
@@ -182,7 +185,7 @@ def print_table(table: Any) -> None:
     console.print(table)
 
 
-def new_table(*columns: str) -> Any:
+def new_table(*columns: str) -> Table:
     """A rich table whose cells are plain text: `add_row` takes strings and
     shows them escaped, never as rich markup (a cell `[/x]` is just that)."""
     from rich.table import Table

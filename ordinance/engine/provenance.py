@@ -436,7 +436,7 @@ def _rules_matching(interp: _Interp, relation: str, t: tuple[Any, ...]) -> Itera
     its plan and the binding the unification starts from."""
     program = interp.model.prepared.program
     for rid in program.rules_for(relation):
-        if not program.rules[rid].body:
+        if program.rules[rid].is_fact:
             continue
         plan = interp.plan(rid)
         start = interp.unify(plan.head, t, {})
