@@ -213,6 +213,7 @@ CODES: dict[str, tuple[str, str]] = {
     "type_mismatch": ("check", "a value of one type where the declaration says another"),
     "cyclic_negation": ("check", "a relation depends negatively on itself"),
     "unsupported": ("check", "a construct the engine does not run"),
+    "unknown_functor": ("parse", "a call of a built-in functor that does not exist"),
     "check": ("check", "a static check failed"),
     # evaluation
     "evaluation": ("engine", "evaluation could not complete"),
@@ -236,6 +237,23 @@ CODES: dict[str, tuple[str, str]] = {
     "bad_jsonl": ("store", "a JSON Lines file that cannot be loaded"),
     # the gate
     "gate": ("gate", "the gate was used wrongly (a bad request)"),
+    # the server, its clients and hooks
+    "bad_request": ("serve", "a request body of the wrong shape"),
+    "bad_json": ("serve", "a body that is not JSON"),
+    "bad_value": ("serve", "a value that does not fit its relation's declaration"),
+    "unauthorized": ("serve", "no valid bearer token"),
+    "forbidden": ("serve", "the principal may not do this"),
+    "principal_mismatch": ("serve", "a request for another agent than the principal"),
+    "reserved_attribute": ("serve", "a request attribute the service fills itself"),
+    "derived_relation": ("serve", "a write of a relation the policy derives"),
+    "may_not_assert": ("serve", "`may_assert` does not allow the write"),
+    "bad_tokens": ("serve", "a tokens file that cannot be read"),
+    "no_tokens": ("serve", "neither a principal nor a tokens file"),
+    "no_principal": ("serve", "stdio MCP needs a principal"),
+    "missing_extra": ("serve", "the `server` extra is not installed"),
+    "bad_hook_payload": ("serve", "a Claude Code hook payload of the wrong shape"),
+    "unreachable": ("serve", "the gate server did not answer"),
+    "hook": ("serve", "the command hook failed while deciding (it denies)"),
     # the command line and its inputs
     "usage": ("cli", "a command was called wrongly"),
     "no_policy": ("cli", "the policy file does not exist"),

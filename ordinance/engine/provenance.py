@@ -31,12 +31,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Now, Term, Var, Wildcard
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Predicate, Term, Var, Wildcard
+from ..rules.functors import EVAL_ERRORS, evaluate, holds
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
-from .codegen import c_div, c_mod
 from .model import Model
-from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule
+from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule, term_vars
 
 __all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
 
@@ -116,26 +116,10 @@ class _Interp:
         return plan
 
     def value(self, term: Term, b: Binding) -> Any:
-        if isinstance(term, Var):
-            return b[term.name]
-        if isinstance(term, Const):
-            return term.value
-        if isinstance(term, Now):
-            return self.model.now
-        assert isinstance(term, BinOp)
-        x, y = self.value(term.left, b), self.value(term.right, b)
-        if term.op == "/":
-            return c_div(x, y)
-        if term.op == "%":
-            return c_mod(x, y)
-        return x + y if term.op == "+" else x - y if term.op == "-" else x * y
+        return evaluate(term, b, self.model.now)
 
     def known(self, term: Term, b: Binding) -> bool:
-        if isinstance(term, Var):
-            return term.name in b
-        if isinstance(term, BinOp):
-            return self.known(term.left, b) and self.known(term.right, b)
-        return True
+        return all(v in b for v in term_vars(term))
 
     def pattern(self, args: tuple[Term, ...], b: Binding) -> tuple[Any, ...]:
         return tuple(self.value(a, b) if self.known(a, b) else None for a in args)
@@ -170,8 +154,10 @@ class _Interp:
             if nb is not None:
                 yield t, nb
 
-    def compare(self, c: Comparison, b: Binding) -> bool:
+    def compare(self, c: Comparison | Predicate, b: Binding) -> bool:
         try:
+            if isinstance(c, Predicate):
+                return holds(c, b, self.model.now)
             x, y = self.value(c.left, b), self.value(c.right, b)
             return {
                 "=": _eq(x, y),
@@ -181,7 +167,7 @@ class _Interp:
                 ">": x > y,
                 ">=": x >= y,
             }[c.op]
-        except (TypeError, ZeroDivisionError):
+        except EVAL_ERRORS:
             return False
 
     def aggregate(self, step: AggStep, b: Binding) -> Any:
@@ -219,12 +205,12 @@ class _Interp:
             if not any(True for _ in self.matches(step.atom.relation, step.atom.args, b, ordered=False)):
                 yield b, None
         elif isinstance(step, Filter):
-            if self.compare(step.comparison, b):
+            if self.compare(step.literal, b):
                 yield b, None
         elif isinstance(step, Assign):
             try:
                 v = self.value(step.expr, b)
-            except (TypeError, ZeroDivisionError):
+            except EVAL_ERRORS:
                 return
             if step.var not in b:
                 yield {**b, step.var: v}, None
@@ -274,6 +260,13 @@ class _Instance:
             if interp.known(term, b):
                 return _const(interp.value(term, b), term_type(term, self.env))
             return BinOp(term.op, self.term(term.left, b), self.term(term.right, b), term.span)
+        if isinstance(term, Call):
+            if interp.known(term, b):
+                try:
+                    return _const(interp.value(term, b), term_type(term, self.env))
+                except EVAL_ERRORS:
+                    pass
+            return Call(term.func, tuple(self.term(a, b) for a in term.args), term.span)
         if isinstance(term, Aggregate):
             target = None if term.target is None else self.term(term.target, b)
             return Aggregate(term.func, target, tuple(self.literal(lit, b) for lit in term.body), term.span)
@@ -294,6 +287,8 @@ class _Instance:
             return self.atom(lit, b)
         if isinstance(lit, Negation):
             return Negation(self.atom(lit.atom, b), lit.span)
+        if isinstance(lit, Predicate):
+            return Predicate(lit.name, tuple(self.term(a, b) for a in lit.args), lit.negated, lit.span)
         return Comparison(lit.op, self.term(lit.left, b), self.term(lit.right, b), lit.span)
 
     def step(self, step: Step, b: Binding) -> Literal:
@@ -302,7 +297,7 @@ class _Instance:
         if isinstance(step, AntiJoin):
             return Negation(self.atom(step.atom, b))
         if isinstance(step, Filter):
-            return self.literal(step.comparison, b)
+            return self.literal(step.literal, b)
         if isinstance(step, Assign):
             return Comparison("=", Var(step.var), self.term(step.expr, b))
         outer = {k: v for k, v in b.items() if k in step.outer}

@@ -67,7 +67,7 @@ def infer_types(head: ast.Atom | None, body: tuple[ast.Literal, ...], types: Typ
                 atom(lit)
             elif isinstance(lit, ast.Negation):
                 atom(lit.atom)
-            else:
+            elif isinstance(lit, ast.Comparison):
                 comparisons.append(lit)
                 for side in (lit.left, lit.right):
                     if isinstance(side, ast.Aggregate):
