@@ -15,7 +15,7 @@ from collections import OrderedDict
 from functools import partial
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from ..diagnostics import GateError
+from ..diagnostics import GateError, diagnostic_of
 from ..engine import evaluate, why, why_not
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
@@ -151,7 +151,7 @@ class Gate:
         except Exception as exc:  # an error denies, as data
             code, message = error_pair(exc)
             return Decision(request, False, (Reason(code, message, ERROR),), rev, digest, now,
-                            errors=((code, message),))
+                            errors=(diagnostic_of(exc),))
         return Decision(request, bool(permits) and not forbids, tuple(reasons), rev, digest, now,
                         flags=noted)
 

@@ -24,6 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..diagnostics import CheckError, GateError, OrdinanceError, ParseError, StaleEpochError, StoreError
+from ..explain import decision_json
 from . import claude_code
 from .identity import AuthError, Principal, Tokens
 from .openapi import ROUTES, document
@@ -133,7 +134,7 @@ def create_app(service: Service, tokens: Tokens | None = None, *, anonymous: Pri
     async def check(req: HttpRequest) -> Any:
         request, now, proofs = service.ask(principal(req), await body(req))
         decision = await batcher.check(request, now)
-        return decision.to_json(proofs=proofs)
+        return decision_json(decision, program=service.policy, proofs=proofs)
 
     async def assert_(req: HttpRequest) -> Any:
         who = principal(req)

@@ -109,8 +109,8 @@ def deny(reason: str, event: str = "PreToolUse") -> dict[str, Any]:
 def answer(decision: Decision, ask_codes: frozenset[str]) -> dict[str, Any]:
     """allow / ask / deny with a short reason naming the codes."""
     if decision.errors:
-        code, message = decision.errors[0]
-        return deny(f"ordinance: error[{code}]: {message}")
+        first = decision.errors[0]
+        return deny(f"ordinance: error[{first.code}]: {first.message}")
     if not decision.allowed:
         why = "; ".join(f"{r.code} ({r.detail})" if r.detail else r.code for r in decision.reasons)
         return deny(f"ordinance blocked this: {why}")

@@ -23,7 +23,8 @@ import uuid
 from typing import Any, Iterable, Mapping
 
 from ..diagnostics import OrdinanceError, StoreError
-from ..engine import to_json, why, why_not
+from ..engine import why, why_not
+from ..explain import decision_json, to_json
 from ..facts import Event, Store
 from ..gate import Gate, Request, is_request_side
 from ..rules.checked import CheckedProgram
@@ -108,7 +109,8 @@ class Service:
         """Decide and log (exactly as `Gate.check`); the decision's JSON."""
         request, now, proofs = self.ask(principal, body)
         with self.lock:
-            return self.gate.check(request, now).to_json(proofs=proofs)
+            decision = self.gate.check(request, now)
+            return decision_json(decision, program=self.policy, proofs=proofs)
 
     def check_many(self, asks: list[tuple[Request, int]]) -> list[Any]:
         """Decisions logged in one append (`Gate.check_many`), under the lock."""
@@ -258,14 +260,14 @@ class Service:
         relation, t, _ = self._pattern(body.get("fact"), ground=True)
         with self.lock:
             proof = why(self._model(principal, body), relation, t)
-            return {"holds": proof is not None, "proof": None if proof is None else to_json(proof)}
+            return {"holds": proof is not None, "proof": None if proof is None else to_json(proof, program=self.policy)}
 
     def why_not(self, principal: Principal, body: Any) -> dict[str, Any]:
         body = _object(body)
         relation, t, _ = self._pattern(body.get("fact"), ground=False)
         with self.lock:
             answer = why_not(self._model(principal, body), relation, t)
-            return {"holds": bool(answer.holds), "why_not": to_json(answer)}
+            return {"holds": bool(answer.holds), "why_not": to_json(answer, program=self.policy)}
 
     def log(self, since: int = 0, limit: int = 100, kinds: Iterable[str] | None = None) -> dict[str, Any]:
         with self.lock:
