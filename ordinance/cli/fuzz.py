@@ -14,6 +14,7 @@ import click
 from ..rules import format_atom
 from ..rules.invariants import DEFAULT_EXAMPLES
 from ..rules.loader import STDLIB_PREFIX
+from ..values import escape, format_value
 
 __all__ = ["command"]
 
@@ -68,7 +69,7 @@ def command(
         history = load_history(harness, replay_from)
         breach, _ = replay(harness, history)
         if breach is None:
-            click.echo(f"{replay_from}: {len(history)} events, every invariant holds")
+            click.echo(escape(f"{replay_from}: {len(history)} events, every invariant holds"))
             return
         click.echo(report(harness, history, breach, shrunk=False))
         raise click.exceptions.Exit(1)
@@ -79,28 +80,28 @@ def command(
         raise click.BadParameter(f"no invariant named `{missing[0]}` in {policy}", param_hint="--invariant")
     if not targets:
         hidden = "" if everything else " (the standard library's run with --all)"
-        click.echo(f"{policy}: no invariants to fuzz{hidden}")
+        click.echo(escape(f"{policy}: no invariants to fuzz{hidden}"))
         return
-    click.echo(f"fuzzing {len(targets)} invariant(s) of {policy}, {examples} histories each, seed {seed}")
+    click.echo(escape(f"fuzzing {len(targets)} invariant(s) of {policy}, {examples} histories each, seed {seed}"))
     broken = vacuous = 0
     with _progress(len(targets) * examples) as tick:
         for outcome in outcomes(harness, examples=examples, seed=seed, targets=targets, on_example=tick):
             target, found = outcome.target, outcome.counterexample
             if found is None and outcome.vacuous:
-                atoms = ", ".join(f"`{format_atom(a)}`" for a in outcome.unmatched)
-                click.echo(f'  VACUOUS "{target.name}"  (never matched in {examples} histories: {atoms})')
+                atoms = ", ".join(f"`{escape(format_atom(a))}`" for a in outcome.unmatched)
+                click.echo(f"  VACUOUS {format_value(target.name)}  (never matched in {examples} histories: {atoms})")
                 vacuous += 1
                 continue
             if found is None:
-                click.echo(f'  holds   "{target.name}"')
+                click.echo(f"  holds   {format_value(target.name)}")
                 continue
-            click.echo(f'  BROKEN  "{target.name}"  ({len(found.history)} events after shrinking)')
+            click.echo(f"  BROKEN  {format_value(target.name)}  ({len(found.history)} events after shrinking)")
             click.echo("")
             click.echo("\n".join("    " + line for line in report(harness, found.history, found.breach).splitlines()))
             click.echo("")
             if save_to is not None and broken == 0:
                 save(harness, found.history, found.breach, save_to, policy, seed=seed)
-                click.echo(f"    saved to {save_to}; replay with: ordinance fuzz {policy} --replay {save_to}")
+                click.echo(escape(f"    saved to {save_to}; replay with: ordinance fuzz {policy} --replay {save_to}"))
                 click.echo("")
             broken += 1
     held = len(targets) - broken - vacuous

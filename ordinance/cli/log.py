@@ -7,10 +7,9 @@ import contextlib
 from typing import Any
 
 import click
-from rich.text import Text
-
+from ..explain import decision_json
 from ..facts import FACT_KINDS, Event
-from ..gate import Gate, Request
+from ..gate import Decision, Gate, Request
 from ..values import format_instant
 from .deadline import limits
 from .common import (
@@ -30,24 +29,6 @@ __all__ = ["commands", "log_command", "replay_command"]
 
 def _codes(payload: Any) -> list[str]:
     return sorted({str(r.get("code")) for r in payload.get("reasons", []) if isinstance(r, dict)})
-
-
-def _now_text(payload: Any) -> str:
-    try:
-        return format_instant(int(payload.get("now", 0)))
-    except (TypeError, ValueError, OverflowError, OSError):
-        return str(payload.get("now"))
-
-
-def _row(e: Event) -> list[Text]:
-    """A decision as table cells: rich Text, so nothing in the data is read as markup."""
-    p = dict(e.payload or {})
-    r: dict[str, Any] = p["request"] if isinstance(p.get("request"), dict) else {}
-    return [Text(str(v)) for v in (
-        e.seq, r.get("id"), f"{r.get('agent')} {r.get('kind')} {r.get('target')}",
-        "allowed" if p.get("allowed") is True else "DENIED", ", ".join(_codes(p)) or "-",
-        _now_text(p), p.get("revision"),
-    )]
 
 
 @click.command(
@@ -86,7 +67,8 @@ def log_command(denied: bool, agent: str | None, request_id: str | None, since: 
         decisions = store.decision_page(after=after or 0, limit=limit, newest=after is None, denied=denied,
                                         agent=agent, request=request_id, since=since_text)
     if as_json:
-        print_json([{"seq": e.seq, "time": e.time, **dict(e.payload or {})} for e in decisions])
+        print_json([{**decision_json(Decision.from_payload(e.payload or {}, e.seq), proofs=False), "time": e.time}
+                    for e in decisions])
         return
     if not decisions:
         click.echo("no decisions match" if denied or agent or request_id or since or after else
@@ -94,7 +76,13 @@ def log_command(denied: bool, agent: str | None, request_id: str | None, since: 
         return
     table = new_table("seq", "request", "action", "decision", "reasons", "now", "revision")
     for e in decisions:
-        table.add_row(*_row(e))
+        d = Decision.from_payload(e.payload or {}, e.seq)
+        r = d.request
+        table.add_row(  # plain strings: new_table shows them escaped, never as markup
+            str(e.seq), r.id, f"{r.agent} {r.kind} {r.target}",
+            "allowed" if d.allowed else "DENIED", ", ".join(d.codes) or "-",
+            format_instant(d.now), str(d.revision),
+        )
     print_table(table)
     if len(decisions) == limit:
         click.echo(f"{limit} shown; next page: ordinance log --after {decisions[-1].seq}"
@@ -206,7 +194,7 @@ def replay_command(revision: int | None, as_json: bool, db: str, policy: str) ->
         if differ:
             table = new_table("seq", "request", "was", "now")
             for r in differ:
-                table.add_row(*(Text(str(v)) for v in (r["seq"], r["request"], _summary(r["was"]), _summary(r["now"]))))
+                table.add_row(str(r["seq"]), r["request"], _summary(r["was"]), _summary(r["now"]))
             print_table(table)
         changed = sum(r["was"]["policy_hash"] != r["now"]["policy_hash"] for r in rows)
         note = f"; {changed} were made under another policy" if changed else ""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import IO, Any, Iterable, Mapping, Sequence
 
-from ..diagnostics import Diagnostic, Span, StoreError
+from ..diagnostics import Diagnostic, StoreError
 from ..values import to_value
 from .events import Event, kind_of
 from .schema import validate
@@ -50,8 +50,7 @@ def decode_text(data: bytes, name: str) -> str:
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise StoreError([Diagnostic(
-            "invalid_utf8", f"{name}:{line}: invalid UTF-8 at byte {err.start}", Span(line, 0, file=name)
-        )]) from None
+            "invalid_utf8", f"{name}:{line}: invalid UTF-8 at byte {err.start}")]) from None
 
 
 def _json(line: str) -> tuple[Any, str | None]:
@@ -111,7 +110,7 @@ def import_jsonl(store: Store, fp: IO[str]) -> int:
             continue
 
         def bad(code: str, message: str) -> None:
-            problems.append(Diagnostic(code, f"jsonl:{lineno}: {message}", Span(lineno, 0, file="jsonl")))
+            problems.append(Diagnostic(code, f"jsonl:{lineno}: {message}"))
 
         event, error = _parse(line, lineno)
         if event is None:
@@ -138,9 +137,11 @@ def read_facts(fp: Iterable[str], schema: Mapping[str, Sequence[str]] | None, so
     events: list[Event] = []
     lines: list[int] = []
     problems: list[Diagnostic] = []
+    order: list[int] = []  # the line of each problem
 
     def bad(lineno: int, code: str, message: str) -> None:
-        problems.append(Diagnostic(code, f"{name}:{lineno}: {message}", Span(lineno, 0, file=name)))
+        problems.append(Diagnostic(code, f"{name}:{lineno}: {message}"))  # the message says where
+        order.append(lineno)
 
     for lineno, line in enumerate(fp, 1):
         if not line.strip():
@@ -168,9 +169,9 @@ def read_facts(fp: Iterable[str], schema: Mapping[str, Sequence[str]] | None, so
             continue
         events.append(Event(kind_of(relation), relation, args, obj.get("source", source), obj.get("author", author)))
         lines.append(lineno)
-    for d in validate(events, schema):
-        n = d.span.line
-        bad(lines[n - 1], d.code, d.message.removeprefix(f"event {n}: "))
+    for d in validate(events, schema):  # "event N: ...", N counting the facts read
+        number, _, message = d.message.partition(": ")
+        bad(lines[int(number.removeprefix("event ")) - 1], d.code, message)
     if problems:
-        raise StoreError(sorted(problems, key=lambda d: d.span.line))
+        raise StoreError([d for _, d in sorted(zip(order, problems), key=lambda p: p[0])])
     return events

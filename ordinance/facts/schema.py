@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from ..diagnostics import Diagnostic, Span
+from ..diagnostics import Diagnostic
 from ..values import MAX_INT, MIN_INT, string_problem, value_problem
 from .events import FACT_KINDS, KIND_RELATIONS, KINDS, Event
 
@@ -33,9 +33,11 @@ _PYTYPE = {"symbol": str, "number": int, "time": int, "duration": int}
 
 
 def is_request_relation(name: str) -> bool:
-    """A request-side relation: filled by a request in the gate's overlay,
-    never by the store."""
-    return name == "request" or name.startswith("request_")
+    """Named like a request-side relation (`request`, `request_*`): filled by
+    a request in the gate's overlay, never by the store. (The gate's
+    `is_request_side` adds: not derived by a rule; derived ones are refused
+    here as derived.)"""
+    return name == "request" or (name.startswith("request_") and len(name) > len("request_"))
 
 
 class Schema(Mapping[str, tuple[str, ...]]):
@@ -181,7 +183,7 @@ def decision_problem(payload: Any) -> str | None:
 
 def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[Diagnostic]:
     def diag(code: str, message: str, column: int = 0) -> Diagnostic:
-        return Diagnostic(code, f"event {n}: {message}", Span(n, column, file="<events>"))
+        return Diagnostic(code, f"event {n}: {message}")  # not source text: the message says where
 
     if not isinstance(event, Event):
         yield diag("type_mismatch", f"expected an Event, not {type(event).__name__}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from ..diagnostics import CheckError, Diagnostic, ParseError
+from ..diagnostics import CheckError, Diagnostic, ParseError, arity_message
 from .ast import Const, Rule
 from .checked import CheckedProgram
 from .parser import parse
@@ -27,7 +27,7 @@ def parse_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tup
         if not program.items:
             raise ParseError(f"{what} {n} is empty", code="syntax")
         for item in program.items:
-            if not isinstance(item, Rule) or item.body:
+            if not isinstance(item, Rule) or not item.is_fact:
                 raise ParseError([Diagnostic(
                     "not_a_fact", f"{what} {n}: expected a fact such as `grant(\"alice\", \"deploy\", 1).`",
                     item.span,
@@ -49,7 +49,4 @@ def check_declared(program: CheckedProgram, facts: Iterable[tuple[str, Sequence[
         if decl is None:
             raise CheckError(f"relation `{rel}` is not declared by the policy", code="unknown_relation")
         if decl.arity != len(args):
-            raise CheckError(
-                f"relation `{rel}` used with {len(args)} arguments, declared with {decl.arity}",
-                code="arity_mismatch",
-            )
+            raise CheckError(arity_message(rel, len(args), decl.arity), code="arity_mismatch")
