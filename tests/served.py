@@ -36,6 +36,9 @@ class Served:
     """`ordinance serve` on a free port (or `uds`), stopped on exit."""
 
     def __init__(self, policy: Path, db: str, tokens: Path, *, uds: str | None = None, extra: tuple[str, ...] = ()):
+        from ordinance.facts import open_store
+
+        open_store(db).close()  # the store exists first (`ordinance init`): serve never creates one
         self.port = free_port()
         args = [sys.executable, "-c", "from ordinance.cli import main; main()", "serve", "--policy", str(policy),
                 "--db", db, "--tokens", str(tokens), *extra]

@@ -7,8 +7,9 @@ write it was in the middle of rolls back (the store's transaction never
 commits half a batch). Every evaluation a command starts is also bounded by
 the time left, inside the engine, so the gate denies with `limit_exceeded`
 as data instead of being cut off. Commands that walk many items (replay,
-fuzz, test, demo, load, export, lint) bound each evaluation by the deadline
-and have no watchdog unless `--deadline` / ORDINANCE_DEADLINE is given.
+fuzz, test, demo, load, export, lint) bound each evaluation by the deadline,
+and the servers (serve, mcp) each decision by the gate's; they have no
+watchdog unless `--deadline` / ORDINANCE_DEADLINE is given.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ __all__ = ["DEADLINE_ENV", "DEFAULT_DEADLINE_S", "BATCH_COMMANDS", "with_deadlin
 
 DEADLINE_ENV = "ORDINANCE_DEADLINE"
 DEFAULT_DEADLINE_S = 10.0
-BATCH_COMMANDS = frozenset({"replay", "fuzz", "test", "demo", "load", "export", "lint"})
+# commands with no watchdog for the whole run unless asked: those that walk
+# many items, and the long-running servers (each decision they make is
+# bounded by the gate's own deadline)
+BATCH_COMMANDS = frozenset({"replay", "fuzz", "test", "demo", "load", "export", "lint", "serve", "mcp"})
+SERVERS = frozenset({"serve", "mcp"})  # never a watchdog: they run until stopped
 
 _state = threading.local()  # the running command's deadline (monotonic) and per-evaluation seconds
 
@@ -75,7 +80,8 @@ def _watchdog(seconds: float) -> Iterator[None]:
 def with_deadline(command: click.Command) -> click.Command:
     """Add `--deadline` to `command` and run its callback under it."""
     batch = command.name in BATCH_COMMANDS
-    default_text = "none for the whole run; 10 per evaluation" if batch else "10"
+    default_text = ("10 per evaluation" if command.name in SERVERS else
+                    "none for the whole run; 10 per evaluation" if batch else "10")
     command.params.append(click.Option(
         ["--deadline"], type=click.FloatRange(min=0), default=None, envvar=DEADLINE_ENV, show_envvar=True,
         metavar="SECONDS", show_default=default_text,
@@ -88,6 +94,8 @@ def with_deadline(command: click.Command) -> click.Command:
     @functools.wraps(callback)
     def run(*args: Any, deadline: float | None = None, **kwargs: Any) -> Any:
         seconds = deadline if deadline is not None or batch else DEFAULT_DEADLINE_S
+        if command.name in SERVERS:
+            seconds = None
         _state.each = (seconds or None) if deadline is not None else DEFAULT_DEADLINE_S
         _state.ends_at = None if not seconds else time.monotonic() + seconds
         try:
