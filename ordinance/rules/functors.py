@@ -56,7 +56,7 @@ class FunctorError(ValueError):
 
 
 # what evaluating a term can raise: mixed kinds, division by zero, no value
-EVAL_ERRORS = (TypeError, ZeroDivisionError, FunctorError)
+EVAL_ERRORS = (TypeError, ZeroDivisionError, FunctorError, OverflowError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +109,16 @@ def _sub(a: Any, b: Any) -> Any:
     return a - b
 
 
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1
+
+
 def _mul(a: Any, b: Any) -> Any:
-    return a * b
+    """Multiplication; a product outside 64 bits is an OverflowError (the
+    engine reports `limit_exceeded`), so `p(X * X) :- p(X).` stops."""
+    r = a * b
+    if type(r) is int and not MIN_INT <= r <= MAX_INT:
+        raise OverflowError("a number outside 64 bits")
+    return r
 
 
 # op -> function; INLINE[op] is the Python operator generated code uses instead
@@ -121,7 +129,7 @@ OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "/": c_div,
     "%": c_mod,
 }
-INLINE: dict[str, str] = {"+": "+", "-": "-", "*": "*"}
+INLINE: dict[str, str] = {"+": "+", "-": "-"}
 # op -> its name in generated code (`op_div` for `/`)
 OPERATOR_NAMES: dict[str, str] = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod"}
 
