@@ -9,7 +9,9 @@ from ordinance.rules import ast
 from ordinance.rules.functors import FUNCTORS, PREDICATES
 from ordinance.timepoints import FOREVER
 
-RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"} | set(PREDICATES)
+RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"} | set(PREDICATES) | {
+    "band", "bor", "bxor", "bshl", "bshr", "bshru", "bnot", "land", "lor", "lxor", "lnot",
+}
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True).filter(
     lambda s: s not in RESERVED
@@ -21,7 +23,9 @@ instants = st.builds(
     ast.Const, st.integers(0, 4102444800) | st.just(FOREVER), st.just("time")
 )
 durations = st.builds(ast.Const, st.integers(-(10**9), 10**9), st.just("duration"))
-consts = symbols | numbers | instants | durations
+unsigneds = st.builds(ast.Const, st.integers(0, 2**64 - 1), st.just("unsigned"))
+floats = st.builds(ast.Const, st.floats(allow_nan=False, allow_infinity=False), st.just("float"))
+consts = symbols | numbers | instants | durations | unsigneds | floats
 
 leaves: st.SearchStrategy[ast.Term] = st.one_of(
     st.builds(ast.Var, names), st.builds(ast.Wildcard), st.builds(ast.Now), consts
@@ -34,7 +38,7 @@ def atoms_of(term_strategy: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[as
 
 def _arity(builtin_name: str, table: dict) -> st.SearchStrategy[int]:  # type: ignore[type-arg]
     b = table[builtin_name]
-    return st.integers(len(b.params), len(b.params) + 2) if b.variadic else st.just(len(b.params))
+    return st.integers(len(b.params), b.most or len(b.params) + 2) if b.variadic else st.just(len(b.params))
 
 
 def calls_of(term_strategy: st.SearchStrategy[ast.Term], table: dict, build):  # type: ignore[no-untyped-def,type-arg]
@@ -103,5 +107,9 @@ hints = st.builds(
     ast.Hint, names, st.lists(st.lists(consts, max_size=3).map(tuple), max_size=3).map(tuple)
 )
 
-items = st.one_of(rules, decls, includes, tests, invariants, hints)
+type_decls = st.builds(ast.TypeDecl, names, names, st.just(())) | st.builds(
+    ast.TypeDecl, names, st.none(), st.lists(names, min_size=1, max_size=3).map(tuple)
+)
+
+items = st.one_of(rules, decls, includes, tests, invariants, hints, type_decls)
 programs = st.builds(ast.Program, st.lists(items, max_size=6).map(tuple))

@@ -19,7 +19,7 @@ from itertools import islice
 from typing import Any, Callable, Sequence
 
 from ..rules.ast import BinOp, Call, Comparison, Const, Now, Term, Var
-from ..rules.functors import INLINE, OPERATOR_NAMES, c_div, c_mod, namespace
+from ..rules.functors import FUNCTORS, INLINE, OPERATOR_NAMES, c_div, c_mod, namespace
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan
 
 __all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod", "drain", "unlimited", "CHUNK"]
@@ -28,6 +28,11 @@ __all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod
 Input = tuple[Any, ...]
 
 _CMP = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+def _multi(t: Term) -> bool:
+    """A functor with several values (`range`)."""
+    return isinstance(t, Call) and FUNCTORS[t.func].multi
+
+
 CHUNK = 4096  # matches between two checks of the run limits
 
 
@@ -99,7 +104,7 @@ class _Gen:
         if isinstance(t, Var):
             return self.var(t.name)
         if isinstance(t, Const):
-            return repr(t.value)
+            return f"U({t.value!r})" if t.type == "unsigned" else repr(t.value)
         if isinstance(t, Now):
             return "now"
         if isinstance(t, BinOp):
@@ -126,13 +131,18 @@ class _Gen:
                 self.anti(step)
             elif isinstance(step, Filter):
                 c = step.literal
-                if isinstance(c, Comparison):
+                if isinstance(c, Comparison) and _multi(c.right):  # `X = range(...)` with X bound
+                    self.items.append(f"if {self.term(c.left)} in tuple({self.term(c.right)})")
+                elif isinstance(c, Comparison) and _multi(c.left):
+                    self.items.append(f"if {self.term(c.right)} in tuple({self.term(c.left)})")
+                elif isinstance(c, Comparison):
                     self.items.append(f"if {self.term(c.left)} {_CMP[c.op]} {self.term(c.right)}")
                 else:
                     test = f"p_{c.name}({', '.join(self.term(a) for a in c.args)})"
                     self.items.append(f"if not {test}" if c.negated else f"if {test}")
             elif isinstance(step, Assign):
-                self.items.append(f"for {self.var(step.var)} in [{self.term(step.expr)}]")
+                values = self.term(step.expr) if _multi(step.expr) else f"[{self.term(step.expr)}]"
+                self.items.append(f"for {self.var(step.var)} in {values}")
                 bound.add(step.var)
             else:
                 self.aggregate(step)

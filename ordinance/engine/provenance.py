@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Predicate, Term, Var
-from ..rules.functors import EVAL_ERRORS, evaluate, holds
+from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
 from .model import Model
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule, term_vars
 from .text import term_text, value_text
@@ -136,6 +136,10 @@ class _Interp:
         try:
             if isinstance(c, Predicate):
                 return holds(c, b, self.model.now)
+            if c.op == "=" and isinstance(c.right, Call) and FUNCTORS[c.right.func].multi:
+                return any(_eq(self.value(c.left, b), v) for v in values(c.right, b, self.model.now))
+            if c.op == "=" and isinstance(c.left, Call) and FUNCTORS[c.left.func].multi:
+                return any(_eq(self.value(c.right, b), v) for v in values(c.left, b, self.model.now))
             x, y = self.value(c.left, b), self.value(c.right, b)
             return {
                 "=": _eq(x, y),
@@ -187,13 +191,14 @@ class _Interp:
                 yield b, None
         elif isinstance(step, Assign):
             try:
-                v = self.value(step.expr, b)
+                vs = list(values(step.expr, b, self.model.now))
             except EVAL_ERRORS:
                 return
-            if step.var not in b:
-                yield {**b, step.var: v}, None
-            elif _eq(b[step.var], v):
-                yield b, None
+            for v in vs:
+                if step.var not in b:
+                    yield {**b, step.var: v}, None
+                elif _eq(b[step.var], v):
+                    yield b, None
         else:
             v = self.aggregate(step, b)
             if v is not None and (step.var not in b or _eq(b[step.var], v)):
@@ -201,7 +206,8 @@ class _Interp:
 
 
 def _eq(x: Any, y: Any) -> bool:
-    return type(x) is type(y) and x == y
+    """Equal as the engine compares: a symbol never equals a number."""
+    return (type(x) is str) == (type(y) is str) and x == y
 
 
 def _order(t: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:

@@ -6,7 +6,7 @@ meaning, not layout. Every node is hashable.
 Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate
 Literals:     Atom, Negation, Comparison, Predicate
 Clauses:      Rule (a fact is a rule with an empty body)
-Items:        Decl, Include, Rule, TestBlock, Invariant, Hint
+Items:        Decl, TypeDecl, Include, Rule, TestBlock, Invariant, Hint
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "TestBlock",
     "Invariant",
     "Hint",
+    "TypeDecl",
     "Item",
     "Program",
     "TYPES",
@@ -46,8 +47,8 @@ __all__ = [
     "AGGREGATES",
 ]
 
-TYPES = ("symbol", "number", "time", "duration")
-ARITH_OPS = ("+", "-", "*", "/", "%")
+TYPES = ("symbol", "number", "unsigned", "float", "time", "duration")
+ARITH_OPS = ("+", "-", "*", "/", "%", "^", "band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 COMPARISON_OPS = ("=", "!=", "<", "<=", ">", ">=")
 AGGREGATES = ("count", "min", "max", "sum")
 
@@ -75,9 +76,10 @@ class Wildcard:
 @dataclass(frozen=True, slots=True)
 class Const:
     """A constant. `type` is one of TYPES; time and duration values are ints
-    (seconds), so `value` is `str` for symbols and `int` otherwise."""
+    (seconds), so `value` is `str` for symbols, `float` for floats and `int`
+    otherwise (an unsigned constant holds its value as a plain int)."""
 
-    value: str | int
+    value: str | int | float
     type: str = "symbol"
     span: Span = _span()
 
@@ -255,7 +257,18 @@ class Hint:
     span: Span = _span()
 
 
-Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint]
+@dataclass(frozen=True, slots=True)
+class TypeDecl:
+    """`.type Name <: base` (a subtype: `supertype` is set), or `.type Name = A | B`
+    (a union of types; one member makes an alias)."""
+
+    name: str
+    supertype: str | None = None
+    union: tuple[str, ...] = ()
+    span: Span = _span()
+
+
+Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl]
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,3 +302,7 @@ class Program:
     @property
     def hints(self) -> tuple[Hint, ...]:
         return tuple(self._of(Hint))
+
+    @property
+    def types(self) -> tuple[TypeDecl, ...]:
+        return tuple(self._of(TypeDecl))

@@ -56,13 +56,20 @@ _FRIENDLY = {
     "DURATION": "duration",
     "COMPOP": "comparison operator",
     "AGGFUNC": "aggregate",
+    "HEX": "integer",
+    "UNSIGNED": "unsigned integer",
+    "FLOAT": "float",
+    "PREFIXOP": "`bnot` or `lnot`",
+    "SHIFTOP": "shift operator",
     "$END": "end of input",
 }
 _TERM_START = {
     "`$now`", "`(`", "`_`", "`forever`", "`-`", "aggregate",
     "duration", "identifier", "instant", "integer", "string",
+    "unsigned integer", "float", "`bnot` or `lnot`",
 }
-_OPERATORS = {"`+`", "`-`", "`*`", "`/`", "`%`", "comparison operator"}
+_OPERATORS = {"`+`", "`-`", "`*`", "`/`", "`%`", "`^`", "comparison operator", "shift operator",
+              "band", "bor", "bxor", "land", "lor", "lxor"}
 
 
 class _State(threading.local):
@@ -154,11 +161,12 @@ def _relation(lit: Any) -> ast.Atom:
     return lit  # type: ignore[no-any-return]
 
 
-def _int(tok: Token, sign: int = 1) -> int:
-    if len(tok.value) > 19 or int(tok.value) > MAX_INT:
+def _int(tok: Token, sign: int = 1, limit: int = MAX_INT) -> int:
+    text = tok.value.removesuffix("u")
+    if len(text) > 20 or int(text, 0) > limit:
         _error("syntax", f"integer `{_show(tok.value)}` is out of range", _tok_span(tok))
         return 0
-    return sign * int(tok.value)
+    return sign * int(text, 0)
 
 
 class _ToAst(Transformer):  # type: ignore[type-arg]
@@ -176,14 +184,14 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     def param(self, c: list[Any]) -> ast.Param:
         name, _, type_ = c
-        if type_.value not in ast.TYPES:
-            _error(
-                "unknown_type",
-                f"unknown type `{_show(type_.value)}`, expected one of "
-                + ", ".join(f"`{t}`" for t in ast.TYPES),
-                _tok_span(type_),
-            )
         return ast.Param(name.value, type_.value, _cover(c))
+
+    def subtype(self, c: list[Any]) -> ast.TypeDecl:
+        return ast.TypeDecl(c[1].value, c[3].value, (), _cover(c))
+
+    def union_type(self, c: list[Any]) -> ast.TypeDecl:
+        members = tuple(t.value for t in c[3:] if isinstance(t, Token) and t.type == "NAME")
+        return ast.TypeDecl(c[1].value, None, members, _cover(c))
 
     def include(self, c: list[Any]) -> ast.Include:
         return ast.Include(_unescape(c[1]), _cover(c))
@@ -288,11 +296,14 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     def _binop(self, c: list[Any]) -> ast.BinOp:
         return ast.BinOp(c[1].value, c[0], c[2], _cover(c))
 
-    add = sub = mul = div = mod = _binop
+    add = sub = mul = div = mod = binop = pow = _binop
+
+    def prefix(self, c: list[Any]) -> ast.Call:
+        return ast.Call(c[0].value, (c[1],), _cover(c))
 
     def neg(self, c: list[Any]) -> ast.Term:
         operand = c[1]
-        if isinstance(operand, ast.Const) and operand.type in ("number", "duration"):
+        if isinstance(operand, ast.Const) and operand.type in ("number", "duration", "float"):
             return ast.Const(-operand.value, operand.type, _cover(c))  # type: ignore[operator]
         span = _cover(c)
         return ast.BinOp("-", ast.Const(0, "number", _tok_span(c[0])), operand, span)
@@ -307,7 +318,8 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
             known = ", ".join(f"`{n}`" for n in sorted(FUNCTORS))
             _error("unknown_functor", f"unknown functor `{_show(name.value)}`, expected one of {known}", _tok_span(name))
         elif not builtin.arity_ok(len(args)):
-            want = f"at least {len(builtin.params)}" if builtin.variadic else str(len(builtin.params))
+            n = len(builtin.params)
+            want = (f"{n} to {builtin.most}" if builtin.most else f"at least {n}") if builtin.variadic else str(n)
             _error("arity_mismatch", f"`{name.value}` takes {want} arguments, got {len(args)}", _cover(c))
         return ast.Call(name.value, args, _cover(c))
 
@@ -349,6 +361,20 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     def neg_int(self, c: list[Any]) -> ast.Const:
         return ast.Const(_int(c[1], -1), "number", _cover(c))
+
+    def unsigned(self, c: list[Any]) -> ast.Const:
+        return ast.Const(_int(c[0], limit=2**64 - 1), "unsigned", _tok_span(c[0]))
+
+    def float(self, c: list[Any]) -> ast.Const:
+        value = float(c[0].value)
+        if value in (float("inf"), float("-inf")):
+            _error("syntax", f"float `{_show(c[0].value)}` is out of range", _tok_span(c[0]))
+            value = 0.0
+        return ast.Const(value, "float", _tok_span(c[0]))
+
+    def neg_float(self, c: list[Any]) -> ast.Const:
+        const = self.float([c[1]])
+        return ast.Const(-const.value, "float", _cover(c))  # type: ignore[operator]
 
     def instant(self, c: list[Any]) -> ast.Const:
         try:

@@ -19,7 +19,14 @@ __all__ = [
     "format_string",
 ]
 
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
+# Soufflé's binding strength of each binary operator (higher binds tighter);
+# UNARY is prefix `-`, `bnot`, `lnot` (and negative constants), PRIMARY the rest
+_PRECEDENCE = {
+    "lor": 1, "lxor": 2, "land": 3, "bor": 4, "bxor": 5, "band": 6,
+    "bshl": 7, "bshr": 7, "bshru": 7, "+": 8, "-": 8, "*": 9, "/": 9, "%": 9, "^": 11,
+}
+UNARY, PRIMARY = 10, 12
+_PREFIX = ("bnot", "lnot")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
@@ -39,6 +46,10 @@ def format_string(value: str) -> str:
 def _const(c: ast.Const) -> str:
     if c.type == "symbol":
         return format_string(str(c.value))
+    if c.type == "float":
+        return repr(float(c.value))
+    if c.type == "unsigned":
+        return f"{int(c.value)}u"
     value = int(c.value)
     if c.type == "time":
         return format_instant(value)
@@ -48,7 +59,15 @@ def _const(c: ast.Const) -> str:
 
 
 def _precedence(t: ast.Term) -> int:
-    return _PRECEDENCE[t.op] if isinstance(t, ast.BinOp) else 3
+    if isinstance(t, ast.BinOp):
+        return _PRECEDENCE[t.op]
+    if isinstance(t, ast.Call) and t.func in _PREFIX:
+        return UNARY
+    if isinstance(t, ast.Const) and not isinstance(t.value, str) and t.value < 0:
+        return UNARY
+    if isinstance(t, ast.Const) and t.type == "float" and str(t.value).startswith("-"):
+        return UNARY  # -0.0
+    return PRIMARY
 
 
 def format_term(t: ast.Term) -> str:
@@ -63,10 +82,16 @@ def format_term(t: ast.Term) -> str:
     if isinstance(t, ast.BinOp):
         p = _PRECEDENCE[t.op]
         left, right = format_term(t.left), format_term(t.right)
-        if _precedence(t.left) < p:
-            left = f"({left})"
-        if _precedence(t.right) <= p:
-            right = f"({right})"
+        if t.op == "^":  # right-associative: a primary, then anything unary or tighter
+            if _precedence(t.left) < PRIMARY:
+                left = f"({left})"
+            if _precedence(t.right) < UNARY:
+                right = f"({right})"
+        else:
+            if _precedence(t.left) < p:
+                left = f"({left})"
+            if _precedence(t.right) <= p:
+                right = f"({right})"
         return f"{left} {t.op} {right}"
     if isinstance(t, ast.Call):
         return f"{t.func}({', '.join(format_term(a) for a in t.args)})"
@@ -118,6 +143,10 @@ def format_item(item: ast.Item) -> str:
     if isinstance(item, ast.Decl):
         params = ", ".join(f"{p.name}: {p.type}" for p in item.params)
         return f".decl {item.name}({params})"
+    if isinstance(item, ast.TypeDecl):
+        if item.supertype is not None:
+            return f".type {item.name} <: {item.supertype}"
+        return f".type {item.name} = {' | '.join(item.union)}"
     if isinstance(item, ast.Include):
         return f".include {format_string(item.path)}"
     if isinstance(item, ast.TestBlock):

@@ -16,6 +16,7 @@ from .patterns import check_patterns
 from .relations import check_relations
 from .safety import SAFETY_CODES, check_safety
 from .stratify import stratify
+from .typedecls import resolve_types
 from .types import check_types
 
 __all__ = ["check", "run_passes"]
@@ -41,6 +42,9 @@ def run_passes(
 def _relations(
     items: tuple[ast.Item, ...], extensional: Mapping[str, int]
 ) -> dict[str, Relation]:
+    """Every relation, its types resolved to base types (`.type Path <: symbol`
+    gives `symbol`)."""
+    resolved, _ = resolve_types(items)
     arity = expected_arities(items, extensional)
     decls: dict[str, ast.Decl] = {}
     derived: set[str] = set()
@@ -53,12 +57,44 @@ def _relations(
         name: Relation(
             name,
             n,
-            decls[name].types if name in decls else None,
+            tuple(resolved.get(t, t) for t in decls[name].types) if name in decls else None,
             decls.get(name),
             name in derived,
         )
         for name, n in arity.items()
     }
+
+
+def _typed_literals(rule: ast.Rule, relations: Mapping[str, Relation]) -> ast.Rule:
+    """An integer literal at a `float` or `unsigned` argument of an atom takes
+    that type, as in Soufflé (`f(1)` for `.decl f(x: float)` holds `1.0`)."""
+
+    def typed(x: ast.Term, type_: str) -> ast.Term:
+        if not (isinstance(x, ast.Const) and x.type == "number"):
+            return x
+        if type_ == "float":
+            return ast.Const(float(x.value), "float", x.span)
+        if type_ == "unsigned" and int(x.value) >= 0:
+            return ast.Const(x.value, "unsigned", x.span)
+        return x
+
+    def atom(a: ast.Atom) -> ast.Atom:
+        rel = relations.get(a.relation)
+        if rel is None or rel.types is None or len(rel.types) != a.arity:
+            return a
+        args = tuple(typed(x, t) for x, t in zip(a.args, rel.types))
+        return a if args == a.args else ast.Atom(a.relation, args, a.span)
+
+    def literal(lit: ast.Literal) -> ast.Literal:
+        if isinstance(lit, ast.Atom):
+            return atom(lit)
+        if isinstance(lit, ast.Negation):
+            return ast.Negation(atom(lit.atom), lit.span)
+        return lit
+
+    if not any(r.types and ("float" in r.types or "unsigned" in r.types) for r in relations.values()):
+        return rule
+    return ast.Rule(atom(rule.head), tuple(literal(lit) for lit in rule.body), rule.span)
 
 
 def check(
@@ -84,9 +120,10 @@ def check(
             raise SafetyViolationError(found)
         raise CheckError(found)
     text = format_program(ast.Program(flat.items))
+    relations = _relations(flat.items, extensional)
     return CheckedProgram(
-        rules=tuple(i for i in flat.items if isinstance(i, ast.Rule)),
-        relations=_relations(flat.items, extensional),
+        rules=tuple(_typed_literals(i, relations) for i in flat.items if isinstance(i, ast.Rule)),
+        relations=relations,
         strata=strata,
         tests=tuple(i for i in flat.items if isinstance(i, ast.TestBlock)),
         invariants=tuple(i for i in flat.items if isinstance(i, ast.Invariant)),
