@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from ordinance.diagnostics import NO_SPAN
 from ordinance.rules import ast
 from ordinance.rules.functors import FUNCTORS, PREDICATES
 from ordinance.timepoints import FOREVER
@@ -57,12 +58,17 @@ def calls_of(term_strategy: st.SearchStrategy[ast.Term], table: dict, build):  #
 def literals_of(term_strategy: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Literal]:
     atom = atoms_of(term_strategy)
     predicates = calls_of(term_strategy, PREDICATES, lambda n, a, draw: ast.Predicate(n, a, draw(st.booleans())))
-    return st.one_of(
+    plain = st.one_of(
         atom,
         st.builds(ast.Negation, atom),
         st.builds(ast.Comparison, st.sampled_from(ast.COMPARISON_OPS), term_strategy, term_strategy),
         predicates,
     )
+    # `(a ; b, c)`: two or more branches (one branch would be mere parentheses)
+    branch = st.lists(plain, min_size=1, max_size=2).map(tuple)
+    disjunctions = st.builds(ast.Disjunction, st.lists(branch, min_size=2, max_size=3).map(tuple))
+    nested = st.builds(ast.Disjunction, st.lists(st.tuples(disjunctions) | branch, min_size=2, max_size=2).map(tuple))
+    return plain | disjunctions | nested
 
 
 def _compound(children: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Term]:
@@ -87,7 +93,9 @@ atoms = atoms_of(terms)
 literals = literals_of(terms)
 bodies = st.lists(literals, min_size=1, max_size=4).map(tuple)
 
-rules = st.builds(ast.Rule, atoms, st.lists(literals, max_size=4).map(tuple))
+rules = st.builds(ast.Rule, atoms, st.lists(literals, max_size=4).map(tuple)) | st.builds(
+    ast.Rule, atoms, bodies, st.just(NO_SPAN), st.lists(atoms, max_size=2).map(tuple)
+)
 facts = st.builds(ast.Rule, atoms)
 decls = st.builds(
     ast.Decl,

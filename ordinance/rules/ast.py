@@ -4,7 +4,7 @@ Spans never take part in equality, so `parse(print(ast)) == ast` compares
 meaning, not layout. Every node is hashable.
 
 Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate
-Literals:     Atom, Negation, Comparison, Predicate
+Literals:     Atom, Negation, Comparison, Predicate, Disjunction
 Clauses:      Rule (a fact is a rule with an empty body)
 Items:        Decl, TypeDecl, Include, Rule, TestBlock, Invariant, Hint
 """
@@ -29,6 +29,7 @@ __all__ = [
     "Negation",
     "Comparison",
     "Predicate",
+    "Disjunction",
     "Literal",
     "Rule",
     "Param",
@@ -163,6 +164,17 @@ class Predicate:
     span: Span = _span()
 
 
+@dataclass(frozen=True, slots=True)
+class Disjunction:
+    """`(a ; b, c)`: holds when one branch (a conjunction) holds. The loader
+    expands a rule with disjunctions into one rule per branch (expand.py)."""
+
+    branches: tuple[tuple["Literal", ...], ...]
+    span: Span = _span()
+
+
+# A parsed body may also hold a `Disjunction`; the loader expands them all,
+# so a checked program's literals are these.
 Literal = Union[Atom, Negation, Comparison, Predicate]
 
 
@@ -171,11 +183,13 @@ Literal = Union[Atom, Negation, Comparison, Predicate]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """`head :- body.`; a fact has an empty body."""
+    """`head :- body.`; a fact has an empty body. `more_heads` holds the other
+    heads of `a(X), b(X) :- body.` (expanded by the loader into one rule each)."""
 
     head: Atom
     body: tuple[Literal, ...] = ()
     span: Span = _span()
+    more_heads: tuple[Atom, ...] = ()
 
     @property
     def is_fact(self) -> bool:

@@ -1,4 +1,5 @@
 """`.include` resolution: stdlib modules and relative paths, flattened in place.
+Clauses with disjunctions or several heads are expanded on the way (expand.py).
 
 `.include "continuity"` names a stdlib module (package data
 `ordinance/rules/stdlib/continuity.rules`); anything else is a path relative
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, ParseError, Span
 from . import ast
+from .expand import expand_invariant, expand_rule
 from .parser import parse
 
 __all__ = [
@@ -102,6 +104,10 @@ class _Flattener:
         for item in program.items:
             if isinstance(item, ast.Include):
                 self.include(item, directory, chain)
+            elif isinstance(item, ast.Rule):
+                self.items.extend(expand_rule(item, self.diagnostics))
+            elif isinstance(item, ast.Invariant):
+                self.items.extend(expand_invariant(item, self.diagnostics))
             else:
                 self.items.append(item)
 

@@ -66,7 +66,7 @@ _FRIENDLY = {
 _TERM_START = {
     "`$now`", "`(`", "`_`", "`forever`", "`-`", "aggregate",
     "duration", "identifier", "instant", "integer", "string",
-    "unsigned integer", "float", "`bnot` or `lnot`",
+    "unsigned integer", "float", "`bnot` or `lnot`", "functor",
 }
 _OPERATORS = {"`+`", "`-`", "`*`", "`/`", "`%`", "`^`", "comparison operator", "shift operator",
               "band", "bor", "bxor", "land", "lor", "lxor"}
@@ -213,7 +213,11 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return ast.Rule(_relation(c[0]), (), _cover(c))
 
     def rule(self, c: list[Any]) -> ast.Rule:
-        return ast.Rule(_relation(c[0]), c[2].literals, _cover(c))
+        heads: list[ast.Atom] = c[0]
+        return ast.Rule(heads[0], c[2].literals, _cover([heads[0], *c[1:]]), tuple(heads[1:]))
+
+    def heads(self, c: list[Any]) -> list[ast.Atom]:
+        return [_relation(a) for a in _nodes(c)]
 
     def test_block(self, c: list[Any]) -> ast.TestBlock:
         keyword, name = c[0], c[1]
@@ -267,17 +271,32 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     # ------------------------------------------------------------ literals
 
     def body(self, c: list[Any]) -> _Body:
-        return _Body(tuple(_nodes(c)), _cover(c))
+        branches = [b.literals for b in _nodes(c)]
+        if len(branches) == 1:
+            return _Body(branches[0], _cover(c))
+        return _Body((ast.Disjunction(tuple(branches), _cover(c)),), _cover(c))  # type: ignore[arg-type]
+
+    def conjunction(self, c: list[Any]) -> _Body:
+        literals: list[ast.Literal] = []
+        for lit in _nodes(c):
+            literals.extend(lit.literals if isinstance(lit, _Body) else (lit,))
+        return _Body(tuple(literals), _cover(c))
+
+    def group(self, c: list[Any]) -> Any:
+        """`( body )`: a disjunction, or its literals spliced into the conjunction."""
+        inner: _Body = c[1]
+        if len(inner.literals) == 1:
+            lit = inner.literals[0]
+            if isinstance(lit, ast.Comparison):  # `(X < 3)` spans its parentheses
+                return ast.Comparison(lit.op, lit.left, lit.right, _cover(c))
+            return lit
+        return _Body(inner.literals, _cover(c))
 
     def negation(self, c: list[Any]) -> ast.Negation | ast.Predicate:
         inner = c[1]
         if isinstance(inner, ast.Predicate):
             return ast.Predicate(inner.name, inner.args, not inner.negated, _cover(c))
         return ast.Negation(inner, _cover(c))
-
-    def paren_comparison(self, c: list[Any]) -> ast.Comparison:
-        inner: ast.Comparison = c[1]
-        return ast.Comparison(inner.op, inner.left, inner.right, _cover(c))
 
     def atom(self, c: list[Any]) -> ast.Atom | ast.Predicate:
         name, args = c[0].value, tuple(_nodes(c[1:]))
@@ -466,6 +485,10 @@ def _lark_diagnostic(e: UnexpectedInput, fragment: str) -> Diagnostic:
     if fragment.startswith("/*", at):  # `/` lexed as division: the comment never ends
         return Diagnostic("syntax", "unterminated comment", span)
     before = _previous_end(e)
+    last = _previous_token(e)
+    if tok.type == "LPAR" and last is not None and last.type == "NAME":
+        known = ", ".join(f"`{n}`" for n in sorted(FUNCTORS))
+        return Diagnostic("unknown_functor", f"unknown functor `{_show(last.value)}`, expected one of {known}", _tok_span(last))
     if "DOT" in acceptable and before is not None and before.end_line < span.line:
         line, column = before.end_line, before.end_column
         missing = Span(line, column, line, column + 1, _state.file)
@@ -489,6 +512,14 @@ def _previous_end(e: UnexpectedToken) -> Span | None:
     except AttributeError:
         return None
     return _start_end(stack[-1]) if stack else None
+
+
+def _previous_token(e: UnexpectedToken) -> Token | None:
+    try:
+        stack = e.interactive_parser.parser_state.value_stack
+    except AttributeError:
+        return None
+    return stack[-1] if stack and isinstance(stack[-1], Token) else None
 
 
 def _error_offset(e: UnexpectedInput, fragment: str) -> int:
@@ -539,7 +570,8 @@ def _deep_terms(items: list[ast.Item]) -> list[Diagnostic]:
                 break
             if isinstance(node, tuple):
                 stack.extend((x, depth) for x in node)
-            elif isinstance(node, (ast.BinOp, ast.Call, ast.Aggregate, ast.Negation, ast.Comparison, ast.Predicate)):
+            elif isinstance(node, (ast.BinOp, ast.Call, ast.Aggregate, ast.Negation, ast.Comparison, ast.Predicate,
+                                   ast.Disjunction)):
                 stack.extend((getattr(node, f), depth + 1) for f in node.__slots__ if f != "span")
             elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect)):
                 stack.extend((getattr(node, f), depth) for f in node.__slots__ if f != "span")

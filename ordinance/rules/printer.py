@@ -110,6 +110,8 @@ def format_literal(lit: ast.Literal) -> str:
         return format_atom(lit)
     if isinstance(lit, ast.Negation):
         return "!" + format_atom(lit.atom)
+    if isinstance(lit, ast.Disjunction):
+        return "(" + " ; ".join(_body(branch) for branch in lit.branches) + ")"
     if isinstance(lit, ast.Predicate):
         args = ", ".join(format_term(x) for x in lit.args)
         return f"{'!' if lit.negated else ''}{lit.name}({args})"
@@ -123,7 +125,8 @@ def _body(body: tuple[ast.Literal, ...]) -> str:
 def format_rule(r: ast.Rule) -> str:
     if not r.body:
         return format_atom(r.head) + "."
-    return f"{format_atom(r.head)} :- {_body(r.body)}."
+    heads = ", ".join(format_atom(h) for h in (r.head, *r.more_heads))
+    return f"{heads} :- {_body(r.body)}."
 
 
 def _test(t: ast.TestBlock) -> str:
