@@ -23,6 +23,7 @@ __all__ = [
     "SafetyViolationError",
     "EvaluationError",
     "LimitExceeded",
+    "InputError",
     "StoreError",
     "StaleEpochError",
     "GateError",
@@ -104,6 +105,12 @@ class LimitExceeded(EvaluationError):
     """A run limit (tuples, iterations, deadline) was exceeded."""
 
     default_code = "limit_exceeded"
+
+
+class InputError(OrdinanceError):
+    """A fact file could not be read, or a line of it is malformed (phase: input)."""
+
+    default_code = "fact_file"
 
 
 class StoreError(OrdinanceError):

@@ -22,7 +22,7 @@ __all__ = ["main", "cli", "COMMAND_MODULES"]
 # `command` (or `commands`, a tuple). Missing modules are skipped, so a
 # command being written elsewhere never breaks the others.
 COMMAND_MODULES = (
-    "init", "facts", "query", "check", "explain", "test", "lint", "log", "demo", "fuzz",
+    "init", "facts", "query", "check", "explain", "test", "lint", "log", "demo", "fuzz", "run",
 )
 
 

@@ -6,7 +6,7 @@ meaning, not layout. Every node is hashable.
 Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate
 Literals:     Atom, Negation, Comparison, Predicate, Disjunction
 Clauses:      Rule (a fact is a rule with an empty body)
-Items:        Decl, TypeDecl, Include, Rule, TestBlock, Invariant, Hint
+Items:        Decl, TypeDecl, IODirective, Include, Rule, TestBlock, Invariant, Hint
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ __all__ = [
     "Invariant",
     "Hint",
     "TypeDecl",
+    "IODirective",
     "Item",
     "Program",
     "TYPES",
@@ -282,7 +283,18 @@ class TypeDecl:
     span: Span = _span()
 
 
-Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl]
+@dataclass(frozen=True, slots=True)
+class IODirective:
+    """`.input rel`, `.output rel(IO=file, filename="out.csv")`, `.printsize rel`:
+    `kind` is input, output or printsize; `params` the (key, value) pairs."""
+
+    kind: str
+    relation: str
+    params: tuple[tuple[str, str], ...] = ()
+    span: Span = _span()
+
+
+Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective]
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,3 +332,7 @@ class Program:
     @property
     def types(self) -> tuple[TypeDecl, ...]:
         return tuple(self._of(TypeDecl))
+
+    @property
+    def io(self) -> tuple[IODirective, ...]:
+        return tuple(self._of(IODirective))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .ast import Decl, Hint, Invariant, Rule, TestBlock
+from .ast import Decl, Hint, Invariant, IODirective, Rule, TestBlock
 
 __all__ = ["Relation", "CheckedProgram"]
 
@@ -32,6 +32,7 @@ class CheckedProgram:
     tests: tuple[TestBlock, ...] = ()
     invariants: tuple[Invariant, ...] = ()
     hints: tuple[Hint, ...] = ()
+    io: tuple[IODirective, ...] = ()  # `.input`, `.output`, `.printsize`, in source order
     source_hash: str = ""  # sha256 of the flattened program text (policy hash)
     files: tuple[str, ...] = field(default=())  # every file read, includes too
 

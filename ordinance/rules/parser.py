@@ -56,6 +56,7 @@ _FRIENDLY = {
     "DURATION": "duration",
     "COMPOP": "comparison operator",
     "AGGFUNC": "aggregate",
+    "IODIRECTIVE": "`.input`, `.output` or `.printsize`",
     "HEX": "integer",
     "UNSIGNED": "unsigned integer",
     "FLOAT": "float",
@@ -175,7 +176,21 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     # ------------------------------------------------------------ items
 
     def start(self, c: list[Any]) -> list[ast.Item]:
-        return _nodes(c)
+        items: list[ast.Item] = []
+        for node in _nodes(c):
+            items.extend(node if isinstance(node, tuple) else (node,))
+        return items
+
+    def io(self, c: list[Any]) -> tuple[ast.IODirective, ...]:
+        kind = c[0].value[1:]
+        return tuple(ast.IODirective(kind, name, params, span) for name, params, span in _nodes(c[1:]))
+
+    def io_rel(self, c: list[Any]) -> tuple[str, tuple[tuple[str, str], ...], Span]:
+        return c[0].value, tuple(_nodes(c[1:])), _cover(c)
+
+    def io_param(self, c: list[Any]) -> tuple[str, str]:
+        key, value = c[0].value, c[2]
+        return key, _unescape(value) if value.type == "STRING" else value.value
 
     items = start
 

@@ -146,6 +146,9 @@ def format_item(item: ast.Item) -> str:
     if isinstance(item, ast.Decl):
         params = ", ".join(f"{p.name}: {p.type}" for p in item.params)
         return f".decl {item.name}({params})"
+    if isinstance(item, ast.IODirective):
+        params = ", ".join(f"{k}={format_string(v)}" for k, v in item.params)
+        return f".{item.kind} {item.relation}" + (f"({params})" if item.params else "")
     if isinstance(item, ast.TypeDecl):
         if item.supertype is not None:
             return f".type {item.name} <: {item.supertype}"

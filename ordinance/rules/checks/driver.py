@@ -12,6 +12,7 @@ from ..checked import CheckedProgram, Relation
 from ..loader import flatten
 from ..printer import format_program
 from .arity import check_arity, expected_arities
+from .io import check_io
 from .patterns import check_patterns
 from .relations import check_relations
 from .safety import SAFETY_CODES, check_safety
@@ -34,6 +35,7 @@ def run_passes(
     found += check_types(items)
     found += check_patterns(items)
     found += check_relations(items, extensional)
+    found += check_io(items, extensional)
     strat = stratify(tuple(i for i in items if isinstance(i, ast.Rule)))
     found += strat.diagnostics
     return found, strat.strata
@@ -128,6 +130,7 @@ def check(
         tests=tuple(i for i in flat.items if isinstance(i, ast.TestBlock)),
         invariants=tuple(i for i in flat.items if isinstance(i, ast.Invariant)),
         hints=tuple(i for i in flat.items if isinstance(i, ast.Hint)),
+        io=tuple(i for i in flat.items if isinstance(i, ast.IODirective)),
         source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         files=flat.files,
     )
