@@ -12,6 +12,8 @@ from ordinance.timepoints import FOREVER
 
 RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"} | set(PREDICATES) | {
     "band", "bor", "bxor", "bshl", "bshr", "bshru", "bnot", "land", "lor", "lxor", "lnot",
+    "cat", "strlen", "substr", "ord", "to_string", "to_number", "to_float", "to_unsigned", "range",
+    "eqrel", "btree", "btree_delete", "brie", "inline", "no_inline", "magic", "no_magic", "overridable",
 }
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True).filter(
@@ -101,6 +103,8 @@ decls = st.builds(
     ast.Decl,
     names,
     st.lists(st.builds(ast.Param, names, st.sampled_from(ast.TYPES)), max_size=4).map(tuple),
+    st.just(NO_SPAN),
+    st.lists(st.sampled_from(("eqrel", "btree", "brie", "inline")), max_size=2).map(tuple),
 )
 includes = st.builds(ast.Include, st.text(max_size=12))
 tests = st.builds(

@@ -1,4 +1,5 @@
-"""Bodies and heads: disjunction `;`, several heads, nested parentheses,
+"""Bodies and heads: disjunction `;`, several heads, nested parentheses, and
+`eqrel` relations and declaration checks,
 expanded into plain rules as Soufflé does."""
 
 from __future__ import annotations
@@ -79,3 +80,30 @@ def test_misuse_is_a_diagnostic(text: str, code: str) -> None:
 def test_an_invariant_with_a_disjunction_is_broken_by_any_branch() -> None:
     program = compile_text(FACTS + '.invariant "no d or e" :- c(X), (d(X) ; e(X)).')
     assert len(program.invariants) == 2
+
+
+def test_eqrel_is_an_equivalence_relation() -> None:
+    text = '.decl same(a: symbol, b: symbol) eqrel btree\nsame("a", "b"). same("b", "c"). same("d", "e").\n'
+    program = compile_text(text)
+    model = evaluate(program)
+    got = set(model.tuples("same"))
+    assert got == naive_evaluate(program)["same"]
+    group = {"a", "b", "c"}
+    assert got == {(x, y) for x in group for y in group} | {(x, y) for x in "de" for y in "de"}
+    assert "same(\"b\", \"c\")  fact" in to_text(why(model, "same", ("c", "a")))
+    assert format_program(parse(text)).startswith(".decl same(a: symbol, b: symbol) eqrel btree\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (".decl s(a: number, a: symbol)", "duplicate_attribute"),
+        (".decl s(a: number, a: number)", "duplicate_attribute"),
+        (".decl s(a: number) eqrel", "arity_mismatch"),
+        (".decl s(a: number, b: symbol) eqrel", "type_mismatch"),
+    ],
+)
+def test_declarations_are_checked(text: str, code: str) -> None:
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(text)
+    assert [d.code for d in info.value.diagnostics] == [code]

@@ -206,11 +206,15 @@ class Param:
 
 @dataclass(frozen=True, slots=True)
 class Decl:
-    """`.decl name(param: type, ...)`."""
+    """`.decl name(param: type, ...) qualifier...`; `eqrel` makes the relation
+    an equivalence relation (the loader adds its closure rules, expand.py);
+    Soufflé's representation qualifiers (`btree`, `brie`, `inline`, ...) are
+    accepted and change nothing."""
 
     name: str
     params: tuple[Param, ...]
     span: Span = _span()
+    qualifiers: tuple[str, ...] = ()
 
     @property
     def arity(self) -> int:

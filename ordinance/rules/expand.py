@@ -1,4 +1,4 @@
-"""Disjunction and multiple heads, expanded as Soufflé does: into plain rules.
+"""Disjunction, multiple heads and `eqrel`, expanded as Soufflé does: into plain rules.
 
 `a(X), b(X) :- c(X), (d(X) ; e(X)).` becomes four rules, one per head and per
 branch of the body's disjunctive normal form. Each keeps the clause's span,
@@ -14,7 +14,7 @@ from typing import Iterator
 from ..diagnostics import Diagnostic, Span
 from . import ast
 
-__all__ = ["expand_rule", "expand_invariant", "MAX_BRANCHES"]
+__all__ = ["expand_rule", "expand_invariant", "eqrel_rules", "MAX_BRANCHES"]
 
 MAX_BRANCHES = 4096  # rules one clause may expand into
 _IN_AGGREGATE = "`;` inside an aggregate body is not supported; use a relation for the alternatives"
@@ -83,3 +83,22 @@ def expand_invariant(inv: ast.Invariant, found: list[Diagnostic]) -> list[ast.In
         return [inv]
     bodies = _bodies(inv.body, inv.span, found)
     return [] if bodies is None else [ast.Invariant(inv.name, body, inv.span) for body in bodies]
+
+
+def eqrel_rules(decl: ast.Decl) -> list[ast.Rule]:
+    """An `eqrel` relation is the least equivalence relation holding its
+    facts and rules: reflexive on what it mentions, symmetric, transitive."""
+    if "eqrel" not in decl.qualifiers or decl.arity != 2 or len(set(decl.types)) != 1:
+        return []  # the arity pass reports it
+    x, y, z = (ast.Var(n, decl.span) for n in ("X", "Y", "Z"))
+
+    def r(a: ast.Term, b: ast.Term) -> ast.Atom:
+        return ast.Atom(decl.name, (a, b), decl.span)
+
+    anon = ast.Wildcard(decl.span)
+    return [
+        ast.Rule(r(x, x), (r(x, anon),), decl.span),
+        ast.Rule(r(y, y), (r(anon, y),), decl.span),
+        ast.Rule(r(y, x), (r(x, y),), decl.span),
+        ast.Rule(r(x, z), (r(x, y), r(y, z)), decl.span),
+    ]

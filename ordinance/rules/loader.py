@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, ParseError, Span
 from . import ast
-from .expand import expand_invariant, expand_rule
+from .expand import eqrel_rules, expand_invariant, expand_rule
 from .parser import parse
 
 __all__ = [
@@ -108,6 +108,9 @@ class _Flattener:
                 self.items.extend(expand_rule(item, self.diagnostics))
             elif isinstance(item, ast.Invariant):
                 self.items.extend(expand_invariant(item, self.diagnostics))
+            elif isinstance(item, ast.Decl):
+                self.items.append(item)
+                self.items.extend(eqrel_rules(item))
             else:
                 self.items.append(item)
 

@@ -195,7 +195,8 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     items = start
 
     def decl(self, c: list[Any]) -> ast.Decl:
-        return ast.Decl(c[1].value, tuple(_nodes(c[2:])), _cover(c))
+        qualifiers = tuple(t.value for t in c if isinstance(t, Token) and t.type == "QUALIFIER")
+        return ast.Decl(c[1].value, tuple(_nodes(c[2:])), _cover(c), qualifiers)
 
     def param(self, c: list[Any]) -> ast.Param:
         name, _, type_ = c

@@ -145,7 +145,7 @@ def format_item(item: ast.Item) -> str:
         return format_rule(item)
     if isinstance(item, ast.Decl):
         params = ", ".join(f"{p.name}: {p.type}" for p in item.params)
-        return f".decl {item.name}({params})"
+        return f".decl {item.name}({params})" + "".join(f" {q}" for q in item.qualifiers)
     if isinstance(item, ast.IODirective):
         params = ", ".join(f"{k}={format_string(v)}" for k, v in item.params)
         return f".{item.kind} {item.relation}" + (f"({params})" if item.params else "")
