@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from ordinance.diagnostics import NO_SPAN
 from ordinance.rules import ast
 from ordinance.rules.functors import FUNCTORS, PREDICATES
-from ordinance.timepoints import FOREVER
+from ordinance.values import FOREVER
 
 RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"} | set(PREDICATES) | {
     "band", "bor", "bxor", "bshl", "bshr", "bshru", "bnot", "land", "lor", "lxor", "lnot",

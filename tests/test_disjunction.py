@@ -10,7 +10,8 @@ import pytest
 
 from naive import naive_evaluate
 from ordinance.diagnostics import OrdinanceError
-from ordinance.engine import evaluate, to_text, why, why_not
+from ordinance.engine import evaluate, why, why_not
+from ordinance.explain import to_text
 from ordinance.rules import ast, compile_text, format_program, parse
 
 FACTS = "c(1). c(2). c(3). d(2). e(3).\n"

@@ -8,7 +8,8 @@ import pytest
 
 from naive import naive_evaluate
 from ordinance.diagnostics import OrdinanceError
-from ordinance.engine import evaluate, to_text, why
+from ordinance.engine import evaluate, why
+from ordinance.explain import to_text
 from ordinance.rules import ast, compile_text, format_program, format_term, parse
 from ordinance.rules.functors import Unsigned
 

@@ -6,16 +6,12 @@ from __future__ import annotations
 import click
 
 from ..engine import evaluate
-from ..facts.factfiles import format_row, read_inputs, write_output
+from ..facts.factfiles import format_fields, read_inputs, write_output
 from ..rules import load
+from ..values import escape
 from .common import now_option, now_or_clock
 
 __all__ = ["command"]
-
-
-def _printable(line: str) -> str:
-    """A line for the terminal: control characters escaped."""
-    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in line)
 
 
 @click.command(
@@ -48,11 +44,11 @@ def command(program: str, facts_dir: str, out_dir: str, now: int | None) -> None
             continue
         rows = set(model.tuples(d.relation))
         if d.kind == "printsize":
-            click.echo(_printable(f"{d.relation}\t{len(rows)}"))
+            click.echo(f"{d.relation}\t{len(rows)}")
         elif out_dir == "-" or dict(d.params).get("IO") == "stdout":
-            click.echo(_printable(d.relation))
+            click.echo(d.relation)
             types = checked.relations[d.relation].types
             for t in sorted(rows, key=lambda t: tuple((isinstance(v, str), v) for v in t)):
-                click.echo(_printable(format_row(t, types)))
+                click.echo("\t".join(escape(field) for field in format_fields(t, types)))
         else:
             write_output(checked, d, rows, out_dir)

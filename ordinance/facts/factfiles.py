@@ -21,9 +21,9 @@ from ..diagnostics import Diagnostic, InputError, Span
 from ..rules.ast import IODirective
 from ..rules.checked import CheckedProgram
 from ..rules.functors import Unsigned
-from ..timepoints import format_duration, format_instant, parse_duration, parse_instant
+from ..values import format_duration, format_instant, parse_duration, parse_instant
 
-__all__ = ["read_inputs", "write_output", "output_path", "input_path", "format_row", "MAX_ERRORS"]
+__all__ = ["read_inputs", "write_output", "output_path", "input_path", "format_row", "format_fields", "MAX_ERRORS"]
 
 MAX_ERRORS = 50
 _INT = re.compile(r"[+-]?(?:0x[0-9a-fA-F]+|[0-9]+)")
@@ -135,9 +135,13 @@ def read_inputs(program: CheckedProgram, facts_dir: str) -> dict[str, list[tuple
     return facts
 
 
+def format_fields(t: tuple[Any, ...], types: tuple[str, ...] | None) -> list[str]:
+    """A tuple's fields as a fact file writes them."""
+    return [_text(v, types[i] if types and i < len(types) else None) for i, v in enumerate(t)]
+
+
 def format_row(t: tuple[Any, ...], types: tuple[str, ...] | None, delimiter: str = "\t") -> str:
-    types = types or (None,) * len(t)  # type: ignore[assignment]
-    return delimiter.join(_text(v, ty) for v, ty in zip(t, types))  # type: ignore[arg-type]
+    return delimiter.join(format_fields(t, types))
 
 
 def _order(t: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:

@@ -36,18 +36,41 @@ def _conjunctions(body: tuple[ast.Literal, ...]) -> list[tuple[ast.Literal, ...]
     return [tuple(x for part in combo for x in part) for combo in product(*choices)]
 
 
-def _in_aggregates(body: tuple[ast.Literal, ...]) -> Iterator[ast.Disjunction]:
-    from .checks.walk import literal_terms, subterms
+def _aggregates(t: ast.Term) -> Iterator[ast.Aggregate]:
+    if isinstance(t, ast.Aggregate):
+        yield t
+        for lit in t.body:
+            for term in _terms(lit):
+                yield from _aggregates(term)
+    elif isinstance(t, ast.BinOp):
+        yield from _aggregates(t.left)
+        yield from _aggregates(t.right)
+    elif isinstance(t, ast.Call):
+        for a in t.args:
+            yield from _aggregates(a)
 
+
+def _terms(lit: ast.Literal) -> tuple[ast.Term, ...]:
+    if isinstance(lit, ast.Atom):
+        return lit.args
+    if isinstance(lit, ast.Negation):
+        return lit.atom.args
+    if isinstance(lit, ast.Predicate):
+        return lit.args
+    if isinstance(lit, ast.Comparison):
+        return (lit.left, lit.right)
+    return ()
+
+
+def _in_aggregates(body: tuple[ast.Literal, ...]) -> Iterator[ast.Disjunction]:
     for lit in body:
         if isinstance(lit, ast.Disjunction):
             for branch in lit.branches:
                 yield from _in_aggregates(branch)
             continue
-        for term in literal_terms(lit):
-            for sub in subterms(term, into_aggregates=True):
-                if isinstance(sub, ast.Aggregate):
-                    yield from (d for d in sub.body if isinstance(d, ast.Disjunction))  # type: ignore[misc]
+        for term in _terms(lit):
+            for agg in _aggregates(term):
+                yield from (d for d in agg.body if isinstance(d, ast.Disjunction))  # type: ignore[misc]
 
 
 def _bodies(body: tuple[ast.Literal, ...], span: Span, found: list[Diagnostic]) -> list[tuple[ast.Literal, ...]] | None:

@@ -352,12 +352,12 @@ def _to_number(s: Any) -> int:
     if isinstance(s, str):
         text = s.strip()
         if not _NUMERAL.fullmatch(text):
-            raise FunctorError("invalid_number", f"`to_number` of `{_clip(s)}`: not a number")
+            raise FunctorError(code="invalid_number", message=f"`to_number` of `{_clip(s)}`: not a number")
         return int(text, 0) if "x" in text else int(text)
     if isinstance(s, Unsigned):
         return _signed(int(s))
     if isinstance(s, float) and not math.isfinite(s):
-        raise FunctorError("invalid_number", f"`to_number` of `{s}`: not a number")
+        raise FunctorError(code="invalid_number", message=f"`to_number` of `{s}`: not a number")
     return int(s)
 
 
@@ -367,7 +367,7 @@ _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 def _to_float(s: Any) -> float:
     if isinstance(s, str):
         if not _FLOAT.fullmatch(s.strip()):
-            raise FunctorError("invalid_number", f"`to_float` of `{_clip(s)}`: not a number")
+            raise FunctorError(code="invalid_number", message=f"`to_float` of `{_clip(s)}`: not a number")
         return float(s)
     return float(s)
 
@@ -376,7 +376,7 @@ def _to_unsigned(s: Any) -> int:
     if isinstance(s, str):
         return Unsigned(_to_number(s))
     if isinstance(s, float) and not math.isfinite(s):
-        raise FunctorError("invalid_number", f"`to_unsigned` of `{s}`: not a number")
+        raise FunctorError(code="invalid_number", message=f"`to_unsigned` of `{s}`: not a number")
     return Unsigned(int(s))
 
 
@@ -412,7 +412,7 @@ def regex(pattern: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except re.error as e:
-        raise FunctorError("invalid_regex", f"invalid regular expression `{_clip(pattern)}`: {e.msg}") from None
+        raise FunctorError(code="invalid_regex", message=f"invalid regular expression `{_clip(pattern)}`: {e.msg}") from None
 
 
 @functools.lru_cache(maxsize=1024)

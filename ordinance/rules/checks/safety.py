@@ -87,7 +87,7 @@ class _Clause:
             for term in literal_terms(lit):
                 for v in _deep_vars(term):
                     occurs.setdefault(v.name, set()).add(i)
-    
+
         outside = outside_vars((head.args if head else ()) + targets, body) | outer
         bound = set(outer)
         for lit in body:
