@@ -261,7 +261,10 @@ class _Instance:
         if isinstance(term, Var):
             if term.name in b:
                 return _const(b[term.name], self.env.get(term.name))
-            return Wildcard(term.span) if term.name.startswith("_#") else term
+            if term.name.startswith("_#"):
+                return Wildcard(term.span)
+            # an aggregate's local variable, renamed apart by the planner: its own name
+            return Var(term.name.split("#")[0], term.span) if "#" in term.name else term
         if isinstance(term, BinOp):
             if interp.known(term, b):
                 return _const(interp.value(term, b), term_type(term, self.env))
