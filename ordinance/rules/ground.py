@@ -17,11 +17,11 @@ from .parser import parse
 __all__ = ["parse_facts", "check_declared"]
 
 
-def parse_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tuple[str | int, ...]]]:
+def parse_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tuple[str | int | float, ...]]]:
     """(relation, arguments) pairs of the facts in `texts` (several per text
     are fine, the final period is optional); ParseError if a text is empty,
     not in the language, a rule, or not ground."""
-    out: list[tuple[str, tuple[str | int, ...]]] = []
+    out: list[tuple[str, tuple[str | int | float, ...]]] = []
     for n, text in enumerate(texts, 1):
         program = parse(text, file=f"<{what} {n}>")
         if not program.items:
