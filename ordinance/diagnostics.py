@@ -36,6 +36,7 @@ __all__ = [
     "SafetyViolationError",
     "EvaluationError",
     "LimitExceeded",
+    "InputError",
     "StoreError",
     "StaleEpochError",
     "GateError",
@@ -175,6 +176,12 @@ class LimitExceeded(EvaluationError):
     default_code = "limit_exceeded"
 
 
+class InputError(OrdinanceError):
+    """A fact file could not be read, or a line of it is malformed (phase: input)."""
+
+    default_code = "fact_file"
+
+
 class StoreError(OrdinanceError):
     """The fact store refused or failed an operation (phase: store)."""
 
@@ -215,10 +222,16 @@ CODES: dict[str, tuple[str, str]] = {
     "cyclic_negation": ("check", "a relation depends negatively on itself"),
     "unsupported": ("check", "a construct the engine does not run"),
     "unknown_functor": ("parse", "a call of a built-in functor that does not exist"),
+    "invalid_regex": ("check", "a regular expression that does not compile"),
+    "range_position": ("check", "`range` where it cannot give several values"),
+    "cyclic_type": ("check", "a `.type` defined in terms of itself"),
+    "duplicate_attribute": ("check", "a `.decl` names an attribute twice"),
+    "io_parameter": ("check", "an I/O directive parameter that does not exist or fit"),
     "check": ("check", "a static check failed"),
     # evaluation
     "evaluation": ("engine", "evaluation could not complete"),
     "division_by_zero": ("engine", "a rule divides by zero"),
+    "invalid_number": ("engine", "a conversion of text that is not a number"),
     "limit_exceeded": ("engine", "a tuple, round or time limit was reached"),
     # the store
     "store": ("store", "the store refused or failed an operation"),
@@ -276,6 +289,7 @@ CODES: dict[str, tuple[str, str]] = {
     "no_scenarios": ("cli", "no scenario files where the demo looks"),
     "bad_fixture": ("cli", "a fuzz fixture that cannot be replayed"),
     "io": ("cli", "a file could not be read or written"),
+    "fact_file": ("input", "a fact file that cannot be read, or a malformed line of one"),
     "aborted": ("cli", "interrupted"),
     "internal": ("cli", "a bug in ordinance (please report it)"),
     "error": ("any", "an error of no more specific kind"),

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NoReturn
 
-from ..diagnostics import Diagnostic, EvaluationError
+from ..diagnostics import Diagnostic, EvaluationError, LimitExceeded
 from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Rule, Term
 from ..rules.checked import CheckedProgram
 from ..rules.functors import EVAL_ERRORS, FunctorError, evaluate
@@ -236,18 +236,22 @@ def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False)
     def agg(step: AggStep) -> Callable[[Any], Any]:
         fn = aggregates.get(id(step))
         if fn is None:
-            fn = aggregates[id(step)] = _aggregate_fn(prep.aggregate(step), step, resolve, now)
+            fn = aggregates[id(step)] = _aggregate_fn(prep.aggregate(step), step, resolve, now, check)
         return fn
 
     heads = prep.heads
+    check = budget.in_round(own, lambda outs: sum(len(rels[heads[rid]].missing(o)) for rid, o in outs.items()))
     kind = "seed" if seed else "full"
     variants = prep.runs.get((st.index, kind)) or prep.variants(st, kind, rels)
     rounds = 0
     while variants:
         try:
-            to_add = variants.run(rels, agg, now)
+            to_add = variants.run(rels, agg, now, check)
         except EVAL_ERRORS as exc:
             _culprit(variants, rels, agg, now, exc)
+        except MemoryError:
+            names = ", ".join(f"`{r}`" for r in own)
+            raise LimitExceeded([Diagnostic("limit_exceeded", f"limit exceeded: out of memory in the stratum of {names}")]) from None
         if to_add is None:
             break
         rounds += 1
@@ -289,6 +293,8 @@ def _culprit(variants: Round, rels: Any, agg: Any, now: int, exc: Exception) -> 
 
 
 def _fail(compiled: Compiled, exc: Exception) -> NoReturn:
+    if isinstance(exc, OverflowError):
+        Budget.overflow(compiled.plan.label)
     if isinstance(exc, FunctorError):
         raise EvaluationError([Diagnostic(exc.code, f"{exc.message} in rule `{compiled.plan.label}`")]) from exc
     if isinstance(exc, ZeroDivisionError):
@@ -301,7 +307,7 @@ def _fail(compiled: Compiled, exc: Exception) -> NoReturn:
 
 
 def _aggregate_fn(
-    compiled: Compiled, step: AggStep, resolve: Callable[[tuple[Any, ...]], Any], now: int
+    compiled: Compiled, step: AggStep, resolve: Callable[[tuple[Any, ...]], Any], now: int, spend: Any
 ) -> Callable[[Any], Any]:
     """The aggregate's value per outer binding, memoised for one stratum run."""
     args = [resolve(s) for s in compiled.inputs]
@@ -315,11 +321,11 @@ def _aggregate_fn(
             pass
         try:
             if n == 0:
-                v = fn(*args, now)
+                v = fn(*args, now, spend)
             elif n == 1:
-                v = fn(key, *args, now)
+                v = fn(key, *args, now, spend)
             else:
-                v = fn(*key, *args, now)
+                v = fn(*key, *args, now, spend)
         except TypeError as exc:
             raise EvaluationError(
                 [Diagnostic("type_mismatch", f"cannot aggregate symbols in rule `{compiled.plan.label}`")]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Predicate, Term, Var, Wildcard
-from ..rules.functors import EVAL_ERRORS, evaluate, holds
+from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
 from .model import Model
@@ -158,6 +158,10 @@ class _Interp:
         try:
             if isinstance(c, Predicate):
                 return holds(c, b, self.model.now)
+            if c.op == "=" and isinstance(c.right, Call) and FUNCTORS[c.right.func].multi:
+                return any(_eq(self.value(c.left, b), v) for v in values(c.right, b, self.model.now))
+            if c.op == "=" and isinstance(c.left, Call) and FUNCTORS[c.left.func].multi:
+                return any(_eq(self.value(c.right, b), v) for v in values(c.left, b, self.model.now))
             x, y = self.value(c.left, b), self.value(c.right, b)
             return {
                 "=": _eq(x, y),
@@ -209,13 +213,14 @@ class _Interp:
                 yield b, None
         elif isinstance(step, Assign):
             try:
-                v = self.value(step.expr, b)
+                vs = list(values(step.expr, b, self.model.now))
             except EVAL_ERRORS:
                 return
-            if step.var not in b:
-                yield {**b, step.var: v}, None
-            elif _eq(b[step.var], v):
-                yield b, None
+            for v in vs:
+                if step.var not in b:
+                    yield {**b, step.var: v}, None
+                elif _eq(b[step.var], v):
+                    yield b, None
         else:
             v = self.aggregate(step, b)
             if v is not None and (step.var not in b or _eq(b[step.var], v)):
@@ -223,7 +228,8 @@ class _Interp:
 
 
 def _eq(x: Any, y: Any) -> bool:
-    return type(x) is type(y) and x == y
+    """Equal as the engine compares: a symbol never equals a number."""
+    return (type(x) is str) == (type(y) is str) and x == y
 
 
 def _order(t: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:
@@ -255,7 +261,10 @@ class _Instance:
         if isinstance(term, Var):
             if term.name in b:
                 return _const(b[term.name], self.env.get(term.name))
-            return Wildcard(term.span) if term.name.startswith("_#") else term
+            if term.name.startswith("_#"):
+                return Wildcard(term.span)
+            # an aggregate's local variable, renamed apart by the planner: its own name
+            return Var(term.name.split("#")[0], term.span) if "#" in term.name else term
         if isinstance(term, BinOp):
             if interp.known(term, b):
                 return _const(interp.value(term, b), term_type(term, self.env))
