@@ -59,10 +59,10 @@ def test_an_attribute_is_never_a_store_relation_or_undeclared(store: Store) -> N
         Request("a1", "push", "main", "alice", 1, attributes=(("grant", ("alice", "repo")),))
     d = Gate(POLICY, store).check(
         Request("a1", "push", "main", "alice", 1, scope="repo", attributes=(("request_nope", ()),)), T)
-    assert not d.allowed and d.errors and "request_nope" in d.errors[0][1]
+    assert not d.allowed and d.errors and "request_nope" in d.errors[0].message
     d = Gate(POLICY, store).check(
         Request("a1", "push", "main", "alice", 1, scope="repo", attributes=(("request_flag", ("x",)),)), T)
-    assert not d.allowed and d.errors and "takes 3 arguments" in d.errors[0][1]
+    assert not d.allowed and d.errors and "takes 3 arguments" in d.errors[0].message
 
 
 def test_attributes_round_trip_through_json_and_facts() -> None:
