@@ -49,12 +49,12 @@ def command(
     with the shrunk history, the binding and the proof of each fact in it.
     """
     # imported here: every other command starts without loading hypothesis
-    from ..fuzz import Harness, fuzz, load_history, replay, report, save
+    from ..fuzz import Harness, fuzz, load_history, report, run_history, save
 
     harness = Harness.from_path(policy)
     if replay_from is not None:
         history = load_history(harness, replay_from)
-        breach, _ = replay(harness, history)
+        breach, _ = run_history(harness, history)
         if breach is None:
             click.echo(escape(f"{replay_from}: {len(history)} events, every invariant holds"))
             return

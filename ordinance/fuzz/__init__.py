@@ -12,17 +12,17 @@ as a scenario fixture and loads it back.
 """
 
 from .fixture import load_history, save, to_toml
-from .history import Advance, Ask, Fact, History, Step
+from .history import Advance, Ask, Fact, History, Entry
 from .report import report
 from .runner import (
     DEFAULT_EXAMPLES,
     Breach,
     Counterexample,
     Harness,
-    Target,
+    InvariantRule,
     fuzz,
     minimize,
-    replay,
+    run_history,
     search,
 )
 from .strategies import histories
@@ -36,13 +36,13 @@ __all__ = [
     "Fact",
     "Harness",
     "History",
-    "Step",
-    "Target",
+    "Entry",
+    "InvariantRule",
     "fuzz",
     "histories",
     "load_history",
     "minimize",
-    "replay",
+    "run_history",
     "report",
     "save",
     "search",
