@@ -6,8 +6,7 @@ from typing import Any, Callable
 
 import click
 
-from ..diagnostics import OrdinanceError
-from ..engine import evaluate, why, why_not
+from ..engine import evaluate, parse_pattern, why, why_not
 from ..explain import annotator, to_dot, to_json, to_text
 from ..gate import Request, is_request_side
 from ..values import escape
@@ -20,7 +19,6 @@ from .common import (
     open_db,
     print_json,
 )
-from .query import parse_pattern
 
 __all__ = ["commands", "why_command", "why_not_command"]
 
@@ -56,12 +54,8 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tup
 
 
 def _target(program: Any, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
-    relation, args = parse_pattern(text.rstrip().rstrip("."))
-    check_declared(program, [(relation, tuple(args))])
-    if not partial and any(kind != "const" for kind, _ in args):
-        raise OrdinanceError(f"`{relation}` has a variable; `why` takes a fact such as `current(\"c1\")`",
-                             code="not_ground")
-    return relation, tuple(value if kind == "const" else None for kind, value in args)
+    asked = parse_pattern(text, program, ground=not partial)
+    return asked.relation, asked.values
 
 
 def _show(tree: Any, fmt: str | None, annotate: Any, program: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import click
 from ..explain import decision_json
 from ..facts import Event
-from ..gate import Decision, Gate, Request
+from ..gate import Decision, Gate
 from ..values import format_instant
 from .common import (
     db_option,
@@ -70,12 +70,11 @@ def log_command(last: int | None, as_json: bool, db: str) -> None:
 
 
 def _recheck(gate: Gate, event: Event, revision: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the logged payload, the payload of the decision made again)."""
-    payload = dict(event.payload or {})
-    request = Request.from_json(payload["request"])
-    at = int(payload["revision"]) if revision is None else revision
-    again = gate.decide(request, int(payload["now"]), revision=at)
-    return payload, again.payload()
+    """(the logged payload, the payload of the decision made again). Like
+    `Gate.replay`, but under any policy and at any revision: a what-if."""
+    was = Decision.from_payload(event.payload or {}, event.seq)
+    again = gate.decide(was.request, was.now, revision=was.revision if revision is None else revision)
+    return was.payload(), again.payload()
 
 
 def _summary(p: dict[str, Any]) -> str:
