@@ -100,14 +100,22 @@ class Service:
                                          "attributes": {**(data.get("attributes") or {}), "request_owner": [[]]}})
         return request
 
+    def ask(self, principal: Principal, body: Any) -> tuple[Request, int, bool]:
+        """A check's (request, now, proofs) from its JSON body."""
+        body = _object(body)
+        return self.request(principal, body.get("request")), _now(body.get("now")), bool(body.get("proofs", False))
+
     def check(self, principal: Principal, body: Any) -> dict[str, Any]:
         """Decide and log (exactly as `Gate.check`); the decision's JSON."""
-        body = _object(body)
-        request = self.request(principal, body.get("request"))
-        now = _now(body.get("now"))
+        request, now, proofs = self.ask(principal, body)
         with self.lock:
             decision = self.gate.check(request, now)
-            return decision_json(decision, program=self.policy, proofs=bool(body.get("proofs", False)))
+            return decision_json(decision, program=self.policy, proofs=proofs)
+
+    def check_many(self, asks: list[tuple[Request, int]]) -> list[Any]:
+        """Decisions logged in one append (`Gate.check_many`), under the lock."""
+        with self.lock:
+            return self.gate.check_many(asks)
 
     def decide(self, request: Request, now: int) -> Any:
         """Gate.check under the service's lock (for the hooks)."""
@@ -204,7 +212,7 @@ class Service:
         now = _now(body.get("now"))
         if body.get("request") is not None:
             return self.gate.overlay(self.request(principal, body["request"]), now)
-        return self.gate.model(self.gate._current_revision(), now)
+        return self.gate.model(self.store.revision(), now)
 
     def _pattern(self, text: Any, ground: bool) -> Pattern:
         if not isinstance(text, str):
@@ -247,7 +255,7 @@ class Service:
         """A simple summary: the store's size, current grants, live leases, stops."""
         at = _now(now)
         with self.lock:
-            model = self.gate.model(self.gate._current_revision(), at)
+            model = self.gate.model(self.store.revision(), at)
             rows = {name: sorted(model.tuples(name), key=repr)
                     for name in ("current_grant", "live", "stop", "conflict") if name in self.policy.relations}
             revision = self.store.revision()
