@@ -39,7 +39,44 @@ __all__ = [
     "StoreError",
     "StaleEpochError",
     "GateError",
+    "STORE_CODES",
 ]
+
+# The codes of the store and of values at the edge (the language's codes are
+# listed in README's rule-language section): code -> what it means. README's
+# "Store errors" table shows the same list (a test compares them).
+STORE_CODES: dict[str, str] = {
+    "derived_relation": "a fact of a relation a rule of the policy derives: never stored",
+    "request_fact": "a request-side fact (`request`, `request_*`): only the gate's overlay holds them",
+    "no_schema": "a store opened without a policy's schema takes no facts",
+    "unknown_relation": "a relation the policy does not declare",
+    "arity_mismatch": "a fact with the wrong number of arguments",
+    "type_mismatch": "an argument of the wrong type",
+    "nul_byte": "a string holding a NUL byte",
+    "lone_surrogate": "a string holding a lone surrogate (undecodable bytes)",
+    "invalid_utf8": "a file that is not valid UTF-8",
+    "integer_range": "an integer outside signed 64 bits",
+    "epoch_range": "an epoch outside 0 .. 2^63 - 1",
+    "time_range": "a time outside years 1 .. 9999 that is not `forever`",
+    "bad_decision": "a decision event whose payload is not a decision",
+    "bad_payload": "a payload that is not a JSON object of storable values",
+    "no_reason": "a purge without a reason",
+    "stale_epoch": "a write under an epoch older than the newest for its resource",
+    "bad_fence": "a fence that is not a (resource, epoch) pair",
+    "fence_mismatch": "an event carrying a fence its batch was not written under",
+    "bad_seq": "an imported event that does not continue the log",
+    "bad_jsonl": "a JSON Lines line that is not an event or a fact",
+    "unknown_kind": "an event kind the log does not have",
+    "kind_mismatch": "an event kind carrying another kind's relation",
+    "unknown_seq": "a purge of a seq the log does not hold",
+    "not_purgeable": "a purge of a purge, or of an event already purged",
+    "no_such_fact": "a retraction of a fact the store does not hold",
+    "no_store": "a command other than init, assert, load given a store that does not exist",
+    "store_failed": "the database failed (the message names the store)",
+    "missing_extra": "a postgresql:// store without `ordinance[postgres]` installed",
+    "unknown_backend": "a store url of no known backend",
+    "unknown_revision": "a revision the log does not hold",
+}
 
 
 @dataclass(frozen=True, slots=True)

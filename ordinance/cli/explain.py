@@ -10,10 +10,10 @@ from ..engine import Model, ProofNode, WhyNot, evaluate, parse_pattern, why, why
 from ..explain import Annotate, annotator, to_dot, to_json, to_text
 from ..gate import Request, is_request_side
 from ..rules.checked import CheckedProgram
+from ..rules import check_declared, parse_facts
 from ..values import escape
+from .deadline import limits
 from .common import (
-    check_declared,
-    ground_facts,
     load_policy,
     model_options,
     now_or_clock,
@@ -40,7 +40,7 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
 def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tuple[CheckedProgram, Model, Annotate]:
     """The policy, the model of the store plus `given` at `now`, and an annotator."""
     program = load_policy(policy)
-    extra = ground_facts(given, "given fact")
+    extra = parse_facts(given, "given fact")
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if is_request_side(rel, program.relations.get(rel))]
     if asked:  # a request as the gate sees it (its scope defaults to its target)
@@ -51,7 +51,7 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tup
         for rel, args in extra:
             facts.setdefault(rel, set()).add(args)
         annotate = annotator(store, store.revision(), facts)
-    return program, evaluate(program, facts, now=now_or_clock(now)), annotate
+    return program, evaluate(program, facts, now=now_or_clock(now), limits=limits()), annotate
 
 
 def _target(program: CheckedProgram, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:

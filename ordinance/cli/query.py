@@ -6,6 +6,7 @@ import click
 
 from ..engine import answers, evaluate, parse_pattern
 from ..values import json_value, show_value
+from .deadline import limits
 from .common import (
     json_option,
     load_policy,
@@ -44,7 +45,7 @@ def command(pattern: str, as_json: bool, now: int | None, db: str, policy: str) 
     declared = program.relation_types(asked.relation)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        model = evaluate(program, store.facts(), now=at)
+        model = evaluate(program, store.facts(), now=at, limits=limits())
     rows = answers(model, asked)
     types = {v: (declared[i] if declared else None) for i, (k, v) in enumerate(asked.args) if k == "var"}
     columns = list(types)

@@ -11,7 +11,7 @@ lets hypothesis generate and shrink histories until one breaks an invariant.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as seed_decorator
@@ -19,6 +19,7 @@ from hypothesis import seed as seed_decorator
 from ..engine import ProofNode, evaluate, why
 from ..facts import Event, Store, open_store, schema_of
 from ..gate import Decision, Gate
+from ..rules.ast import Atom
 from ..rules.invariants import DEFAULT_EXAMPLES, Harness, InvariantRule, invariant_head
 from . import strategies
 from .history import Advance, Ask, Fact, History
@@ -33,6 +34,8 @@ __all__ = [
     "search",
     "minimize",
     "fuzz",
+    "outcomes",
+    "Outcome",
     "DEFAULT_EXAMPLES",
 ]
 
@@ -55,10 +58,12 @@ class Breach:
 class _Replay:
     """One history going through one fresh store."""
 
-    def __init__(self, harness: Harness, store: Store, targets: tuple[InvariantRule, ...]):
+    def __init__(self, harness: Harness, store: Store, targets: tuple[InvariantRule, ...],
+                 matched: set[str] | None = None):
         self.harness = harness
         self.store = store
         self.targets = targets
+        self.matched = matched  # candidate relations (body atoms) seen holding
         self.gate = Gate(harness.program, store) if harness.gated else None
         self.origins: dict[tuple[str, tuple[Any, ...]], int] = {}
         self.decisions: list[Decision] = []
@@ -72,6 +77,11 @@ class _Replay:
 
     def breach(self, now: int, step: int, ask: Ask | None) -> Breach | None:
         model = self.model(now, ask)
+        if self.matched is not None:
+            for target in self.targets:
+                for relation, _ in target.candidates:
+                    if relation not in self.matched and model.tuples(relation):
+                        self.matched.add(relation)
         for target in self.targets:
             found = sorted(model.tuples(target.relation), key=repr)
             if found:
@@ -104,14 +114,16 @@ def run_history(
     history: History,
     targets: tuple[InvariantRule, ...] | None = None,
     store_url: str = ":memory:",
+    matched: set[str] | None = None,
 ) -> tuple[Breach | None, list[Decision]]:
     """Replay `history` into a fresh store at `store_url`; the first breach
-    of one of `targets` (default: every invariant), and the gate's decisions."""
+    of one of `targets` (default: every invariant), and the gate's decisions.
+    `matched` collects the candidate relations (see InvariantRule) seen holding."""
     schema = schema_of(harness.program)
     with open_store(store_url, schema) as store:
         if store.revision() != 0:
             raise ValueError(f"store `{store_url}` is not empty")
-        run = _Replay(harness, store, harness.targets if targets is None else targets)
+        run = _Replay(harness, store, harness.targets if targets is None else targets, matched)
         found = run.run(history)
         return found, run.decisions
 
@@ -138,9 +150,13 @@ def search(
     examples: int = DEFAULT_EXAMPLES,
     seed: int = 0,
     max_steps: int = strategies.MAX_STEPS,
+    matched: set[str] | None = None,
+    on_example: Callable[[], None] | None = None,
 ) -> Counterexample | None:
     """Generate up to `examples` histories (deterministic for a `seed`)
-    looking for one that breaks `target`; return it shrunk, or None."""
+    looking for one that breaks `target`; return it shrunk, or None.
+    `matched` collects the body atoms seen matching; `on_example` is called
+    after each history."""
     strategy = strategies.histories(
         harness.program, harness.relevant(target), gated=harness.gated, max_steps=max_steps
     )
@@ -158,7 +174,9 @@ def search(
     )
     @given(strategy)
     def probe(history: History) -> None:
-        found, _ = run_history(harness, history, (target,))
+        found, _ = run_history(harness, history, (target,), matched=matched)
+        if on_example is not None:
+            on_example()
         if found is not None:
             raise _Found(history, found)
 
@@ -182,6 +200,39 @@ def minimize(harness: Harness, target: InvariantRule, history: History, breach: 
             steps, breach = list(candidate.steps), found
         i = min(i - 1, len(steps) - 1)
     return Counterexample(History(history.base, tuple(steps)), breach)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What fuzzing one invariant found: a counterexample, or that it held;
+    `unmatched` lists the body atoms that never had a matching tuple in any
+    generated history (if any, the invariant held vacuously: it was never
+    exercised, and says nothing)."""
+
+    target: InvariantRule
+    counterexample: Counterexample | None
+    unmatched: tuple[Atom, ...]
+
+    @property
+    def vacuous(self) -> bool:
+        return self.counterexample is None and bool(self.unmatched)
+
+
+def outcomes(
+    harness: Harness,
+    *,
+    examples: int = DEFAULT_EXAMPLES,
+    seed: int = 0,
+    targets: Iterable[InvariantRule] | None = None,
+    on_example: Callable[[], None] | None = None,
+) -> Iterator[Outcome]:
+    """`search` every invariant (or `targets`), in source order, saying
+    which held vacuously."""
+    for target in harness.targets if targets is None else targets:
+        matched: set[str] = set()
+        found = search(harness, target, examples=examples, seed=seed, matched=matched, on_example=on_example)
+        unmatched = () if found is not None else tuple(a for rel, a in target.candidates if rel not in matched)
+        yield Outcome(target, found, unmatched)
 
 
 def fuzz(
