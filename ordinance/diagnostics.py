@@ -39,45 +39,7 @@ __all__ = [
     "StoreError",
     "StaleEpochError",
     "GateError",
-    "STORE_CODES",
 ]
-
-# The codes of the store and of values at the edge (the language's codes are
-# listed in README's rule-language section): code -> what it means. README's
-# "Store errors" table shows the same list (a test compares them).
-STORE_CODES: dict[str, str] = {
-    "derived_relation": "a fact of a relation a rule of the policy derives: never stored",
-    "request_fact": "a request-side fact (`request`, `request_*`): only the gate's overlay holds them",
-    "no_schema": "a store opened without a policy's schema takes no facts",
-    "unknown_relation": "a relation the policy does not declare",
-    "arity_mismatch": "a fact with the wrong number of arguments",
-    "type_mismatch": "an argument of the wrong type",
-    "nul_byte": "a string holding a NUL byte",
-    "lone_surrogate": "a string holding a lone surrogate (undecodable bytes)",
-    "invalid_utf8": "a file that is not valid UTF-8",
-    "integer_range": "an integer outside signed 64 bits",
-    "epoch_range": "an epoch outside 0 .. 2^63 - 1",
-    "time_range": "a time outside years 1 .. 9999 that is not `forever`",
-    "bad_decision": "a decision event whose payload is not a decision",
-    "bad_payload": "a payload that is not a JSON object of storable values",
-    "no_reason": "a purge without a reason",
-    "stale_epoch": "a write under an epoch older than the newest for its resource",
-    "bad_fence": "a fence that is not a (resource, epoch) pair",
-    "fence_mismatch": "an event carrying a fence its batch was not written under",
-    "bad_seq": "an imported event that does not continue the log",
-    "bad_jsonl": "a JSON Lines line that is not an event or a fact",
-    "unknown_kind": "an event kind the log does not have",
-    "kind_mismatch": "an event kind carrying another kind's relation",
-    "unknown_seq": "a purge of a seq the log does not hold",
-    "not_purgeable": "a purge of a purge, or of an event already purged",
-    "no_such_fact": "a retraction of a fact the store does not hold",
-    "no_store": "a command other than init, assert, load given a store that does not exist",
-    "store_failed": "the database failed (the message names the store)",
-    "missing_extra": "a postgresql:// store without `ordinance[postgres]` installed",
-    "unknown_backend": "a store url of no known backend",
-    "unknown_revision": "a revision the log does not hold",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Span:
@@ -235,11 +197,13 @@ class GateError(OrdinanceError):
 CODES: dict[str, tuple[str, str]] = {
     # the language (lint, load)
     "syntax": ("parse", "the text is not in the language"),
-    "encoding": ("parse", "a file is not valid UTF-8"),
+    "encoding": ("parse", "a file (a policy, a facts file) is not valid UTF-8"),
     "too_deep": ("parse", "nesting deeper than the parser allows"),
     "too_large": ("parse", "a file is larger than the size limit"),
     "include_not_found": ("load", "an `.include` names no stdlib module or file"),
     "include_cycle": ("load", "files include each other"),
+    "include_outside": ("load", "an `.include` outside the policy's directory tree, not allowed explicitly"),
+    "include_not_policy": ("load", "an included file that is not a policy (its contents are never shown)"),
     "unknown_type": ("check", "a `.decl` names a type that does not exist"),
     "duplicate_decl": ("check", "a relation is declared twice"),
     "arity_mismatch": ("check", "a relation is used with another number of arguments"),
@@ -272,6 +236,19 @@ CODES: dict[str, tuple[str, str]] = {
     "unknown_backend": ("store", "a store URL of no known backend"),
     "exists": ("store", "the store or file already exists"),
     "bad_jsonl": ("store", "a JSON Lines file that cannot be loaded"),
+    "derived_relation": ("store", "a fact of a relation the policy derives: never stored, on any write path"),
+    "no_schema": ("store", "a store opened without a policy's schema takes no facts"),
+    "bad_decision": ("store", "a decision event whose payload is not a decision"),
+    "no_reason": ("store", "a purge without a reason"),
+    "no_such_fact": ("store", "a retraction of a fact the store does not hold"),
+    "no_store": ("store", "a store that does not exist, given to a command that does not create one"),
+    "store_failed": ("store", "the database failed (the message names the store)"),
+    # values, checked once at the edge (store writes, requests, files)
+    "nul_byte": ("value", "a string holding a NUL byte"),
+    "lone_surrogate": ("value", "a string holding a lone surrogate (undecodable bytes)"),
+    "integer_range": ("value", "an integer outside signed 64 bits"),
+    "epoch_range": ("value", "an epoch outside 0 .. 2^63 - 1"),
+    "time_range": ("value", "a time outside years 1 .. 9999 that is not `forever`"),
     # the gate
     "gate": ("gate", "the gate was used wrongly (a bad request)"),
     # the server, its clients and hooks
@@ -282,12 +259,11 @@ CODES: dict[str, tuple[str, str]] = {
     "forbidden": ("serve", "the principal may not do this"),
     "principal_mismatch": ("serve", "a request for another agent than the principal"),
     "reserved_attribute": ("serve", "a request attribute the service fills itself"),
-    "derived_relation": ("serve", "a write of a relation the policy derives"),
     "may_not_assert": ("serve", "`may_assert` does not allow the write"),
     "bad_tokens": ("serve", "a tokens file that cannot be read"),
     "no_tokens": ("serve", "neither a principal nor a tokens file"),
     "no_principal": ("serve", "stdio MCP needs a principal"),
-    "missing_extra": ("serve", "the `server` extra is not installed"),
+    "missing_extra": ("serve", "an optional extra (`server`, `postgres`) is not installed"),
     "bad_hook_payload": ("serve", "a Claude Code hook payload of the wrong shape"),
     "unreachable": ("serve", "the gate server did not answer"),
     "hook": ("serve", "the command hook failed while deciding (it denies)"),

@@ -163,12 +163,16 @@ def string_problem(text: str) -> tuple[str, str] | None:
     """(code, what is wrong) if `text` cannot be stored and printed as UTF-8
     text: a NUL byte, or a lone surrogate (what undecodable bytes become)."""
     if "\x00" in text:
-        return "nul_byte", "holds a NUL byte"
+        return _problem(code="nul_byte", what="holds a NUL byte")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return "lone_surrogate", "holds a lone surrogate (not valid UTF-8 text)"
+        return _problem(code="lone_surrogate", what="holds a lone surrogate (not valid UTF-8 text)")
     return None
+
+
+def _problem(*, code: str, what: str) -> tuple[str, str]:
+    return code, what
 
 
 def value_problem(value: object, type_: str = "any") -> tuple[str, str] | None:
@@ -181,7 +185,7 @@ def value_problem(value: object, type_: str = "any") -> tuple[str, str] | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return "type_mismatch", f"is {value!r:.40}, not a string or an integer"
     if not MIN_INT <= value <= MAX_INT:
-        return "integer_range", f"is an integer of {value.bit_length()} bits, outside signed 64 bits"
+        return _problem(code="integer_range", what=f"is an integer of {value.bit_length()} bits, outside signed 64 bits")
     if type_ == "time" and value != FOREVER and not MIN_INSTANT <= value <= MAX_INSTANT:
-        return "time_range", f"is {value}, not an instant in years 1 to 9999 nor `forever`"
+        return _problem(code="time_range", what=f"is {value}, not an instant in years 1 to 9999 nor `forever`")
     return None

@@ -36,8 +36,8 @@ def test_the_gate_has_a_deadline_by_default(tmp_path: Path) -> None:
         gate = Gate(policy, store, limits=Limits(deadline=0.3))
         decision = gate.check(Request("r1", "count", "prod", "alice", 1), 0)
     assert not decision.allowed
-    [(code, message)] = decision.errors
-    assert code == "limit_exceeded" and "deadline" in message
+    [error] = decision.errors
+    assert error.code == "limit_exceeded" and "deadline" in error.message
 
 
 def test_check_denies_a_diverging_request_within_its_deadline(tmp_path: Path,

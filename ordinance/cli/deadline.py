@@ -7,8 +7,9 @@ write it was in the middle of rolls back (the store's transaction never
 commits half a batch). Every evaluation a command starts is also bounded by
 the time left, inside the engine, so the gate denies with `limit_exceeded`
 as data instead of being cut off. Commands that walk many items (replay,
-fuzz, test, demo, load, export, lint) bound each evaluation by the deadline
-and have no watchdog unless `--deadline` / ORDINANCE_DEADLINE is given.
+fuzz, test, demo, load, export, lint) bound each evaluation by the deadline,
+and the servers (serve, mcp) each decision by the gate's; they have no
+watchdog unless `--deadline` / ORDINANCE_DEADLINE is given.
 """
 
 from __future__ import annotations
@@ -18,18 +19,21 @@ import functools
 import signal
 import threading
 import time
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import click
 
 from ..diagnostics import Diagnostic, LimitExceeded
-from ..engine import Limits
+if TYPE_CHECKING:
+    from ..engine import Limits
 
-__all__ = ["DEADLINE_ENV", "DEFAULT_DEADLINE_S", "BATCH_COMMANDS", "with_deadline", "limits"]
+__all__ = ["DEADLINE_ENV", "DEFAULT_DEADLINE_S", "BATCH_COMMANDS", "SERVERS", "with_deadline", "limits"]
 
 DEADLINE_ENV = "ORDINANCE_DEADLINE"
 DEFAULT_DEADLINE_S = 10.0
 BATCH_COMMANDS = frozenset({"replay", "fuzz", "test", "demo", "load", "export", "lint"})
+# long-running services: never a whole-run deadline (`--deadline` bounds each evaluation)
+SERVERS = frozenset({"serve", "mcp"})
 
 _state = threading.local()  # the running command's deadline (monotonic) and per-evaluation seconds
 
@@ -37,6 +41,8 @@ _state = threading.local()  # the running command's deadline (monotonic) and per
 def limits() -> Limits:
     """The engine limits of an evaluation started now: its deadline is the
     time left (or, for batch commands, the per-evaluation deadline)."""
+    from ..engine import Limits  # here: importing the engine costs a hook's start-up
+
     ends_at: float | None = getattr(_state, "ends_at", None)
     each: float | None = getattr(_state, "each", DEFAULT_DEADLINE_S)
     if ends_at is not None:
@@ -75,7 +81,7 @@ def _watchdog(seconds: float) -> Iterator[None]:
 def with_deadline(command: click.Command) -> click.Command:
     """Add `--deadline` to `command` and run its callback under it."""
     batch = command.name in BATCH_COMMANDS
-    default_text = "none for the whole run; 10 per evaluation" if batch else "10"
+    default_text = "none for the whole run; 10 per evaluation" if batch or command.name in SERVERS else "10"
     command.params.append(click.Option(
         ["--deadline"], type=click.FloatRange(min=0), default=None, envvar=DEADLINE_ENV, show_envvar=True,
         metavar="SECONDS", show_default=default_text,
@@ -87,6 +93,9 @@ def with_deadline(command: click.Command) -> click.Command:
 
     @functools.wraps(callback)
     def run(*args: Any, deadline: float | None = None, **kwargs: Any) -> Any:
+        if command.name in SERVERS:
+            _state.each = (deadline or None) if deadline is not None else DEFAULT_DEADLINE_S
+            return callback(*args, **kwargs)
         seconds = deadline if deadline is not None or batch else DEFAULT_DEADLINE_S
         _state.each = (seconds or None) if deadline is not None else DEFAULT_DEADLINE_S
         _state.ends_at = None if not seconds else time.monotonic() + seconds

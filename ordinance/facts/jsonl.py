@@ -44,13 +44,13 @@ def export_jsonl(store: Store, fp: IO[str], since: int = 0, until: int | None = 
 
 
 def decode_text(data: bytes, name: str) -> str:
-    """`data` as UTF-8 text, or StoreError `invalid_utf8` naming `name`, the line and the byte."""
+    """`data` as UTF-8 text, or StoreError `encoding` naming `name`, the line and the byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise StoreError([Diagnostic(
-            "invalid_utf8", f"{name}:{line}: invalid UTF-8 at byte {err.start}")]) from None
+            "encoding", f"{name}:{line}: invalid UTF-8 at byte {err.start}")]) from None
 
 
 def _json(line: str) -> tuple[Any, str | None]:

@@ -100,8 +100,12 @@ def fence_problem(resource: object, epoch: object) -> tuple[str, str] | None:
     if problem is not None:
         return problem[0], f"the fence's resource {problem[1]}"
     if not 0 <= epoch <= MAX_INT:
-        return "epoch_range", "an epoch is an integer from 0 to 2^63 - 1"
+        return _range(code="epoch_range")
     return None
+
+
+def _range(*, code: str) -> tuple[str, str]:
+    return code, "an epoch is an integer from 0 to 2^63 - 1"
 
 
 def _json_problem(value: Any, depth: int = 0) -> tuple[str, str] | None:

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as seed_decorator
 
 from ..engine import ProofNode, evaluate, why
-from ..facts import Event, Store, open_store, schema_of
+from ..facts import Event, Store, is_request_relation, open_store, schema_of
 from ..gate import Decision, Gate
 from ..rules.ast import Atom
 from ..rules.invariants import DEFAULT_EXAMPLES, Harness, InvariantRule, invariant_head
@@ -64,6 +64,7 @@ class _Replay:
         self.store = store
         self.targets = targets
         self.matched = matched  # candidate relations (body atoms) seen holding
+        self.asked: dict[str, set[tuple[Any, ...]]] = {}  # request-side facts of an ungated policy
         self.gate = Gate(harness.program, store) if harness.gated else None
         self.origins: dict[tuple[str, tuple[Any, ...]], int] = {}
         self.decisions: list[Decision] = []
@@ -71,9 +72,14 @@ class _Replay:
     def model(self, now: int, ask: Ask | None) -> Any:
         if self.gate is not None:
             if ask is not None:
-                return self.gate.overlay(ask.request, now)
-            return self.gate.model(self.store.revision(), now)
-        return evaluate(self.harness.program, self.store.facts(), now=now)
+                model = self.gate.overlay(ask.request, now)
+            else:
+                model = self.gate.model(self.store.revision(), now)
+            return model.overlay(self.asked) if self.asked else model
+        facts = self.store.facts()
+        for relation, tuples in self.asked.items():  # request-side facts: never in the store
+            facts.setdefault(relation, set()).update(tuples)
+        return evaluate(self.harness.program, facts, now=now)
 
     def breach(self, now: int, step: int, ask: Ask | None) -> Breach | None:
         model = self.model(now, ask)
@@ -93,7 +99,11 @@ class _Replay:
     def run(self, history: History) -> Breach | None:
         now, dirty = history.base, True
         for n, step in enumerate(history.steps, 1):
-            if isinstance(step, Fact):
+            if isinstance(step, Fact) and is_request_relation(step.relation):
+                self.asked.setdefault(step.relation, set()).add(step.args)  # (a policy without a gate)
+                self.origins.setdefault((step.relation, step.args), n)
+                dirty = True
+            elif isinstance(step, Fact):
                 self.store.append([Event(step.kind, step.relation, step.args, "fuzz", "fuzz")])
                 self.origins.setdefault((step.relation, step.args), n)
                 dirty = True
