@@ -6,10 +6,10 @@ from typing import Any, Callable
 
 import click
 
-from ..diagnostics import OrdinanceError
-from ..engine import evaluate, why, why_not
-from ..explain import annotator, to_dot, to_json, to_text
+from ..engine import Model, ProofNode, WhyNot, evaluate, parse_pattern, why, why_not
+from ..explain import Annotate, annotator, to_dot, to_json, to_text
 from ..gate import Request, is_request_side
+from ..rules.checked import CheckedProgram
 from ..rules import check_declared, parse_facts
 from ..values import escape
 from .deadline import limits
@@ -20,7 +20,6 @@ from .common import (
     open_db,
     print_json,
 )
-from .query import parse_pattern
 
 __all__ = ["commands", "why_command", "why_not_command"]
 
@@ -38,7 +37,7 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tuple[Any, Any, Any]:
+def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tuple[CheckedProgram, Model, Annotate]:
     """The policy, the model of the store plus `given` at `now`, and an annotator."""
     program = load_policy(policy)
     extra = parse_facts(given, "given fact")
@@ -55,16 +54,12 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tup
     return program, evaluate(program, facts, now=now_or_clock(now), limits=limits()), annotate
 
 
-def _target(program: Any, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
-    relation, args = parse_pattern(text.rstrip().rstrip("."))
-    check_declared(program, [(relation, tuple(args))])
-    if not partial and any(kind != "const" for kind, _ in args):
-        raise OrdinanceError(f"`{relation}` has a variable; `why` takes a fact such as `current(\"c1\")`",
-                             code="not_ground")
-    return relation, tuple(value if kind == "const" else None for kind, value in args)
+def _target(program: CheckedProgram, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
+    asked = parse_pattern(text, program, ground=not partial)
+    return asked.relation, asked.values
 
 
-def _show(tree: Any, fmt: str | None, annotate: Any, program: Any) -> None:
+def _show(tree: ProofNode | WhyNot, fmt: str | None, annotate: Annotate, program: CheckedProgram) -> None:
     if fmt == "json":
         print_json(to_json(tree, annotate, program))
     elif fmt == "dot":

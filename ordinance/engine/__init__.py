@@ -17,6 +17,7 @@ from .evaluate import Prepared, load_relations, prepare, run_stratum
 from .limits import GATE_DEADLINE_S, Budget, Limits
 from .model import Model, Note
 from .provenance import Failure, ProofNode, WhyNot, why, why_not
+from .query import Pattern, answers, parse_pattern
 
 __all__ = [
     "evaluate",
@@ -31,6 +32,9 @@ __all__ = [
     "Failure",
     "why",
     "why_not",
+    "Pattern",
+    "parse_pattern",
+    "answers",
 ]
 
 _CACHE: dict[int, tuple[CheckedProgram, Prepared]] = {}

@@ -363,10 +363,7 @@ def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, i
         for b, trail in _instances(interp, plan, start, rank):
             if not all(interp.known(h, b) and _eq(interp.value(h, b), v) for h, v in zip(plan.head, t)):
                 continue
-            top = max(
-                (model.note(s.atom.relation, ev).rank for s, _, ev in trail if isinstance(s, Scan)),  # type: ignore[union-attr]
-                default=(0, 0),
-            )
+            top = max((_rank(model, s.atom.relation, ev) for s, _, ev in trail if isinstance(s, Scan)), default=(0, 0))
             if best is None or top < best[0]:  # the first of equals is the least in value order
                 best = (top, rid, b, trail)
                 if top == (0, 0):
@@ -375,6 +372,12 @@ def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, i
             break
     assert best is not None, f"no proof found for {relation}{t}"
     return best[1], best[2], best[3]
+
+
+def _rank(model: Model, relation: str, t: tuple[Any, ...]) -> tuple[int, int]:
+    note = model.note(relation, t)
+    assert note is not None, "a premise is in the model"
+    return note.rank
 
 
 def _node(interp: _Interp, key: tuple[str, tuple[Any, ...]], instance: tuple[int, Binding, list[tuple[Step, Binding, Any]]],

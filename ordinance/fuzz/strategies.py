@@ -24,7 +24,7 @@ from ..rules.ast import Atom, Const, Negation
 from ..rules.checked import CheckedProgram
 from ..rules.depends import depends_on, uses_of
 from ..values import FOREVER, parse_instant
-from .history import Advance, Ask, Fact, History, Step
+from .history import Advance, Ask, Fact, History, Entry
 
 __all__ = [
     "BASE",
@@ -264,8 +264,8 @@ def _borrow_request(program: CheckedProgram, pool: Pools, req: Request, source: 
     return replace(req, **fields)
 
 
-def _resolve(program: CheckedProgram, pool: Pools, drafts: list[Any], used: set[str]) -> tuple[Step, ...]:
-    out: list[Step] = []
+def _resolve(program: CheckedProgram, pool: Pools, drafts: list[Any], used: set[str]) -> tuple[Entry, ...]:
+    out: list[Entry] = []
     for d in drafts:
         if not isinstance(d, _Draft):
             out.append(d)

@@ -23,7 +23,7 @@ from ..values import to_value
 
 __all__ = [
     "Scenario",
-    "Step",
+    "Batch",
     "Check",
     "Projection",
     "Outcome",
@@ -39,7 +39,7 @@ __all__ = [
 Fact = tuple[str, tuple[Any, ...]]
 
 @dataclass(frozen=True)
-class Step:
+class Batch:
     facts: tuple[Fact, ...]
     label: str | None = None
     source: str = "scenario"
@@ -71,7 +71,7 @@ class Scenario:
     name: str
     story: str
     policy: CheckedProgram
-    steps: tuple[Step, ...]
+    steps: tuple[Batch, ...]
     checks: tuple[Check, ...]
     projections: tuple[Projection, ...]
     path: str | None = None
@@ -142,7 +142,7 @@ def scenario_from(data: Mapping[str, Any], path: Path | None = None) -> Scenario
     name = data.get("name") or (path.stem if path else "scenario")
     policy = _policy(data, path)
     steps = tuple(
-        Step(
+        Batch(
             tuple(_fact(r, policy, f"step {i}") for r in s.get("facts", [])),
             s.get("label"),
             s.get("source", "scenario"),
