@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from hypothesis import strategies as st
 
-from ..gate.request import REQUEST_RELATIONS, Request
+from ..gate.request import REQUEST_RELATIONS, Request, is_request_side
 from ..rules.ast import Atom, Const, Negation
 from ..rules.checked import CheckedProgram
 from ..rules.depends import depends_on, uses_of
@@ -149,7 +149,7 @@ def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:
     heads = {r.head.relation for r in program.rules}
     return tuple(sorted(
         name for name in program.relations
-        if name not in heads and not (gated and name in REQUEST_RELATIONS)
+        if name not in heads and not (gated and is_request_side(name))
     ))
 
 
