@@ -26,6 +26,7 @@ __all__ = [
     "StoreError",
     "StaleEpochError",
     "GateError",
+    "ProjectionError",
 ]
 
 
@@ -122,3 +123,9 @@ class GateError(OrdinanceError):
     """The gate was used wrongly (a bad request); policy outcomes never raise."""
 
     default_code = "gate"
+
+
+class ProjectionError(OrdinanceError):
+    """A projection could not be rendered (unknown projection or audience, a cap too small)."""
+
+    default_code = "projection"

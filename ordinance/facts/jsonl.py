@@ -2,7 +2,7 @@
 
 One event per line, as `Event.to_json()`: seq, kind, relation, args (JSON
 strings and integers keep their types), source, author, time, resource,
-epoch, payload. Import keeps every field, so the file must continue the
+epoch, payload, layer (optional on import: `public`). Import keeps every field, so the file must continue the
 store's log (first seq = revision + 1, consecutive); importing an export
 into an empty store reproduces identical events. A malformed file is refused
 whole with `StoreError` and messages `jsonl:LINE: ...`.
@@ -14,7 +14,7 @@ import json
 from typing import IO, Any
 
 from ..diagnostics import Diagnostic, Span, StoreError
-from .events import Event
+from .events import DEFAULT_LAYER, Event
 from .schema import validate
 from .store import Store
 
@@ -31,7 +31,9 @@ _FIELDS = {
     "resource": (str, type(None)),
     "epoch": (int, type(None)),
     "payload": (dict, type(None)),
+    "layer": (str,),
 }
+_OPTIONAL = {"layer": DEFAULT_LAYER}  # exports written before the field existed
 
 
 def export_jsonl(store: Store, fp: IO[str], since: int = 0, until: int | None = None) -> int:
@@ -49,6 +51,7 @@ def _parse(line: str, lineno: int) -> tuple[Event | None, str | None]:
         return None, f"not JSON: {err.msg.lower()}"
     if not isinstance(obj, dict):
         return None, "expected a JSON object"
+    obj = {**_OPTIONAL, **obj}
     missing = sorted(set(_FIELDS) - set(obj))
     extra = sorted(set(obj) - set(_FIELDS))
     if missing or extra:
@@ -69,6 +72,7 @@ def _parse(line: str, lineno: int) -> tuple[Event | None, str | None]:
             resource=obj["resource"],
             epoch=obj["epoch"],
             payload=obj["payload"],
+            layer=obj["layer"],
         ),
         None,
     )

@@ -14,14 +14,14 @@ from typing import Any, Callable, Sequence, TypeVar
 import psycopg
 
 from .schema import Schema
-from .store import COLUMNS, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
+from .store import COLUMNS, LAYER_COLUMN, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
 
 __all__ = ["PostgresStore"]
 
 T = TypeVar("T")
 _INIT_LOCK = 0x6F7264  # advisory lock key: concurrent first opens create the schema once
 
-_DDL = tables_sql("BIGINT") + """
+_DDL = tables_sql("BIGINT") + f"ALTER TABLE events ADD COLUMN IF NOT EXISTS {LAYER_COLUMN};\n" + """
 CREATE OR REPLACE FUNCTION ordinance_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION 'events are append-only: no %', lower(TG_OP); END $$;
 CREATE OR REPLACE TRIGGER events_no_change BEFORE UPDATE OR DELETE ON events

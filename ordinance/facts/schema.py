@@ -49,6 +49,8 @@ def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[
         return
     if not isinstance(event.source, str) or not isinstance(event.author, str):
         yield diag("type_mismatch", "source and author must be strings")
+    if not isinstance(event.layer, str) or not event.layer:
+        yield diag("bad_layer", "the layer must be a non-empty string")
     if not isinstance(event.args, tuple):
         yield diag("type_mismatch", f"the arguments of `{event.relation}` must be a tuple")
         return

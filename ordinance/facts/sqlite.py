@@ -12,7 +12,7 @@ import sqlite3
 from typing import Any, Callable, Sequence, TypeVar
 
 from .schema import Schema
-from .store import COLUMNS, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
+from .store import COLUMNS, LAYER_COLUMN, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
 
 __all__ = ["SqliteStore"]
 
@@ -32,7 +32,7 @@ class _Txn(SqlTxn):
         return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
 
     def insert(self, rows: list[Row]) -> None:
-        self.db.executemany(f"INSERT INTO events ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        self.db.executemany(f"INSERT INTO events ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
 
 
 class SqliteStore(SqlStore):
@@ -47,6 +47,8 @@ class SqliteStore(SqlStore):
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = FULL")
         self.db.executescript("BEGIN IMMEDIATE;" + _DDL + "COMMIT;")
+        if "layer" not in {row[1] for row in self.db.execute("PRAGMA table_info(events)")}:
+            self.db.execute(f"ALTER TABLE events ADD COLUMN {LAYER_COLUMN}")
 
     def _write(self, work: Callable[[WriteTxn], T]) -> T:
         self.db.execute("BEGIN IMMEDIATE")

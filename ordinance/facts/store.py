@@ -32,11 +32,12 @@ from .events import (
 )
 from .schema import Schema, validate
 
-__all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "tables_sql"]
+__all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "LAYER_COLUMN",
+           "tables_sql"]
 
 Facts = dict[str, set[tuple[Value, ...]]]
-# seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON)
-Row = tuple[int, str, str, str, str, str, str, str | None, int | None, str | None]
+# seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON), layer
+Row = tuple[int, str, str, str, str, str, str, str | None, int | None, str | None, str]
 T = TypeVar("T")
 
 
@@ -227,7 +228,7 @@ class Store(ABC):
                 self._check_purge(txn, n, e.args)
             rows.append(
                 (seq, e.kind, e.relation, encode_args(e.args), e.source, e.author, time,
-                 resource_, epoch_, encode_payload(e.payload))
+                 resource_, epoch_, encode_payload(e.payload), e.layer)
             )
         if rows:
             txn.insert(rows)
@@ -313,7 +314,9 @@ class StoreView:
 
 # ---------------------------------------------------------------- SQL backends
 
-COLUMNS = "seq, kind, relation, args, source, author, time, resource, epoch, payload"
+COLUMNS = "seq, kind, relation, args, source, author, time, resource, epoch, payload, layer"
+# added after the first release: a store created before it gains the column on open
+LAYER_COLUMN = "layer TEXT NOT NULL DEFAULT 'public'"
 _FACT_KINDS_SQL = ", ".join(f"'{k}'" for k in FACT_KINDS)
 
 
@@ -331,7 +334,8 @@ CREATE TABLE IF NOT EXISTS events (
     time TEXT NOT NULL,
     resource TEXT,
     epoch {integer},
-    payload TEXT
+    payload TEXT,
+    {LAYER_COLUMN}
 );
 CREATE INDEX IF NOT EXISTS events_purge ON events(seq) WHERE kind = 'purge';
 CREATE INDEX IF NOT EXISTS events_decision ON events(seq) WHERE kind = 'decision';
