@@ -7,9 +7,10 @@ from typing import IO, Any, Iterable
 
 import click
 
-from ..diagnostics import Diagnostic, StoreError
+from ..diagnostics import Diagnostic, OrdinanceError, StoreError
 from ..facts import Event, import_jsonl
 from ..facts import kind_of
+from ..project import Layers
 from ..values import to_value
 from .common import check_declared, db_option, default_author, ground_facts, load_policy, open_db, policy_option
 
@@ -23,27 +24,35 @@ Examples:
   ordinance assert 'grant("alice", "deploy", 1).' --source owner --author jw
   ordinance assert 'claim("c1", "db", "role", "primary").' \\
                    'claim_valid("c1", 2026-08-14T12:00:00Z, forever).'
+  ordinance assert 'open_item("rc-3", "private review").' --layer sovereign
 """,
 )
 @click.argument("facts", nargs=-1, required=True, metavar="FACT...")
 @click.option("--source", default="cli", show_default=True, help="Where the facts come from (recorded on each event).")
 @click.option("--author", default=default_author, show_default="your login name",
               help="Who asserts them (recorded on each event).")
+@click.option("--layer", default=None, metavar="LAYER",
+              help="The privacy layer of the facts (public, federation, sovereign, architect, or the "
+                   "policy's own); default: the policy's `default_layer`, else public.")
 @db_option
 @policy_option
-def assert_command(facts: tuple[str, ...], source: str, author: str, db: str, policy: str) -> None:
+def assert_command(facts: tuple[str, ...], source: str, author: str, layer: str | None, db: str,
+                   policy: str) -> None:
     """Append facts, written in the rule language, to the store.
 
     Every fact is checked against the policy's declarations (relation,
     arity, argument types) before anything is written; the batch is written
     as one transaction. `supersedes`, `correction`, tombstone, `receipt` and
-    `observation` facts are logged under their own event kinds.
+    `observation` facts are logged under their own event kinds. Each fact
+    carries a privacy layer: an audience sees only the layers it may.
     """
     program = load_policy(policy)
     parsed = ground_facts(facts)
     check_declared(program, parsed)
     _not_request(rel for rel, _ in parsed)
-    events = [Event(kind_of(rel), rel, args, source, author) for rel, args in parsed]
+    layers = Layers.of(program)
+    chosen = layers.default if layer is None else layers.check(layer)
+    events = [Event(kind_of(rel), rel, args, source, author, layer=chosen) for rel, args in parsed]
     with open_db(db, program) as store:
         revision = store.append(events)
     noun = "fact" if len(events) == 1 else "facts"
@@ -60,7 +69,8 @@ def _not_request(relations: Iterable[str]) -> None:
 
 def _fact_events(fp: Iterable[str], program: Any, source: str, author: str) -> list[Event]:
     """Lines `{"relation": ..., "args": [...]}` (optional `source`,
-    `author`) as events; times may be ISO-8601 strings."""
+    `author`, `layer`) as events; times may be ISO-8601 strings."""
+    layers = Layers.of(program)
     events: list[Event] = []
     problems: list[Diagnostic] = []
     for lineno, line in enumerate(fp, 1):
@@ -77,12 +87,14 @@ def _fact_events(fp: Iterable[str], program: Any, source: str, author: str) -> l
                 raise ValueError(f"relation `{rel}` takes {decl.arity} arguments")
             types = decl.types or ("any",) * decl.arity
             values = tuple(to_value(v, t) for v, t in zip(args, types))
+            layer = layers.check(str(obj["layer"])) if "layer" in obj else layers.default
             events.append(
-                Event(kind_of(rel), rel, values, str(obj.get("source", source)), str(obj.get("author", author)))
+                Event(kind_of(rel), rel, values, str(obj.get("source", source)), str(obj.get("author", author)),
+                      layer=layer)
             )
-        except (ValueError, KeyError, TypeError, AttributeError, StoreError) as err:
+        except (ValueError, KeyError, TypeError, AttributeError, StoreError, OrdinanceError) as err:
             what = (f"missing field {err}" if isinstance(err, KeyError)
-                    else err.diagnostics[0].message if isinstance(err, StoreError) else str(err))
+                    else err.diagnostics[0].message if isinstance(err, OrdinanceError) else str(err))
             problems.append(Diagnostic("bad_jsonl", f"line {lineno}: {what}".replace("\n", " ")))
     if problems:
         raise StoreError(problems)
@@ -108,8 +120,8 @@ def load_command(file: IO[str], source: str, author: str, db: str, policy: str) 
     """Append JSON Lines to the store (FILE, or - for stdin).
 
     Each line is either a fact, `{"relation": "grant", "args": ["alice",
-    "deploy", 1]}` (optional "source" and "author"; times as ISO-8601
-    strings), or an event exported from a store (it has a "seq"), which is
+    "deploy", 1]}` (optional "source", "author" and "layer"; times as
+    ISO-8601 strings), or an event exported from a store (it has a "seq"), which is
     imported unchanged and must continue the log. The whole file is
     validated against the policy first and written in one transaction.
     """

@@ -7,6 +7,7 @@ from typing import Any
 import click
 from ..diagnostics import OrdinanceError
 from ..engine import evaluate
+from ..project import Projector
 from .common import (
     check_declared,
     json_option,
@@ -19,6 +20,7 @@ from .common import (
     print_table,
     show_value,
 )
+from .state import audience_option
 
 __all__ = ["command", "parse_pattern", "answers"]
 
@@ -65,17 +67,21 @@ Examples:
   ordinance query 'current(C)'
   ordinance query 'status("svc", A, S)' --now 2026-08-14T23:00:00Z
   ordinance query 'forbid(A, Code, D)' --json
+  ordinance query 'current(C)' --audience public
 """,
 )
 @click.argument("pattern")
 @json_option
+@audience_option
 @model_options
-def command(pattern: str, as_json: bool, now: int | None, db: str, policy: str) -> None:
+def command(pattern: str, as_json: bool, audience: str | None, now: int | None, db: str, policy: str) -> None:
     """Answer a pattern over the store's facts and the policy's rules.
 
     PATTERN is one atom; its variables (capitalised names) become the
     columns of the answer, `_` matches anything. A pattern without
-    variables answers yes or no. Exits 1 when there is no answer.
+    variables answers yes or no. Exits 1 when there is no answer. With
+    --audience, only the facts of the layers that audience may see are
+    evaluated.
     """
     program = load_policy(policy)
     relation, args = parse_pattern(pattern)
@@ -83,7 +89,8 @@ def command(pattern: str, as_json: bool, now: int | None, db: str, policy: str) 
     decl = program.relations[relation]
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        model = evaluate(program, store.facts(), now=at)
+        facts = store.facts() if audience is None else Projector(program, store).sources(audience).facts
+        model = evaluate(program, facts, now=at)
     rows = answers(model, relation, args)
     types = {v: (decl.types[i] if decl.types else None) for i, (k, v) in enumerate(args) if k == "var"}
     columns = list(types)

@@ -56,6 +56,13 @@ class Sources:
         self.revision = rev
         return True
 
+    def events(self, since: int = 0, until: int | None = None, kinds: Any = None) -> list[Event]:
+        """The visible fact events with since < seq <= until, in order (the
+        reading side of `Store.events`, for renderers that annotate facts)."""
+        found = [e for evs in self.origin.values() for e in evs
+                 if e.seq > since and (until is None or e.seq <= until) and (kinds is None or e.kind in kinds)]
+        return sorted(found, key=lambda e: e.seq)
+
     def events_of(self, relation: str, t: tuple[Any, ...]) -> list[Event]:
         """The visible events that wrote `relation(t)`, oldest first."""
         return self.origin.get((relation, tuple(t)), [])

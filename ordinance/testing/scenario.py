@@ -84,6 +84,7 @@ class StateView:
     agent: str | None = None
     lines: tuple[str, ...] = ()  # exact lines the text must contain
     absent: tuple[str, ...] = ()  # substrings it must not contain
+    has: tuple[str, ...] = ()  # substrings it must contain (e.g. a line up to a wall-clock stamp)
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,7 @@ def scenario_from(data: Mapping[str, Any], path: Path | None = None) -> Scenario
             v.get("agent"),
             tuple(v.get("lines", [])),
             tuple(v.get("absent", [])),
+            tuple(v.get("has", [])),
         )
         for i, v in enumerate(data.get("state", []), 1)
     )
@@ -300,6 +302,7 @@ def _state_failures(view: StateView, rev: int | None, store: Store, policy: Chec
     found = [f"{view.name}: expected the line {line!r} in\n{text}" for line in view.lines
              if line not in text.splitlines()]
     found += [f"{view.name}: {word!r} must not appear in\n{text}" for word in view.absent if word in text]
+    found += [f"{view.name}: expected {word!r} in\n{text}" for word in view.has if word not in text]
     if view.cap is not None and len(text.encode()) > view.cap:
         found.append(f"{view.name}: {len(text.encode())} bytes, over the cap of {view.cap}")
     if again.text != text:
