@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ordinance.cli import cli
 from ordinance.diagnostics import ProjectionError
 from ordinance.facts import Event, export_jsonl, import_jsonl, kind_of, open_store, schema_of
-from ordinance.project import Layers, Projector, render_state
+from ordinance.project import Layers, render_state
 from ordinance.testing.scenario import compile_policy
 from ordinance.values import FOREVER, parse_instant
 

@@ -201,3 +201,51 @@ def test_state_command_out_is_atomic_and_rebuildable(night: Any, tmp_path: Path)
     data = json.loads(runner.invoke(cli, args + ["--json", "--cap", "900"]).output)
     assert data["cap"] == 900 and data["left_out"] == {"Open": 4, "Delegates": 1}
     assert all(line["events"] for line in data["lines"])
+
+
+# ---------------------------------------------------------------- rehydration
+
+
+def test_the_bundle_is_bounded_and_keeps_the_newest_log_lines(night: Any) -> None:
+    from ordinance.project import rehydrate
+
+    write(night, ("question", ("nav", "a standing Navigator agent?")), author="prime")
+    full = rehydrate(night, POLICY, AT_2345, bound=10**6)
+    assert full.text.startswith("=== state ===\n" + render_state(night, POLICY, AT_2345).text)
+    assert "=== open decisions ===\n" in full.text and "- nav: a standing Navigator agent?" in full.text
+    assert len(full.log) == night.revision() and full.log[-1].startswith(f"r{night.revision()} ")
+    for bound in (2500, 3000, 4000, 6000):
+        b = rehydrate(night, POLICY, AT_2345, bound=bound)
+        assert len(b.text.encode()) <= bound
+        assert b.log == full.log[len(full.log) - len(b.log):]  # a suffix: the newest lines
+        assert f"=== log: the newest {len(b.log)} of {night.revision()} events ===" in b.text
+    assert 'receipt("rc2-review", "outcome", "sib-news", 2026-08-14T23:20:00Z) by "siblings"' in full.text
+
+
+def test_the_bundle_for_an_audience_shows_only_what_it_may_see(night: Any) -> None:
+    from ordinance.project import rehydrate
+
+    write(night, ("open_item", ("secret", "k-private-77")), author="prime", layer="architect")
+    Gate(POLICY, night).check(Request("re", "propose", "hub-commit", "prime", 1, scope="hub"), AT_2345)
+    everyone = rehydrate(night, POLICY, AT_2345, bound=10**6)
+    assert "k-private-77" in everyone.text and " decision " in everyone.text
+    public = rehydrate(night, POLICY, AT_2345, "public", bound=10**6)
+    assert "k-private-77" not in public.text and " decision " not in public.text
+    assert all(line.endswith("[public]") for line in public.log)
+
+
+def test_a_log_line_escapes_what_was_written() -> None:
+    from ordinance.project import log_line
+
+    line = log_line(Event("assert", "open_item", ("x", "a\n=== state ===\n"), "s", "a\nb", seq=3,
+                          time="2026-08-14T23:00:00.000000Z"), POLICY)
+    assert "\n" not in line and line.startswith("r3 23:00:00 assert open_item(")
+
+
+def test_rehydrate_command(night: Any, tmp_path: Path) -> None:
+    policy = tmp_path / "policy.rules"
+    policy.write_text('.include "continuity"\n')
+    result = CliRunner().invoke(cli, ["rehydrate", "--db", night.url, "--policy", str(policy),
+                                      "--now", "2026-08-14T23:45:00Z", "--bound", "3000"])
+    assert result.exit_code == 0, result.output
+    assert len(result.output.encode()) <= 3000 and result.output.startswith("=== state ===\n# state of prime")

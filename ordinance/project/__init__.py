@@ -11,11 +11,14 @@ see (layers.py), never filtered after derivation.
 
 from .layers import PUBLIC, Layers
 from .projector import Projector, render_state
+from .rehydrate import DEFAULT_BOUND, Bundle, log_line, rehydrate
 from .render import DEFAULT_CAP, Line, Projection, escape, render_projection, write_atomically
 from .sources import Sources
 from .stamps import stamp
 
 __all__ = [
+    "Bundle",
+    "DEFAULT_BOUND",
     "DEFAULT_CAP",
     "Layers",
     "Line",
@@ -24,6 +27,8 @@ __all__ = [
     "Projector",
     "Sources",
     "escape",
+    "log_line",
+    "rehydrate",
     "render_projection",
     "render_state",
     "stamp",

@@ -129,12 +129,11 @@ def lines_of(model: Any, sources: Sources, name: str, agent: str | None) -> list
             leaves += _prove(model, "projection_note", n)
         events: dict[int, Event] = {}
         for relation, args, _ in leaves:
-            for e in sources.events_of(relation, args)[:1]:
-                events[e.seq] = e
+            found = [sources.first(relation, args)]
             if relation.startswith("claim") and args:  # the window the stamp's time comes from
-                for w in sorted(model.query("claim_valid", (args[0], None, None)))[:1]:
-                    for e in sources.events_of("claim_valid", w)[:1]:
-                        events[e.seq] = e
+                found += [sources.first("claim_valid", w)
+                          for w in sorted(model.query("claim_valid", (args[0], None, None)))[:1]]
+            events.update((e.seq, e) for e in found if e is not None)
         out.append(Line(section, key, text, tuple(str(n[3]) for n in mine),
                         stamp(leaves, valid_from, list(events.values()), agent, model.now),
                         tuple(sorted(events))))
