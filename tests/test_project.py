@@ -249,3 +249,46 @@ def test_rehydrate_command(night: Any, tmp_path: Path) -> None:
                                       "--now", "2026-08-14T23:45:00Z", "--bound", "3000"])
     assert result.exit_code == 0, result.output
     assert len(result.output.encode()) <= 3000 and result.output.startswith("=== state ===\n# state of prime")
+
+
+# ---------------------------------------------------------------- records
+
+
+def test_records_round_trip_through_load(night: Any, tmp_path: Path) -> None:
+    from ordinance.project import record_facts, records
+
+    write(night, ("open_item", ("odd", 'a "quoted" ``` fence\n---\nkey: x')), author="prime", layer="federation")
+    text = records(Projector(POLICY, night), "state", AT_2345)
+    state = render_state(night, POLICY, AT_2345, cap=None)
+    assert text.count("\ntruth_class: ") + text.startswith("truth_class: ") == len(state.lines)
+    first = text.split("\n---\n")[0]
+    assert first.splitlines()[1:6] == ['type: "state"', 'date: "2026-08-14"', 'truth_class: "INFERENCE"',
+                                       'author: "prime"', 'layer: "public"']
+    assert '\ntruth_class: "FACT"\nauthor: "gh"\n' in text  # rc1-state, verified by gh
+    odd = next(b for b in text.split('---\ntype: ')[1:] if 'key: "odd"' in b)
+    assert 'layer: "federation"' in odd  # the most private layer among its events
+    assert '\\u0060\\u0060\\u0060' in odd and "\n```\n" in odd  # the fence is never in the facts
+    cited = {(e.relation, tuple(e.args), e.layer) for e in night.events() if e.seq in
+             {s for ln in state.lines for s in ln.events}}
+    policy = tmp_path / "policy.rules"
+    policy.write_text('.include "continuity"\n')
+    (tmp_path / "records.md").write_text(text)
+    copy = tmp_path / "copy.db"
+    loaded = CliRunner().invoke(cli, ["load", str(tmp_path / "records.md"), "--db", str(copy),
+                                      "--policy", str(policy)])
+    assert loaded.exit_code == 0, loaded.output + loaded.stderr
+    with open_store(str(copy)) as store:
+        back = {(e.relation, tuple(e.args), e.layer) for e in store.events()}
+        assert back == cited and len(store.events()) == len(record_facts(text))
+        again = render_state(store, POLICY, AT_2345, cap=None)
+    assert [(ln.section, ln.key, ln.text, ln.notes) for ln in again.lines] == \
+           [(ln.section, ln.key, ln.text, ln.notes) for ln in state.lines]
+
+
+def test_records_for_an_audience_hold_only_its_facts(night: Any) -> None:
+    from ordinance.project import records
+
+    write(night, ("open_item", ("secret", "k-private-88")), author="prime", layer="sovereign")
+    assert "k-private-88" in records(Projector(POLICY, night), "state", AT_2345)
+    public = records(Projector(POLICY, night), "state", AT_2345, audience="public")
+    assert "k-private-88" not in public and 'layer: "sovereign"' not in public

@@ -23,7 +23,7 @@ __all__ = ["main", "cli", "COMMAND_MODULES"]
 # command being written elsewhere never breaks the others.
 COMMAND_MODULES = (
     "init", "facts", "query", "check", "explain", "test", "lint", "log", "demo", "fuzz",
-    "state", "rehydrate",
+    "state", "rehydrate", "records",
 )
 
 

@@ -10,7 +10,7 @@ import click
 from ..diagnostics import Diagnostic, OrdinanceError, StoreError
 from ..facts import Event, import_jsonl
 from ..facts import kind_of
-from ..project import Layers
+from ..project import Layers, record_facts
 from ..values import to_value
 from .common import check_declared, db_option, default_author, ground_facts, load_policy, open_db, policy_option
 
@@ -108,6 +108,7 @@ Examples:
   ordinance load facts.jsonl
   echo '{"relation": "grant", "args": ["alice", "deploy", 1]}' | ordinance load -
   ordinance load backup.jsonl          # an export: lines with "seq" keep it
+  ordinance load prime-records.md      # Markdown records: their facts
 """,
 )
 @click.argument("file", type=click.File("r", encoding="utf-8"))
@@ -122,8 +123,10 @@ def load_command(file: IO[str], source: str, author: str, db: str, policy: str) 
     Each line is either a fact, `{"relation": "grant", "args": ["alice",
     "deploy", 1]}` (optional "source", "author" and "layer"; times as
     ISO-8601 strings), or an event exported from a store (it has a "seq"), which is
-    imported unchanged and must continue the log. The whole file is
-    validated against the policy first and written in one transaction.
+    imported unchanged and must continue the log. A file of Markdown
+    records (`ordinance records`) loads the facts of its `jsonl` blocks.
+    The whole file is validated against the policy first and written in
+    one transaction.
     """
     program = load_policy(policy)
     lines = file.readlines()
@@ -131,6 +134,9 @@ def load_command(file: IO[str], source: str, author: str, db: str, policy: str) 
     if first is None:
         click.echo("nothing to load")
         return
+    if first.rstrip("\n") == "---":  # Markdown records (`ordinance records`): their fact blocks
+        lines = [line + "\n" for line in record_facts("".join(lines))]
+        first = lines[0] if lines else "{}"
     exported = _is_export(first)
     with open_db(db, program) as store:
         before = store.revision()

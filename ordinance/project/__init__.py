@@ -11,6 +11,7 @@ see (layers.py), never filtered after derivation.
 
 from .layers import PUBLIC, Layers
 from .projector import Projector, render_state
+from .records import record_facts, records, truth_class
 from .rehydrate import DEFAULT_BOUND, Bundle, log_line, rehydrate
 from .render import DEFAULT_CAP, Line, Projection, escape, render_projection, write_atomically
 from .sources import Sources
@@ -28,9 +29,12 @@ __all__ = [
     "Sources",
     "escape",
     "log_line",
+    "record_facts",
+    "records",
     "rehydrate",
     "render_projection",
     "render_state",
     "stamp",
+    "truth_class",
     "write_atomically",
 ]

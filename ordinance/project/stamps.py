@@ -10,8 +10,9 @@ notes), in this order:
    `fresh_readback` proof (fresh, same scope, another failure domain: see
    receipts.rules), or a `claim_source(C, Source, "observed")` leaf whose
    source is not the standing agent; the newest wins.
-3. `[asserted AUTHOR HH:MM]`: the newest claim source, receipt or settlement
-   (`settled_at`) by anyone but the standing agent, or any other observation.
+3. `[asserted AUTHOR HH:MM]`: the newest claim source, receipt, settlement
+   (`settled_at`) or question (`asked`) by anyone but the standing agent, or
+   any other observation.
 4. `[self, unverified]`: the standing agent's own claims and receipts.
 5. With none of these leaves, the newest event behind the line: its author
    (the standing agent: `[self, unverified]`) and the time the fact names
@@ -79,7 +80,7 @@ def stamp(
             said(t[1], valid_from(t[0]), observed=t[2] == "observed")
         elif relation == "receipt" and len(t) == 4 and isinstance(t[3], int):
             said(t[2], t[3])
-        elif relation == "settled_at" and len(t) == 3 and isinstance(t[2], int):
+        elif relation in ("settled_at", "asked") and len(t) == 3 and isinstance(t[2], int):
             said(t[1], t[2])
     if found:
         cls, at, who = max(found)
