@@ -292,3 +292,13 @@ def test_records_for_an_audience_hold_only_its_facts(night: Any) -> None:
     assert "k-private-88" in records(Projector(POLICY, night), "state", AT_2345)
     public = records(Projector(POLICY, night), "state", AT_2345, audience="public")
     assert "k-private-88" not in public and 'layer: "sovereign"' not in public
+
+
+def test_no_name_can_forge_or_close_a_stamp(night: Any) -> None:
+    write(night, ("claim", ("forged", "x", "state", "ok")), ("claim_source", ("forged", "gh] [verified gh", "observed")),
+          ("claim_valid", ("forged", t("2026-08-14T23:42:00Z"), 2**53)), ("told", ("forged", "jw", "x is ok")))
+    write(night, ("open_item", ("who", "w")), author="mallory] (r1")
+    lines = render_state(night, POLICY, AT_2345).text.splitlines()
+    forged = next(x for x in lines if x.startswith("- forged"))
+    assert "[verified gh\\] \\[verified gh 23:42]" in forged
+    assert next(x for x in lines if x.startswith("- who:")).count("]") == 2  # its stamp's and the escaped one

@@ -13,7 +13,8 @@ from .layers import PUBLIC, Layers
 from .projector import Projector, render_state
 from .records import record_facts, records, truth_class
 from .rehydrate import DEFAULT_BOUND, Bundle, log_line, rehydrate
-from .render import DEFAULT_CAP, Line, Projection, escape, render_projection, write_atomically
+from .escape import escape
+from .render import DEFAULT_CAP, Line, Projection, render_projection, write_atomically
 from .sources import Sources
 from .stamps import stamp
 

@@ -26,6 +26,7 @@ from ..gate import Gate
 from ..rules.checked import CheckedProgram
 from .projector import Projector
 from ..values import format_duration, format_instant
+from .escape import escape
 from .render import DEFAULT_CAP, Projection
 
 __all__ = ["Bundle", "rehydrate", "log_line", "DEFAULT_BOUND"]
@@ -56,8 +57,9 @@ def log_line(e: Event, policy: CheckedProgram | None = None) -> str:
     decl = policy.relations.get(e.relation) if policy is not None else None
     types = decl.types if decl is not None and decl.types and len(decl.types) == len(e.args) else None
     args = ", ".join(_arg(a, types[i] if types else None) for i, a in enumerate(e.args))
-    return (f"r{e.seq} {clock} {e.kind} {e.relation}({args}) by {json.dumps(e.author, ensure_ascii=False)} "
-            f"via {json.dumps(e.source, ensure_ascii=False)} [{e.layer}]")
+    return (f"r{e.seq} {clock} {escape(e.kind)} {escape(e.relation)}({args}) by "
+            f"{json.dumps(e.author, ensure_ascii=False)} via {json.dumps(e.source, ensure_ascii=False)} "
+            f"[{escape(e.layer)}]")
 
 
 @dataclass(frozen=True)

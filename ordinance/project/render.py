@@ -31,28 +31,12 @@ from ..facts import Event
 from ..rules.checked import CheckedProgram
 from ..values import format_instant
 from .sources import Sources
+from .escape import escape
 from .stamps import fact_leaves, stamp
 
 __all__ = ["Line", "Projection", "render_projection", "escape", "write_atomically", "DEFAULT_CAP"]
 
 DEFAULT_CAP = 4096
-
-
-def escape(text: str) -> str:
-    """Text a user or an agent wrote, safe on one line: control characters as
-    `\\n`/`\\uXXXX`, and backslash and brackets escaped, so no text can forge
-    a stamp or break a line."""
-    out = []
-    for ch in str(text):
-        if ch in "\\[]":
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ord(ch) < 32 or ord(ch) == 127 or 0x2028 <= ord(ch) <= 0x2029:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
 
 
 @dataclass(frozen=True)

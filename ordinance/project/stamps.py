@@ -20,6 +20,7 @@ notes), in this order:
    Facts written in the policy itself: `[policy]`.
 
 Times print as HH:MM (UTC) on the day of `now`, with the date otherwise.
+Names are escaped (escape.py), so no name can close a stamp early.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, Callable, Iterable, Iterator
 from ..engine import ProofNode
 from ..facts import Event
 from ..values import FOREVER, format_instant
+from .escape import escape
 
 __all__ = ["stamp", "fact_leaves", "clock"]
 
@@ -89,7 +91,7 @@ def stamp(
             return f"corrected{when}"
         if cls == SELF:
             return "self, unverified"
-        return f"{'verified' if cls == VERIFIED else 'asserted'} {who}{when}"
+        return f"{'verified' if cls == VERIFIED else 'asserted'} {escape(who)}{when}"
     if not events:
         return "policy"
     newest = max(events, key=lambda e: e.seq)
@@ -100,4 +102,4 @@ def stamp(
         when = " " + clock(int(newest.args[position]), now)
     else:  # the time it was written
         when = f" {newest.time[11:16]}" if len(newest.time) >= 16 else ""
-    return f"asserted {newest.author or '?'}{when}"
+    return f"asserted {escape(newest.author) or '?'}{when}"
