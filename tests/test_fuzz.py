@@ -169,7 +169,7 @@ def test_only_relevant_relations_are_generated() -> None:
     relevant = harness.relevant(harness.target("superseded is never current"))
     inputs = set(strategies.input_relations(harness.program, gated=True)) & relevant
     assert inputs == {"claim_valid", "supersedes", "correction"}
-    gated = harness.relevant(harness.target("no stale epoch is ever permitted"))
+    gated = harness.relevant(harness.target("no stale lease epoch is ever permitted"))
     assert {"grant", "lease", "request"} <= gated and "claim" not in gated
 
 

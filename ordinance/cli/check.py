@@ -60,8 +60,10 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
     any request-side facts about A: `request_scope` (the authority scope,
     default the target), `request_uses` (claims it relies on),
     `request_needs`, `request_route`, `request_requires`,
-    `request_irreversible`, `request_key`. Prints the decision and, for
-    each reason, the proof that made it.
+    `request_irreversible`, `request_key`, `request_lease` (the lease
+    epoch, default the epoch), and any request-side relation of the
+    policy's own (declared `request_<name>`, first argument A, derived by
+    no rule). Prints the decision and, for each reason, the proof that made it.
     """
     program = load_policy(policy)
     parsed = ground_facts(facts, "request fact")

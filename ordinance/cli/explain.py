@@ -9,7 +9,7 @@ import click
 from ..diagnostics import OrdinanceError
 from ..engine import evaluate, to_dot, to_json, to_text, why, why_not
 from ..explain import annotator
-from ..gate import Request
+from ..gate import Request, is_request_side
 from ..project import Projector
 from .common import (
     check_declared,
@@ -47,7 +47,7 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
     program = load_policy(policy)
     extra = ground_facts(given, "given fact")
     check_declared(program, extra)
-    asked = [(rel, args) for rel, args in extra if rel.startswith("request")]
+    asked = [(rel, args) for rel, args in extra if is_request_side(rel, program.relations.get(rel))]
     if asked:  # a request as the gate sees it (its scope defaults to its target)
         overlay = Request.from_facts(asked).facts()
         extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay.items() for t in ts]

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NoReturn
 
 from ..diagnostics import Diagnostic, EvaluationError
-from ..rules.ast import Aggregate, Atom, BinOp, Const, Negation, Now, Rule, Term
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Rule, Term
 from ..rules.checked import CheckedProgram
-from .codegen import Compiled, c_div, c_mod, compile_plan, compile_round
+from ..rules.functors import EVAL_ERRORS, FunctorError, evaluate
+from .codegen import Compiled, compile_plan, compile_round
 from .limits import Budget
 from .plan import AggStep, plan_rule
 from .relation import Rel
@@ -150,9 +151,9 @@ def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:
             for lit in t.body:
                 for name in _relations(lit):
                     neg.add(name)
-        elif isinstance(t, BinOp):
-            in_term(t.left)
-            in_term(t.right)
+        elif isinstance(t, (BinOp, Call)):
+            for sub in (t.left, t.right) if isinstance(t, BinOp) else t.args:
+                in_term(sub)
 
     for lit in rule.body:
         if isinstance(lit, Atom):
@@ -162,8 +163,8 @@ def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:
         elif isinstance(lit, Negation):
             neg.add(lit.atom.relation)
         else:
-            in_term(lit.left)
-            in_term(lit.right)
+            for side in (lit.left, lit.right) if isinstance(lit, Comparison) else lit.args:
+                in_term(side)
     for a in rule.head.args:
         in_term(a)
 
@@ -177,18 +178,10 @@ def _relations(lit: Any) -> Iterable[str]:
 
 def ground_value(term: Term, now: int) -> Any:
     """The value of a variable-free term (program facts)."""
-    if isinstance(term, Const):
-        return term.value
-    if isinstance(term, Now):
-        return now
-    if isinstance(term, BinOp):
-        a, b = ground_value(term.left, now), ground_value(term.right, now)
-        if term.op == "/":
-            return c_div(a, b)
-        if term.op == "%":
-            return c_mod(a, b)
-        return a + b if term.op == "+" else a - b if term.op == "-" else a * b
-    raise EvaluationError([Diagnostic("unbound_variable", "a fact must not contain variables")])
+    try:
+        return evaluate(term, {}, now)
+    except KeyError:
+        raise EvaluationError([Diagnostic("unbound_variable", "a fact must not contain variables")]) from None
 
 
 def load_relations(
@@ -253,7 +246,7 @@ def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False)
     while variants:
         try:
             to_add = variants.run(rels, agg, now)
-        except (TypeError, ZeroDivisionError) as exc:
+        except EVAL_ERRORS as exc:
             _culprit(variants, rels, agg, now, exc)
         if to_add is None:
             break
@@ -290,12 +283,14 @@ def _culprit(variants: Round, rels: Any, agg: Any, now: int, exc: Exception) -> 
     for compiled in variants.parts:
         try:
             compiled.fn(rels, agg, set(), now)
-        except (TypeError, ZeroDivisionError) as again:
+        except EVAL_ERRORS as again:
             _fail(compiled, again)
     raise exc
 
 
 def _fail(compiled: Compiled, exc: Exception) -> NoReturn:
+    if isinstance(exc, FunctorError):
+        raise EvaluationError([Diagnostic(exc.code, f"{exc.message} in rule `{compiled.plan.label}`")]) from exc
     if isinstance(exc, ZeroDivisionError):
         raise EvaluationError(
             [Diagnostic("division_by_zero", f"division by zero in rule `{compiled.plan.label}`")]

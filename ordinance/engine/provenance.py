@@ -26,10 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Now, Term, Var
-from .codegen import c_div, c_mod
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Predicate, Term, Var
+from ..rules.functors import EVAL_ERRORS, evaluate, holds
 from .model import Model
-from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule
+from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule, term_vars
 from .text import term_text, value_text
 
 __all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
@@ -107,26 +107,10 @@ class _Interp:
         return plan
 
     def value(self, term: Term, b: Binding) -> Any:
-        if isinstance(term, Var):
-            return b[term.name]
-        if isinstance(term, Const):
-            return term.value
-        if isinstance(term, Now):
-            return self.model.now
-        assert isinstance(term, BinOp)
-        x, y = self.value(term.left, b), self.value(term.right, b)
-        if term.op == "/":
-            return c_div(x, y)
-        if term.op == "%":
-            return c_mod(x, y)
-        return x + y if term.op == "+" else x - y if term.op == "-" else x * y
+        return evaluate(term, b, self.model.now)
 
     def known(self, term: Term, b: Binding) -> bool:
-        if isinstance(term, Var):
-            return term.name in b
-        if isinstance(term, BinOp):
-            return self.known(term.left, b) and self.known(term.right, b)
-        return True
+        return all(v in b for v in term_vars(term))
 
     def pattern(self, args: tuple[Term, ...], b: Binding) -> tuple[Any, ...]:
         return tuple(self.value(a, b) if self.known(a, b) else None for a in args)
@@ -161,8 +145,10 @@ class _Interp:
             if nb is not None:
                 yield t, nb
 
-    def compare(self, c: Comparison, b: Binding) -> bool:
+    def compare(self, c: Comparison | Predicate, b: Binding) -> bool:
         try:
+            if isinstance(c, Predicate):
+                return holds(c, b, self.model.now)
             x, y = self.value(c.left, b), self.value(c.right, b)
             return {
                 "=": _eq(x, y),
@@ -172,7 +158,7 @@ class _Interp:
                 ">": x > y,
                 ">=": x >= y,
             }[c.op]
-        except (TypeError, ZeroDivisionError):
+        except EVAL_ERRORS:
             return False
 
     def aggregate(self, step: AggStep, b: Binding) -> Any:
@@ -210,12 +196,12 @@ class _Interp:
             if not any(True for _ in self.matches(step.atom.relation, step.atom.args, b, ordered=False)):
                 yield b, None
         elif isinstance(step, Filter):
-            if self.compare(step.comparison, b):
+            if self.compare(step.literal, b):
                 yield b, None
         elif isinstance(step, Assign):
             try:
                 v = self.value(step.expr, b)
-            except (TypeError, ZeroDivisionError):
+            except EVAL_ERRORS:
                 return
             if step.var not in b:
                 yield {**b, step.var: v}, None
@@ -250,6 +236,13 @@ def _show(term: Term, b: Binding, interp: _Interp) -> str:
         if interp.known(term, b):
             return value_text(interp.value(term, b))
         return f"({_show(term.left, b, interp)} {term.op} {_show(term.right, b, interp)})"
+    if isinstance(term, Call):
+        if interp.known(term, b):
+            try:
+                return value_text(interp.value(term, b))
+            except EVAL_ERRORS:
+                pass
+        return f"{term.func}({', '.join(_show(a, b, interp) for a in term.args)})"
     if isinstance(term, Aggregate):
         target = "" if term.target is None else " " + _show(term.target, b, interp)
         body = ", ".join(_show_literal(lit, b, interp) for lit in term.body)
@@ -262,6 +255,9 @@ def _show_literal(lit: Literal, b: Binding, interp: _Interp) -> str:
         return f"{lit.relation}({', '.join(_show(a, b, interp) for a in lit.args)})"
     if isinstance(lit, Negation):
         return "!" + _show_literal(lit.atom, b, interp)
+    if isinstance(lit, Predicate):
+        args = ", ".join(_show(a, b, interp) for a in lit.args)
+        return f"{'!' if lit.negated else ''}{lit.name}({args})"
     return f"{_show(lit.left, b, interp)} {lit.op} {_show(lit.right, b, interp)}"
 
 
@@ -271,7 +267,7 @@ def _instantiate(step: Step, b: Binding, interp: _Interp) -> str:
     if isinstance(step, AntiJoin):
         return "!" + _show_literal(step.atom, b, interp)
     if isinstance(step, Filter):
-        return _show_literal(step.comparison, b, interp)
+        return _show_literal(step.literal, b, interp)
     if isinstance(step, Assign):
         return f"{step.var} = {_show(step.expr, b, interp)}"
     outer = {k: v for k, v in b.items() if k in step.outer}

@@ -95,7 +95,8 @@ class Typed:
         lit = items[0].body[0]
         if isinstance(lit, (ast.Atom, ast.Negation)):
             return literal_text(self._typed_atom(lit))
-        assert isinstance(lit, ast.Comparison)
+        if not isinstance(lit, ast.Comparison):
+            return text
         env, bound = self.variables(rule), dict(b)
         body = self.program.rules[rule].body if rule is not None and rule in self._vars else ()
         for orig in body:
@@ -178,7 +179,7 @@ class Typed:
                     atom(lit)
                 elif isinstance(lit, ast.Negation):
                     atom(lit.atom)
-                else:
+                elif isinstance(lit, ast.Comparison):
                     comparisons.append(lit)
                     for side in (lit.left, lit.right):
                         if isinstance(side, ast.Aggregate):

@@ -20,18 +20,13 @@ from ..engine import evaluate, why, why_not
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
 from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
-from .guard import GuardResult, guard
-from .request import Request
+from .guard import GuardResult, Guarded, guard
+from .request import REQUEST_RELATIONS, Request, request_relations
 
 __all__ = ["Gate"]
 
 T = TypeVar("T")
 _WARM = 4  # warm models kept (one per revision and `now`)
-# the relations a request's facts can fill: what overlays add to a warm model
-_REQUEST_RELATIONS = tuple(
-    Request("_", "_", "_", "_", 0, uses=("_",), needs=(("_", "_", "_"),), routes=("_",),
-            requires=("_",), irreversible=True, key="_").facts()
-)
 
 
 def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ...]]:
@@ -54,6 +49,9 @@ class Gate:
         self._seen_revision = -1  # newest revision known to have those same facts
         self._generation = 0  # bumped whenever a warm model changes in place
         self._flags = "flag" in policy.relations
+        # the relations a request's facts can fill: what overlays add to a warm model
+        self.request_relations = request_relations(policy)
+        self._request_names = tuple(self.request_relations)
 
     # ---------------------------------------------------------------- models
 
@@ -87,7 +85,7 @@ class Gate:
         for (r, now), model in self._warm.items():
             if r == self._fact_revision:
                 model.extend(added)
-                model.warm(_REQUEST_RELATIONS)  # a recomputed stratum drops its indexes
+                model.warm(self._request_names)  # a recomputed stratum drops its indexes
                 fresh[(rev, now)] = model
         self._warm = fresh
         self._fact_revision = rev
@@ -102,7 +100,7 @@ class Gate:
         if model is None:
             facts = self.store.facts(revision)
             model = evaluate(self.policy, facts, now=now, limits=self.limits)
-            model.warm(_REQUEST_RELATIONS)  # the first checks are as fast as later ones
+            model.warm(self._request_names)  # the first checks are as fast as later ones
             self._warm[key] = model
             while len(self._warm) > _WARM:
                 self._warm.popitem(last=False)
@@ -113,7 +111,17 @@ class Gate:
     def overlay(self, request: Request, now: int, revision: int | None = None) -> Any:
         """A scratch model: the warm model plus the request's facts."""
         rev = self._current_revision() if revision is None else revision
-        return self.model(rev, now).overlay(request.facts())
+        facts = request.facts()
+        for rel, rows in list(facts.items()):
+            arity = self.request_relations.get(rel)
+            if arity is None and rel in REQUEST_RELATIONS:  # a stdlib field this policy never reads
+                del facts[rel]
+                continue
+            if arity is None:
+                raise GateError(f"`{rel}` is not a request-side relation of this policy")
+            if any(len(r) != arity for r in rows):
+                raise GateError(f"request relation `{rel}` takes {arity} arguments")
+        return self.model(rev, now).overlay(facts)
 
     # ---------------------------------------------------------------- deciding
 
@@ -189,3 +197,16 @@ class Gate:
         """check -> intent receipt -> effect -> outcome receipt, fenced at
         `resource` (default: the request's target); see guard.py."""
         return guard(self, request, effect, now, resource=resource)
+
+    def guarded(self, request: Request | Callable[..., Request], now: int | None = None, *,
+                resource: str | None = None) -> Guarded:
+        """`guard` as a decorator or a context manager, fenced the same way:
+
+            with gate.guarded(request, now):       # raises Blocked if denied
+                push()
+            @gate.guarded(lambda branch: Request(...))
+            def push(branch): ...
+
+        `request` may be a function of the decorated function's arguments;
+        `now` defaults to the wall clock when the check runs."""
+        return Guarded(self, request, now, resource)

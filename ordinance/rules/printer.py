@@ -68,6 +68,8 @@ def format_term(t: ast.Term) -> str:
         if _precedence(t.right) <= p:
             right = f"({right})"
         return f"{left} {t.op} {right}"
+    if isinstance(t, ast.Call):
+        return f"{t.func}({', '.join(format_term(a) for a in t.args)})"
     if isinstance(t, ast.Aggregate):
         target = "" if t.target is None else format_term(t.target) + " "
         return f"{t.func} {target}: {{ {_body(t.body)} }}"
@@ -83,6 +85,9 @@ def format_literal(lit: ast.Literal) -> str:
         return format_atom(lit)
     if isinstance(lit, ast.Negation):
         return "!" + format_atom(lit.atom)
+    if isinstance(lit, ast.Predicate):
+        args = ", ".join(format_term(x) for x in lit.args)
+        return f"{'!' if lit.negated else ''}{lit.name}({args})"
     return f"{format_term(lit.left)} {lit.op} {format_term(lit.right)}"
 
 
