@@ -49,8 +49,12 @@ class SqliteStore(SqlStore):
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = FULL")
         self.db.executescript("BEGIN IMMEDIATE;" + _DDL + "COMMIT;")
-        if "layer" not in {row[1] for row in self.db.execute("PRAGMA table_info(events)")}:
-            self.db.execute(f"ALTER TABLE events ADD COLUMN {LAYER_COLUMN}")
+        if "layer" not in self._columns():  # a store from before layers: add the column, once
+            self._write(lambda txn: None if "layer" in self._columns()
+                        else self.db.execute(f"ALTER TABLE events ADD COLUMN {LAYER_COLUMN}"))
+
+    def _columns(self) -> set[str]:
+        return {row[1] for row in self.db.execute("PRAGMA table_info(events)")}
 
     def _write(self, work: Callable[[WriteTxn], T]) -> T:
         self.db.execute("BEGIN IMMEDIATE")
