@@ -302,3 +302,19 @@ def test_no_name_can_forge_or_close_a_stamp(night: Any) -> None:
     forged = next(x for x in lines if x.startswith("- forged"))
     assert "[verified gh\\] \\[verified gh 23:42]" in forged
     assert next(x for x in lines if x.startswith("- who:")).count("]") == 2  # its stamp's and the escaped one
+
+
+def test_the_long_tail_the_cap_leaves_out_is_never_proved(night: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ordinance.project.render as render
+
+    write(night, *[("open_item", (f"backlog-{i:03d}", "an old item")) for i in range(300)], author="prime")
+    proved: list[Any] = []
+    real = render.why
+    monkeypatch.setattr(render, "why", lambda m, r, t: proved.append(t) or real(m, r, t))
+    state = render_state(night, POLICY, AT_2345, cap=2000)
+    lines = [t for t in proved if t[0] == "state"]
+    kept = sum(ln.key.startswith("backlog") for ln in state.lines)
+    assert dict(state.left_out)["Open"] == 304 - sum(ln.section == "Open" for ln in state.lines) > 250
+    # proved: the lines kept, and the few that fit only before room was made for the note of
+    # what was left out, plus the first that did not fit; never the long tail
+    assert kept <= len({t for t in lines if "backlog" in str(t)}) <= kept + 5

@@ -15,7 +15,9 @@ again gives the same bytes.
 The cap: lines are admitted by section `Keep` rank, then by key, until the
 next one (with its section heading, and the note of what was left out)
 would pass `cap` bytes of UTF-8; every later line is left out too, so the cap
-keeps a priority prefix and never cuts a line. The file then prints in
+keeps a priority prefix and never cuts a line. Lines are proved as they are
+admitted, so the tail the cap leaves out is counted, never proved: a long
+backlog costs about a cap's worth of proofs. The file then prints in
 section `Order`, a section only if it has lines, and ends with one line
 counting what the cap left out, per section.
 """
@@ -91,24 +93,32 @@ def _prove(model: Any, relation: str, t: tuple[Any, ...]) -> list[tuple[str, tup
     return [] if proof is None else list(fact_leaves(proof))
 
 
-def lines_of(model: Any, sources: Sources, name: str, agent: str | None) -> list[Line]:
-    """Every line of projection `name` in `model`, stamped, in no set order."""
-    notes: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
-    for t in model.query("projection_note", (name, None, None, None)):
-        notes.setdefault((str(t[1]), str(t[2])), []).append(t)
-    windows: dict[Any, int] = {}
+class _Prover:
+    """Proves and stamps the lines of projection `name` one at a time, as the
+    cap admits them."""
 
-    def valid_from(c: Any) -> int | None:
-        if c not in windows:
-            found = sorted(model.query("claim_valid", (c, None, None)))
-            windows[c] = found[0][1] if found else -1
-        return None if windows[c] < 0 else windows[c]
+    def __init__(self, model: Any, sources: Sources, name: str, agent: str | None) -> None:
+        self.model, self.sources, self.agent = model, sources, agent
+        self.notes: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
+        for t in model.query("projection_note", (name, None, None, None)):
+            self.notes.setdefault((str(t[1]), str(t[2])), []).append(t)
+        self.windows: dict[Any, int] = {}
+        self.done: dict[tuple[Any, ...], Line] = {}
 
-    out = []
-    for t in model.query("projection_line", (name, None, None, None)):
+    def valid_from(self, c: Any) -> int | None:
+        if c not in self.windows:
+            found = sorted(self.model.query("claim_valid", (c, None, None)))
+            self.windows[c] = found[0][1] if found else -1
+        return None if self.windows[c] < 0 else self.windows[c]
+
+    def line(self, t: tuple[Any, ...]) -> Line:
+        hit = self.done.get(t)
+        if hit is not None:
+            return hit
+        model, sources = self.model, self.sources
         section, key, text = str(t[1]), str(t[2]), str(t[3])
         leaves = _prove(model, "projection_line", t)
-        mine = sorted(notes.get((section, key), []))
+        mine = sorted(self.notes.get((section, key), []))
         for n in mine:
             leaves += _prove(model, "projection_note", n)
         events: dict[int, Event] = {}
@@ -118,10 +128,10 @@ def lines_of(model: Any, sources: Sources, name: str, agent: str | None) -> list
                 found += [sources.first("claim_valid", w)
                           for w in sorted(model.query("claim_valid", (args[0], None, None)))[:1]]
             events.update((e.seq, e) for e in found if e is not None)
-        out.append(Line(section, key, text, tuple(str(n[3]) for n in mine),
-                        stamp(leaves, valid_from, list(events.values()), agent, model.now),
-                        tuple(sorted(events))))
-    return out
+        line = self.done[t] = Line(section, key, text, tuple(str(n[3]) for n in mine),
+                                   stamp(leaves, self.valid_from, list(events.values()), self.agent, model.now),
+                                   tuple(sorted(events)))
+        return line
 
 
 def render_projection(
@@ -142,53 +152,65 @@ def render_projection(
     if agent is None:
         agents = sorted(str(a) for (a,) in model.tuples("standing_agent"))
         agent = agents[0] if len(agents) == 1 else None
-    every = lines_of(model, sources, name, agent)
-    for line in every:
-        if line.section not in sections:
-            raise ProjectionError(f"line `{line.key}` is in section `{line.section}`, which `{name}` does not declare",
+    raw = model.query("projection_line", (name, None, None, None))
+    for t in raw:
+        if str(t[1]) not in sections:
+            raise ProjectionError(f"line `{t[2]}` is in section `{t[1]}`, which `{name}` does not declare",
                                   code="unknown_section")
     who = f" of {escape(agent)}" if agent else ""
     header = (f"# {escape(name)}{who} · revision {sources.revision} · now {format_instant(model.now)} · "
               f"audience {escape(audience or 'all')} · policy {policy.source_hash[:12]}")
-    by_order = sorted(every, key=lambda ln: (sections[ln.section][0], ln.section, ln.key, ln.text))
-    by_keep = sorted(every, key=lambda ln: (sections[ln.section][1], sections[ln.section][0], ln.section,
-                                            ln.key, ln.text))
-    rendered = {id(ln): ln.render() for ln in every}
 
-    def assemble(kept: list[Line], left_out: list[tuple[str, int]]) -> str:
-        out, section = [header], None
-        for line in kept:
-            if line.section != section:
-                section = line.section
-                out.append(f"## {escape(section)}")
-            out.append(rendered[id(line)])
-        if left_out:
-            out.append(_trailer(cap or 0, left_out))
-        return "\n".join(out) + "\n"
+    def order(t: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (sections[str(t[1])][0], str(t[1]), str(t[2]), str(t[3]))
 
-    kept, left_out = by_order, []
-    text = assemble(kept, [])
-    if cap is not None and len(text.encode()) > cap:
-        used = len(header.encode()) + 1 + len(_trailer(cap, [(s, len(every)) for s in sections]).encode()) + 1
-        if used > cap:
-            raise ProjectionError(f"a cap of {cap} bytes cannot hold the heading of `{name}`", code="bad_cap")
-        admitted, opened = set(), set()
-        for line in by_keep:
-            need = len(rendered[id(line)].encode()) + 1
-            if line.section not in opened:
-                need += len(f"## {escape(line.section)}".encode()) + 1
-            if used + need > cap:
+    def keep(t: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (sections[str(t[1])][1],) + order(t)
+
+    prover = _Prover(model, sources, name, agent)
+    by_keep = sorted(raw, key=keep)
+
+    def admit(used: int) -> list[tuple[Any, ...]]:
+        """The longest prefix (in keep order) of the lines that fits from `used` bytes."""
+        admitted: list[tuple[Any, ...]] = []
+        opened: set[str] = set()
+        for t in by_keep:
+            need = len(prover.line(t).render().encode()) + 1
+            if str(t[1]) not in opened:
+                need += len(f"## {escape(str(t[1]))}".encode()) + 1
+            if cap is not None and used + need > cap:
                 break
-            admitted.add(id(line))
-            opened.add(line.section)
+            admitted.append(t)
+            opened.add(str(t[1]))
             used += need
-        kept = [ln for ln in by_order if id(ln) in admitted]
-        counts: dict[str, int] = {}
-        for line in by_order:
-            if id(line) not in admitted:
-                counts[line.section] = counts.get(line.section, 0) + 1
-        left_out = sorted(counts.items(), key=lambda kv: (sections[kv[0]][0], kv[0]))
-        text = assemble(kept, left_out)
+        return admitted
+
+    base = len(header.encode()) + 1
+    if cap is not None and base > cap:
+        raise ProjectionError(f"a cap of {cap} bytes cannot hold the heading of `{name}`", code="bad_cap")
+    admitted = admit(base)
+    if len(admitted) < len(by_keep):  # something is left out: make room for the line saying so
+        assert cap is not None
+        reserve = len(_trailer(cap, [(s, len(by_keep)) for s in sections]).encode()) + 1
+        if base + reserve > cap:
+            raise ProjectionError(f"a cap of {cap} bytes cannot hold the heading of `{name}`", code="bad_cap")
+        admitted = admit(base + reserve)
+    chosen = set(admitted)
+    counts: dict[str, int] = {}
+    for t in by_keep:
+        if t not in chosen:
+            counts[str(t[1])] = counts.get(str(t[1]), 0) + 1
+    left_out = sorted(counts.items(), key=lambda kv: (sections[kv[0]][0], kv[0]))
+    kept = [prover.line(t) for t in sorted(admitted, key=order)]
+    out, section = [header], None
+    for line in kept:
+        if line.section != section:
+            section = line.section
+            out.append(f"## {escape(section)}")
+        out.append(line.render())
+    if left_out:
+        out.append(_trailer(cap or 0, left_out))
+    text = "\n".join(out) + "\n"
     return Projection(name, sources.revision, policy.source_hash, model.now, audience, agent, cap,
                       tuple(kept), tuple(left_out), text)
 
