@@ -318,3 +318,12 @@ def test_the_long_tail_the_cap_leaves_out_is_never_proved(night: Any, monkeypatc
     # proved: the lines kept, and the few that fit only before room was made for the note of
     # what was left out, plus the first that did not fit; never the long tail
     assert kept <= len({t for t in lines if "backlog" in str(t)}) <= kept + 5
+
+
+def test_an_observation_from_the_agents_own_failure_domain_is_not_verification(night: Any) -> None:
+    write(night, ("failure_domain", ("peer-reader", "host-mac")),
+          ("claim", ("same-host", "y", "state", "ok")), ("claim_source", ("same-host", "peer-reader", "observed")),
+          ("claim_valid", ("same-host", t("2026-08-14T23:42:00Z"), 2**53)), ("told", ("same-host", "jw", "y is ok")))
+    stamps = {ln.key: ln.stamp for ln in render_state(night, POLICY, AT_2345).lines}
+    assert stamps["same-host"] == "asserted peer-reader 23:42"
+    assert stamps["rc1-state"] == "verified gh 23:41"  # github is another failure domain

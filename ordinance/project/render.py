@@ -104,6 +104,10 @@ class _Prover:
             self.notes.setdefault((str(t[1]), str(t[2])), []).append(t)
         self.windows: dict[Any, int] = {}
         self.done: dict[tuple[Any, ...], Line] = {}
+        self.domains = {d for _, d in model.query("failure_domain", (agent, None))} if agent else set()
+
+    def shares_domain(self, who: Any) -> bool:
+        return any(d in self.domains for _, d in self.model.query("failure_domain", (who, None)))
 
     def valid_from(self, c: Any) -> int | None:
         if c not in self.windows:
@@ -129,7 +133,8 @@ class _Prover:
                           for w in sorted(model.query("claim_valid", (args[0], None, None)))[:1]]
             events.update((e.seq, e) for e in found if e is not None)
         line = self.done[t] = Line(section, key, text, tuple(str(n[3]) for n in mine),
-                                   stamp(leaves, self.valid_from, list(events.values()), self.agent, model.now),
+                                   stamp(leaves, self.valid_from, list(events.values()), self.agent, model.now,
+                                         self.shares_domain),
                                    tuple(sorted(events)))
         return line
 

@@ -9,7 +9,8 @@ notes), in this order:
 2. `[verified OBSERVER HH:MM]`: an `observation` leaf inside a
    `fresh_readback` proof (fresh, same scope, another failure domain: see
    receipts.rules), or a `claim_source(C, Source, "observed")` leaf whose
-   source is not the standing agent; the newest wins.
+   source is neither the standing agent nor in one of its failure domains
+   (another agent reading the same log is not independent); the newest wins.
 3. `[asserted AUTHOR HH:MM]`: the newest claim source, receipt, settlement
    (`settled_at`) or question (`asked`) by anyone but the standing agent, or
    any other observation.
@@ -64,9 +65,11 @@ def stamp(
     events: list[Event],
     agent: str | None,
     now: int,
+    shares_domain: Callable[[Any], bool] = lambda who: False,
 ) -> str:
     """The stamp of a line from its proofs' leaves; `valid_from(c)` is where
-    claim c's validity starts, `events` the events behind the line."""
+    claim c's validity starts, `events` the events behind the line,
+    `shares_domain(who)` whether `who` is in a failure domain of the agent."""
     found: list[tuple[int, int, str]] = []  # (class, time, who)
 
     def said(who: Any, at: int | None, observed: bool = False) -> None:
@@ -79,7 +82,7 @@ def stamp(
         elif relation == "observation" and len(t) == 5:
             said(t[1], t[2], observed=fresh)
         elif relation == "claim_source" and len(t) == 3:
-            said(t[1], valid_from(t[0]), observed=t[2] == "observed")
+            said(t[1], valid_from(t[0]), observed=t[2] == "observed" and not shares_domain(t[1]))
         elif relation == "receipt" and len(t) == 4 and isinstance(t[3], int):
             said(t[2], t[3])
         elif relation in ("settled_at", "asked") and len(t) == 3 and isinstance(t[2], int):
