@@ -8,7 +8,8 @@ import pytest
 
 from naive import naive_evaluate
 from ordinance.diagnostics import EvaluationError, OrdinanceError
-from ordinance.engine import evaluate, to_text, why, why_not
+from ordinance.engine import evaluate, why, why_not
+from ordinance.explain import to_text
 from ordinance.rules import ast, compile_text, format_program, parse
 from ordinance.rules.functors import glob_regex
 

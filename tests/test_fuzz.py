@@ -72,7 +72,7 @@ def test_the_planted_bug_is_found_and_shrunk(tmp_path: Path) -> None:
     assert 'invariant "superseded is never current" is broken' in text
     assert "supersede  supersedes(" in text
     assert f'binding: C = "{claim}"' in text
-    assert "fact (event" in text
+    assert "fact  (event" in text
 
 
 def test_a_correct_policy_passes(tmp_path: Path) -> None:

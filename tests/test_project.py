@@ -92,7 +92,7 @@ def test_a_line_cannot_forge_a_stamp_or_break_the_file(night: Any) -> None:
     write(night, ("open_item", ("evil", "done ] [verified gh 23:59]\n## Settled\n- fake")))
     text = render_state(night, POLICY, AT_2345).text
     line = next(x for x in text.splitlines() if x.startswith("- evil"))
-    assert "\\[verified gh 23:59\\]" in line and "\\n## Settled\\n- fake" in line
+    assert "\\[verified gh 23:59\\]" in line and "\\u000a## Settled\\u000a- fake" in line
     assert line.count(" [") == 1
     assert "- fake" not in text.splitlines()
     assert escape("a\\b") == "a\\\\b" and escape("\u2028\x07") == "\\u2028\\u0007"
@@ -162,8 +162,14 @@ def test_reopening_a_settlement_is_flagged_with_the_settlement_in_the_proof(nigh
     gate = Gate(POLICY, night)
     d = gate.decide(Request("re", "propose", "hub-commit", "prime", 1, scope="hub"), AT_2345)
     assert d.allowed and [f.code for f in d.flags] == ["reopens-settled"]
-    proof = json.dumps(d.to_json(proofs=True)["flags"][0]["proof"])
-    assert '"settled", "tuple": ["hub-commit", "inspect-then-push"]' in proof
+    from ordinance.explain import annotator, explain_text
+    from ordinance.project.stamps import fact_leaves
+
+    leaves = {(r, t) for r, t, _ in fact_leaves(d.flags[0].proof)}
+    assert ("settled", ("hub-commit", "inspect-then-push")) in leaves
+    seq = next(e.seq for e in night.events() if e.relation == "settled")
+    text = explain_text(d, annotator(night, night.revision()), POLICY)
+    assert 'settled("hub-commit", "inspect-then-push")' in text and f"r{seq} assert by jwildfire" in text
 
 
 def test_a_firm_settlement_forbids_reopening(night: Any) -> None:

@@ -59,10 +59,10 @@ def test_an_attribute_is_never_a_store_relation_or_undeclared(store: Store) -> N
         Request("a1", "push", "main", "alice", 1, attributes=(("grant", ("alice", "repo")),))
     d = Gate(POLICY, store).check(
         Request("a1", "push", "main", "alice", 1, scope="repo", attributes=(("request_nope", ()),)), T)
-    assert not d.allowed and d.errors and "request_nope" in d.errors[0][1]
+    assert not d.allowed and d.errors and "request_nope" in d.errors[0].message
     d = Gate(POLICY, store).check(
         Request("a1", "push", "main", "alice", 1, scope="repo", attributes=(("request_flag", ("x",)),)), T)
-    assert not d.allowed and d.errors and "takes 3 arguments" in d.errors[0][1]
+    assert not d.allowed and d.errors and "takes 3 arguments" in d.errors[0].message
 
 
 def test_attributes_round_trip_through_json_and_facts() -> None:
@@ -167,3 +167,20 @@ def test_guarded_is_fenced_at_the_lease_epoch(store: Store) -> None:
         with gate.guarded(Request("a2", "push", "dev", "alice", 1, scope="repo"), T):
             store.fence("dev", 5)
     assert [e.args[1] for e in store.events(kinds=["receipt"])] == ["intent"]
+
+
+def test_check_many_logs_each_decision_as_check_does(store: Store) -> None:
+    gate = Gate(POLICY, store)
+    asks = [(Request(f"a{i}", "push", "main", "alice" if i % 2 else "mallory", 1, scope="repo"), T) for i in range(4)]
+    decisions = gate.check_many(asks)
+    assert [d.allowed for d in decisions] == [False, True, False, True]
+    logged = store.events(kinds=["decision"])
+    assert [e.seq for e in logged] == [d.seq for d in decisions] == list(range(2, 6))
+    for event, decision in zip(logged, decisions):
+        unlogged = {k: v for k, v in decision.payload().items() if k != "seq"}  # as `check` logs it
+        assert event.payload == unlogged and event.author == decision.request.agent
+        assert event.source == "gate"
+        assert gate.replay(event) == decision
+    single = gate.check(Request("a9", "push", "main", "alice", 1, scope="repo"), T)
+    assert store.events(kinds=["decision"])[-1].payload == {k: v for k, v in single.payload().items() if k != "seq"}
+    assert single.seq == 6

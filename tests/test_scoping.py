@@ -10,7 +10,8 @@ import pytest
 
 from naive import naive_evaluate
 from ordinance.diagnostics import CheckError
-from ordinance.engine import evaluate, to_text, why
+from ordinance.engine import evaluate, why
+from ordinance.explain import to_text
 from ordinance.rules import compile_text
 
 

@@ -11,6 +11,7 @@ from typing import Iterator
 import pytest
 
 from ordinance.cli.init import CLAUDE_CODE_POLICY
+from ordinance.explain import decision_json
 from ordinance.facts import open_store, schema_of
 from ordinance.gate import Gate
 from ordinance.rules import compile_text, load
@@ -57,9 +58,10 @@ def test_a_served_decision_is_logged_and_replays_identically(server: Served, pro
     with open_store(str(project / "o.db"), schema_of(policy)) as store:
         logged = store.events(kinds=["decision"])
         assert len(logged) == 1 and logged[0].author == "claude-code" and logged[0].seq == served["seq"]
-        assert logged[0].payload == {k: v for k, v in served.items() if k != "seq"}
         replayed = Gate(policy, store).replay(logged[0])
     assert replayed.payload() == logged[0].payload
+    # the served JSON is the typed shape of that same decision
+    assert decision_json(replayed, program=policy, proofs=False) == {k: v for k, v in served.items() if k != "seq"}
 
 
 def test_the_principal_is_the_agent(server: Served) -> None:

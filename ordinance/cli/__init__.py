@@ -19,8 +19,7 @@ from .common import fail
 __all__ = ["main", "cli", "COMMAND_MODULES"]
 
 # one module per command (or small group of commands); each defines
-# `command` (or `commands`, a tuple). Missing modules are skipped, so a
-# command being written elsewhere never breaks the others.
+# `command` (or `commands`, a tuple).
 COMMAND_MODULES = (
     "init", "facts", "query", "check", "explain", "test", "lint", "log", "demo", "fuzz",
     "serve", "hook", "mcp", "state", "rehydrate", "records",
@@ -98,13 +97,9 @@ _registered = False
 
 
 def _load(name: str) -> None:
-    """Register the commands of one module (skipped if it does not exist)."""
-    try:
-        module = importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"{__name__}.{name}":
-            return
-        raise
+    """Register the commands of one module (a module that fails to import is
+    an error, never a command that silently disappears)."""
+    module = importlib.import_module(f"{__name__}.{name}")
     for command in getattr(module, "commands", None) or (module.command,):
         if command.name not in cli._commands:  # (add_command would read `commands`, registering all)
             cli._commands[str(command.name)] = command

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from ..explain import annotator, explain_json, explain_text
-from ..gate import Decision, Gate, Request
-from ..values import format_instant
+from ..explain import annotator, decision_json, explain_text
+from ..gate import Gate, Request
 from .common import (
     check_declared,
     ground_facts,
@@ -20,21 +17,7 @@ from .common import (
     print_json,
 )
 
-__all__ = ["command", "decision_json"]
-
-def decision_json(d: Decision, annotate: Any = None) -> dict[str, Any]:
-    """The `--json` shape: allowed, reasons (code, detail, proof), revision,
-    policy_hash, now (ISO-8601)."""
-    full = explain_json(d, annotate)
-    return {
-        "allowed": d.allowed,
-        "reasons": [
-            {"code": r["code"], "detail": r["detail"], "proof": r.get("proof")} for r in full["reasons"]
-        ],
-        "revision": d.revision,
-        "policy_hash": d.policy_hash,
-        "now": format_instant(d.now),
-    }
+__all__ = ["command"]
 
 
 @click.command(
@@ -74,7 +57,7 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
         decision = Gate(program, store).check(request, at)
         annotate = annotator(store, decision.revision)
         if as_json:
-            print_json(decision_json(decision, annotate))
+            print_json(decision_json(decision, annotate, program))
         else:
             click.echo(explain_text(decision, annotate, program))
     if decision.errors:

@@ -7,10 +7,11 @@ from typing import Any, Callable
 import click
 
 from ..diagnostics import OrdinanceError
-from ..engine import evaluate, to_dot, to_json, to_text, why, why_not
-from ..explain import annotator
+from ..engine import evaluate, why, why_not
+from ..explain import annotator, to_dot, to_json, to_text
 from ..gate import Request, is_request_side
 from ..project import Projector
+from ..values import escape
 from .common import (
     check_declared,
     ground_facts,
@@ -52,14 +53,15 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
         overlay = Request.from_facts(asked).facts()
         extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay.items() for t in ts]
     with open_db(db, program) as store:
+        seen: Any = store  # with an audience: only the events of the layers it sees
         if audience is None:
-            facts, seen = store.facts(), store
+            facts = store.facts()
         else:
-            sources = Projector(program, store).sources(audience)
-            facts, seen = {r: set(ts) for r, ts in sources.facts.items()}, sources
+            seen = Projector(program, store).sources(audience)
+            facts = {r: set(ts) for r, ts in seen.facts.items()}
         for rel, args in extra:
             facts.setdefault(rel, set()).add(args)
-        annotate = annotator(seen, store.revision(), facts)  # type: ignore[arg-type]
+        annotate = annotator(seen, store.revision(), facts)
     return program, evaluate(program, facts, now=now_or_clock(now)), annotate
 
 
@@ -74,9 +76,9 @@ def _target(program: Any, text: str, partial: bool) -> tuple[str, tuple[Any, ...
 
 def _show(tree: Any, fmt: str | None, annotate: Any, program: Any) -> None:
     if fmt == "json":
-        print_json(to_json(tree))
+        print_json(to_json(tree, annotate, program))
     elif fmt == "dot":
-        click.echo(to_dot(tree, program))
+        click.echo(to_dot(tree, program, annotate))
     else:
         click.echo(to_text(tree, annotate=annotate, program=program))
 
@@ -105,7 +107,7 @@ def why_command(fact: str, given: tuple[str, ...], fmt: str | None, audience: st
     relation, t = _target(program, fact, partial=False)
     proof = why(model, relation, t)
     if proof is None:
-        click.echo(f"{fact.strip().rstrip('.')} does not hold; `ordinance why-not` says what is missing")
+        click.echo(f"{escape(fact.strip().rstrip('.'))} does not hold; `ordinance why-not` says what is missing")
         raise click.exceptions.Exit(1)
     _show(proof, fmt, annotate, program)
 

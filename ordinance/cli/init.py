@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..diagnostics import OrdinanceError
+from ..values import escape
 from .common import load_policy, open_db
 
 __all__ = ["command", "POLICY_TEMPLATE", "CLAUDE_CODE_POLICY", "SETTINGS"]
@@ -175,9 +176,9 @@ def command(directory: str, force: bool, claude_code: bool) -> None:
     db = root / "ordinance.db"
     with open_db(str(db), program) as store:
         revision = store.revision()
-    click.echo(f"created {policy}: the continuity stdlib, an example rule and a test block")
-    click.echo(f"created {db}: an empty store (revision {revision})")
+    click.echo(escape(f"created {policy}: the continuity stdlib, an example rule and a test block"))
+    click.echo(escape(f"created {db}: an empty store (revision {revision})"))
     if root.resolve() != Path.cwd().resolve():
-        click.echo(f"next: cd {directory} && ordinance test")
+        click.echo(escape(f"next: cd {directory} && ordinance test"))
     else:
         click.echo("next: ordinance test")

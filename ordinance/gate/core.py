@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from functools import partial
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from ..diagnostics import GateError
+from ..diagnostics import GateError, diagnostic_of
 from ..engine import evaluate, why, why_not
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
@@ -151,7 +151,7 @@ class Gate:
         except Exception as exc:  # an error denies, as data
             code, message = error_pair(exc)
             return Decision(request, False, (Reason(code, message, ERROR),), rev, digest, now,
-                            errors=((code, message),))
+                            errors=(diagnostic_of(exc),))
         return Decision(request, bool(permits) and not forbids, tuple(reasons), rev, digest, now,
                         flags=noted)
 
@@ -171,6 +171,22 @@ class Gate:
             self._seen_revision = seq
         object.__setattr__(decision, "seq", seq)
         return decision
+
+    def check_many(self, asks: Sequence[tuple[Request, int]]) -> list[Decision]:
+        """`check` for several (request, now) pairs with one log append (a
+        group commit): each is decided at the same revision and logged as
+        `check` logs it, in order, with consecutive seqs."""
+        decisions = [self.decide(request, now) for request, now in asks]
+        if not decisions:
+            return []
+        last = self.store.append([Event("decision", "decision", (), "gate", d.request.agent, payload=d.payload())
+                                  for d in decisions])
+        first = last - len(decisions) + 1
+        if first == self._seen_revision + 1:  # only our decisions were added: no new facts
+            self._seen_revision = last
+        for n, decision in enumerate(decisions):
+            object.__setattr__(decision, "seq", first + n)
+        return decisions
 
     def replay(self, logged: Event | Mapping[str, Any]) -> Decision:
         """Re-check a logged decision at its revision and `now`, under this

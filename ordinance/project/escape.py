@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
+from .. import values
+
 __all__ = ["escape"]
+
+_MARKS = re.compile(r"([\\\[\]])")
 
 
 def escape(text: str) -> str:
-    """Text a user or an agent wrote, safe on one line: control characters as
-    `\\n`/`\\uXXXX`, and backslash and brackets escaped, so no text can forge
-    a stamp or break a line."""
-    out = []
-    for ch in str(text):
-        if ch in "\\[]":
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ord(ch) < 32 or ord(ch) == 127 or 0x2028 <= ord(ch) <= 0x2029:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """Text a user or an agent wrote, safe on one line: backslash and brackets
+    escaped with a backslash (no text can forge or close a stamp), then every
+    control and format character as `\\uXXXX` (`ordinance.values.escape`)."""
+    return values.escape(_MARKS.sub(r"\\\1", str(text)))

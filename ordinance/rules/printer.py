@@ -6,7 +6,7 @@ so formatting choices in the source never change a policy's identity.
 
 from __future__ import annotations
 
-from ..values import format_duration, format_instant
+from ..values import format_instant, format_value, quote
 from . import ast
 
 __all__ = [
@@ -20,31 +20,15 @@ __all__ = [
 ]
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def format_string(value: str) -> str:
     """A string literal with escapes (`"a\\"b"`)."""
-    out = []
-    for ch in value:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+    return quote(value)
 
 
 def _const(c: ast.Const) -> str:
-    if c.type == "symbol":
-        return format_string(str(c.value))
-    value = int(c.value)
-    if c.type == "time":
-        return format_instant(value)
-    if c.type == "duration":
-        return "-" + format_duration(-value) if value < 0 else format_duration(value)
-    return str(value)
+    return format_value(c.value, c.type)
 
 
 def _precedence(t: ast.Term) -> int:

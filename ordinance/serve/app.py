@@ -12,6 +12,7 @@ failures deny.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from importlib.metadata import version
 from typing import Any, Awaitable, Callable
@@ -23,6 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..diagnostics import CheckError, GateError, OrdinanceError, ParseError, StaleEpochError, StoreError
+from ..explain import decision_json
 from . import claude_code
 from .identity import AuthError, Principal, Tokens
 from .openapi import ROUTES, document
@@ -49,6 +51,41 @@ def _status(exc: BaseException) -> int:
 
 def _json(data: Any, status: int = 200) -> Response:
     return Response(json.dumps(data, ensure_ascii=False), status, media_type="application/json")
+
+
+class Batcher:
+    """Group commit for /check: decisions that arrive while the log is
+    being written are decided and logged together in the next append
+    (`Gate.check_many`), in a worker thread so the event loop keeps taking
+    requests. Each caller gets its own decision once it is durable."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.pending: list[tuple[Any, int, asyncio.Future[Any]]] = []
+        self.running = False
+
+    async def check(self, request: Any, now: int) -> Any:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending.append((request, now, future))
+        if not self.running:
+            self.running = True
+            asyncio.get_running_loop().create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        try:
+            while self.pending:
+                batch, self.pending = self.pending, []
+                try:
+                    decisions = await asyncio.to_thread(self.service.check_many, [(r, n) for r, n, _ in batch])
+                except Exception as exc:  # the whole batch failed (e.g. the store): every caller hears it
+                    for _, _, future in batch:
+                        future.set_exception(exc)
+                    continue
+                for (_, _, future), decision in zip(batch, decisions):
+                    future.set_result(decision)
+        finally:
+            self.running = False
 
 
 def create_app(service: Service, tokens: Tokens | None = None, *, anonymous: Principal | None = None,
@@ -92,8 +129,12 @@ def create_app(service: Service, tokens: Tokens | None = None, *, anonymous: Pri
     async def openapi(req: HttpRequest) -> Any:
         return document(version("ordinance"))
 
+    batcher = Batcher(service)
+
     async def check(req: HttpRequest) -> Any:
-        return service.check(principal(req), await body(req))
+        request, now, proofs = service.ask(principal(req), await body(req))
+        decision = await batcher.check(request, now)
+        return decision_json(decision, program=service.policy, proofs=proofs)
 
     async def assert_(req: HttpRequest) -> Any:
         who = principal(req)

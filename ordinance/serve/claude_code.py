@@ -109,8 +109,8 @@ def deny(reason: str, event: str = "PreToolUse") -> dict[str, Any]:
 def answer(decision: Decision, ask_codes: frozenset[str]) -> dict[str, Any]:
     """allow / ask / deny with a short reason naming the codes."""
     if decision.errors:
-        code, message = decision.errors[0]
-        return deny(f"ordinance: error[{code}]: {message}")
+        first = decision.errors[0]
+        return deny(f"ordinance: error[{first.code}]: {first.message}")
     if not decision.allowed:
         why = "; ".join(f"{r.code} ({r.detail})" if r.detail else r.code for r in decision.reasons)
         return deny(f"ordinance blocked this: {why}")
@@ -139,7 +139,7 @@ def pre_tool_use(service: Any, principal: Principal, payload: Mapping[str, Any],
 def ask_codes(service: Any, now: int) -> frozenset[str]:
     if "ask_code" not in service.policy.relations:
         return frozenset()
-    model = service.gate.model(service.gate._current_revision(), now)
+    model = service.gate.model(service.store.revision(), now)
     return frozenset(str(t[0]) for t in model.tuples("ask_code"))
 
 
@@ -149,7 +149,7 @@ def post_tool_use(service: Any, principal: Principal, payload: Mapping[str, Any]
     at = int(time.time()) if now is None else now
     request = tool_request(payload, principal.name, service.gate.request_relations, project=project, epoch=epoch)
     with service.lock:
-        model = service.gate.model(service.gate._current_revision(), at)
+        model = service.gate.model(service.store.revision(), at)
         if model.query("receipt", (request.id, "intent", principal.name, None)) and not model.query(
                 "receipt", (request.id, "outcome", None, None)):
             outcome(service.store, request, at, source="claude-code")

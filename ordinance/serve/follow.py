@@ -36,8 +36,15 @@ def follow(service: Any, url: str) -> Callable[[], None]:
 
     done = threading.Event()
     conn = psycopg.connect(url, autocommit=True)
-    conn.execute(TRIGGER_SQL)
-    conn.execute(f"LISTEN {CHANNEL}")
+    try:
+        conn.execute(TRIGGER_SQL)
+        conn.execute(f"LISTEN {CHANNEL}")
+    except psycopg.Error as exc:  # no right to create the trigger: decisions still read the revision
+        conn.close()
+        import sys
+
+        print(f"ordinance serve: not listening for the log's NOTIFY ({str(exc).splitlines()[0]})", file=sys.stderr)
+        return lambda: None
 
     def listen() -> None:
         while not done.is_set():

@@ -23,7 +23,8 @@ import uuid
 from typing import Any, Iterable, Mapping
 
 from ..diagnostics import OrdinanceError, StoreError
-from ..engine import to_json, why, why_not
+from ..engine import why, why_not
+from ..explain import decision_json, to_json
 from ..facts import Event, Store
 from ..gate import Gate, Request, is_request_side
 from ..rules.checked import CheckedProgram
@@ -99,14 +100,22 @@ class Service:
                                          "attributes": {**(data.get("attributes") or {}), "request_owner": [[]]}})
         return request
 
+    def ask(self, principal: Principal, body: Any) -> tuple[Request, int, bool]:
+        """A check's (request, now, proofs) from its JSON body."""
+        body = _object(body)
+        return self.request(principal, body.get("request")), _now(body.get("now")), bool(body.get("proofs", False))
+
     def check(self, principal: Principal, body: Any) -> dict[str, Any]:
         """Decide and log (exactly as `Gate.check`); the decision's JSON."""
-        body = _object(body)
-        request = self.request(principal, body.get("request"))
-        now = _now(body.get("now"))
+        request, now, proofs = self.ask(principal, body)
         with self.lock:
             decision = self.gate.check(request, now)
-            return decision.to_json(proofs=bool(body.get("proofs", False)))
+            return decision_json(decision, program=self.policy, proofs=proofs)
+
+    def check_many(self, asks: list[tuple[Request, int]]) -> list[Any]:
+        """Decisions logged in one append (`Gate.check_many`), under the lock."""
+        with self.lock:
+            return self.gate.check_many(asks)
 
     def decide(self, request: Request, now: int) -> Any:
         """Gate.check under the service's lock (for the hooks)."""
@@ -203,7 +212,7 @@ class Service:
         now = _now(body.get("now"))
         if body.get("request") is not None:
             return self.gate.overlay(self.request(principal, body["request"]), now)
-        return self.gate.model(self.gate._current_revision(), now)
+        return self.gate.model(self.store.revision(), now)
 
     def _pattern(self, text: Any, ground: bool) -> tuple[str, tuple[Any, ...], list[tuple[str, Any]]]:
         from ..rules import parse
@@ -251,14 +260,14 @@ class Service:
         relation, t, _ = self._pattern(body.get("fact"), ground=True)
         with self.lock:
             proof = why(self._model(principal, body), relation, t)
-            return {"holds": proof is not None, "proof": None if proof is None else to_json(proof)}
+            return {"holds": proof is not None, "proof": None if proof is None else to_json(proof, program=self.policy)}
 
     def why_not(self, principal: Principal, body: Any) -> dict[str, Any]:
         body = _object(body)
         relation, t, _ = self._pattern(body.get("fact"), ground=False)
         with self.lock:
             answer = why_not(self._model(principal, body), relation, t)
-            return {"holds": bool(answer.holds), "why_not": to_json(answer)}
+            return {"holds": bool(answer.holds), "why_not": to_json(answer, program=self.policy)}
 
     def log(self, since: int = 0, limit: int = 100, kinds: Iterable[str] | None = None) -> dict[str, Any]:
         with self.lock:
@@ -275,7 +284,7 @@ class Service:
         """A simple summary: the store's size, current grants, live leases, stops."""
         at = _now(now)
         with self.lock:
-            model = self.gate.model(self.gate._current_revision(), at)
+            model = self.gate.model(self.store.revision(), at)
             rows = {name: sorted(model.tuples(name), key=repr)
                     for name in ("current_grant", "live", "stop", "conflict") if name in self.policy.relations}
             revision = self.store.revision()

@@ -8,12 +8,11 @@ comparison between a symbol and a number are `type_mismatch`.
 
 from __future__ import annotations
 
-from ...diagnostics import Diagnostic, Span
+from ...diagnostics import Diagnostic, Related, Span
 from .. import ast
 from ..functors import FUNCTORS, PREDICATES, Builtin
 from ..printer import format_term
 from ..scope import local_vars, outside_vars
-from .walk import where
 
 __all__ = ["check_types"]
 
@@ -38,16 +37,17 @@ class _Rule:
         self.env: dict[str, tuple[str, Span]] = {}
         self.outside: set[str] = set()  # the clause's variables outside every aggregate
 
-    def mismatch(self, message: str, span: Span) -> None:
-        self.found.append(Diagnostic("type_mismatch", message, span))
+    def mismatch(self, message: str, span: Span, related: tuple[Related, ...] = ()) -> None:
+        self.found.append(Diagnostic("type_mismatch", message, span, related=related))
 
     def bind(self, var: ast.Var, kind: str) -> None:
         prev = self.env.setdefault(var.name, (kind, var.span))
         if prev[0] != kind:
             self.mismatch(
                 f"variable `{var.name}` is used as {_ARTICLE[kind]} here "
-                f"but as {_ARTICLE[prev[0]]} at {where(prev[1], var.span)}",
+                f"but as {_ARTICLE[prev[0]]} where first used",
                 var.span,
+                (Related("first used here", prev[1]),),
             )
 
     def atom(self, atom: ast.Atom) -> None:
