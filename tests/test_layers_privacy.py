@@ -25,6 +25,7 @@ POLICY = compile_policy('.include "continuity"\n')
 NOW = parse_instant("2026-08-14T23:45:00Z")
 LAYERS = ["public", "federation", "sovereign", "architect"]
 T0 = parse_instant("2026-08-14T22:00:00Z")
+P = {"p": ("symbol",)}  # the schema of the store tests' one relation
 
 
 def test_the_policy_sets_layers_audiences_and_the_default() -> None:
@@ -44,9 +45,17 @@ def test_the_policy_sets_layers_audiences_and_the_default() -> None:
 
 
 def test_a_stored_fact_cannot_widen_what_an_audience_sees(tmp_path: Path) -> None:
+    from ordinance.diagnostics import StoreError
+
     with open_store(str(tmp_path / "s.db"), schema_of(POLICY)) as store:
-        store.append([Event("assert", "sees", ("public", "architect"), layer="public"),
-                      Event("assert", "open_item", ("x", "secret-plan"), layer="architect")])
+        with pytest.raises(StoreError):  # `sees` is derived: the store never holds it
+            store.append([Event("assert", "sees", ("public", "architect"), layer="public")])
+        try:  # and a stored `layer` fact, if the store takes one, is never read
+            store.append([Event("assert", "layer", ("public", 9), layer="public")])
+        except StoreError:
+            pass
+        store.append([Event("assert", "open_item", ("x", "secret-plan"), layer="architect")])
+        assert Layers.of(POLICY).visible("public") == {"public"}
         assert "secret-plan" not in render_state(store, POLICY, NOW, "public").text
         assert "secret-plan" in render_state(store, POLICY, NOW, "architect").text
 
@@ -54,7 +63,7 @@ def test_a_stored_fact_cannot_widen_what_an_audience_sees(tmp_path: Path) -> Non
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_the_layer_is_stored_exported_and_imported(backend: str, tmp_path: Path, request: Any) -> None:
     url = str(tmp_path / "s.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
-    with open_store(url) as store:
+    with open_store(url, P) as store:
         store.append([Event("assert", "p", ("a",), layer="sovereign"), Event("assert", "p", ("b",))])
         events = store.events()
         assert [e.layer for e in events] == ["sovereign", "public"]
@@ -62,11 +71,11 @@ def test_the_layer_is_stored_exported_and_imported(backend: str, tmp_path: Path,
         export_jsonl(store, out)
     lines = [json.loads(x) for x in out.getvalue().splitlines()]
     assert [x["layer"] for x in lines] == ["sovereign", "public"]
-    with open_store(str(tmp_path / "copy.db")) as copy:
+    with open_store(str(tmp_path / "copy.db"), P) as copy:
         import_jsonl(copy, io.StringIO(out.getvalue()))
         assert copy.events() == events
     old = {k: v for k, v in lines[0].items() if k != "layer"}  # an export from before layers
-    with open_store(str(tmp_path / "old.db")) as copy:
+    with open_store(str(tmp_path / "old.db"), P) as copy:
         import_jsonl(copy, io.StringIO(json.dumps(old) + "\n"))
         assert copy.events()[0].layer == "public"
 
@@ -81,7 +90,7 @@ def test_an_existing_store_gains_the_layer_column(tmp_path: Path) -> None:
         NULL, NULL, NULL);""")
     db.commit()
     db.close()
-    with open_store(str(path)) as store:
+    with open_store(str(path), P) as store:
         assert store.events()[0].layer == "public"
         store.append([Event("assert", "p", ("b",), layer="architect")])
         assert [e.layer for e in store.events()] == ["public", "architect"]
@@ -92,7 +101,7 @@ def test_an_existing_store_gains_the_layer_column(tmp_path: Path) -> None:
 def test_an_empty_layer_is_refused(tmp_path: Path) -> None:
     from ordinance.diagnostics import StoreError
 
-    with open_store(str(tmp_path / "s.db")) as store:
+    with open_store(str(tmp_path / "s.db"), P) as store:
         with pytest.raises(StoreError) as err:
             store.append([Event("assert", "p", ("a",), layer="")])
         assert err.value.code == "bad_layer" and store.revision() == 0

@@ -19,7 +19,7 @@ from ordinance.testing.scenario import compile_policy, load_scenario, load_steps
 from ordinance.values import parse_instant
 
 ROOT = Path(__file__).resolve().parent.parent
-NIGHT = load_scenario(ROOT / "fixtures" / "incident_prime_state_file.toml")
+NIGHT = load_scenario(ROOT / "ordinance" / "testing" / "scenarios" / "incident_prime_state_file.toml")
 POLICY = NIGHT.policy
 AT_2345 = parse_instant("2026-08-14T23:45:00Z")
 

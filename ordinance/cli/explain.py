@@ -11,10 +11,10 @@ from ..engine import evaluate, why, why_not
 from ..explain import annotator, to_dot, to_json, to_text
 from ..gate import Request, is_request_side
 from ..project import Projector
+from ..rules import check_declared, parse_facts
 from ..values import escape
+from .deadline import limits
 from .common import (
-    check_declared,
-    ground_facts,
     load_policy,
     model_options,
     now_or_clock,
@@ -46,7 +46,7 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
     """The policy, the model of the store (the layers `audience` may see)
     plus `given` at `now`, and an annotator over the same events."""
     program = load_policy(policy)
-    extra = ground_facts(given, "given fact")
+    extra = parse_facts(given, "given fact")
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if is_request_side(rel, program.relations.get(rel))]
     if asked:  # a request as the gate sees it (its scope defaults to its target)
@@ -62,7 +62,7 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
         for rel, args in extra:
             facts.setdefault(rel, set()).add(args)
         annotate = annotator(seen, store.revision(), facts)
-    return program, evaluate(program, facts, now=now_or_clock(now)), annotate
+    return program, evaluate(program, facts, now=now_or_clock(now), limits=limits()), annotate
 
 
 def _target(program: Any, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from typing import IO, Any, Iterable
+import io
+from typing import IO
 
 import click
 
-from ..diagnostics import Diagnostic, OrdinanceError, StoreError
-from ..facts import Event, import_jsonl
-from ..facts import kind_of
-from ..gate.request import is_request_side
+from ..facts import decode_text, import_jsonl, is_export, read_facts
+from ..rules import parse_facts
 from ..project import Layers, record_facts
-from ..values import to_value
-from .common import check_declared, db_option, default_author, ground_facts, load_policy, open_db, policy_option
+from .common import db_option, default_author, load_policy, open_db, policy_option
 
 __all__ = ["commands", "assert_command", "load_command"]
 
@@ -41,65 +38,21 @@ def assert_command(facts: tuple[str, ...], source: str, author: str, layer: str 
                    policy: str) -> None:
     """Append facts, written in the rule language, to the store.
 
-    Every fact is checked against the policy's declarations (relation,
-    arity, argument types) before anything is written; the batch is written
-    as one transaction. `supersedes`, `correction`, tombstone, `receipt` and
-    `observation` facts are logged under their own event kinds. Each fact
-    carries a privacy layer: an audience sees only the layers it may.
+    The store checks every fact against the policy (a declared relation,
+    its arity and argument types; never a derived relation such as
+    `permit`, never a request fact) before anything is written; the batch
+    is written as one transaction. `supersedes`, `correction`, tombstone,
+    `receipt` and `observation` facts are logged under their own event kinds.
+    Each fact carries a privacy layer: an audience sees only the layers it may.
     """
     program = load_policy(policy)
-    parsed = ground_facts(facts)
-    check_declared(program, parsed)
-    _not_request(rel for rel, _ in parsed)
+    parsed = parse_facts(facts)
     layers = Layers.of(program)
     chosen = layers.default if layer is None else layers.check(layer)
-    events = [Event(kind_of(rel), rel, args, source, author, layer=chosen) for rel, args in parsed]
-    with open_db(db, program) as store:
-        revision = store.append(events)
-    noun = "fact" if len(events) == 1 else "facts"
-    click.echo(f"asserted {len(events)} {noun}; store at revision {revision}")
-
-
-def _not_request(relations: Iterable[str]) -> None:
-    """Request facts live in the gate's overlay, never in the store."""
-    for rel in relations:
-        if is_request_side(rel):
-            raise StoreError(f"`{rel}` facts describe a request: pass them to `ordinance check`, not the store",
-                             code="request_fact")
-
-
-def _fact_events(fp: Iterable[str], program: Any, source: str, author: str) -> list[Event]:
-    """Lines `{"relation": ..., "args": [...]}` (optional `source`,
-    `author`, `layer`) as events; times may be ISO-8601 strings."""
-    layers = Layers.of(program)
-    events: list[Event] = []
-    problems: list[Diagnostic] = []
-    for lineno, line in enumerate(fp, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-            rel, args = obj["relation"], obj["args"]
-            _not_request([rel])
-            decl = program.relations.get(rel)
-            if decl is None:
-                raise ValueError(f"relation `{rel}` is not declared by the policy")
-            if not isinstance(args, list) or len(args) != decl.arity:
-                raise ValueError(f"relation `{rel}` takes {decl.arity} arguments")
-            types = decl.types or ("any",) * decl.arity
-            values = tuple(to_value(v, t) for v, t in zip(args, types))
-            layer = layers.check(str(obj["layer"])) if "layer" in obj else layers.default
-            events.append(
-                Event(kind_of(rel), rel, values, str(obj.get("source", source)), str(obj.get("author", author)),
-                      layer=layer)
-            )
-        except (ValueError, KeyError, TypeError, AttributeError, StoreError, OrdinanceError) as err:
-            what = (f"missing field {err}" if isinstance(err, KeyError)
-                    else err.diagnostics[0].message if isinstance(err, OrdinanceError) else str(err))
-            problems.append(Diagnostic("bad_jsonl", f"line {lineno}: {what}".replace("\n", " ")))
-    if problems:
-        raise StoreError(problems)
-    return events
+    with open_db(db, program, create=True) as store:
+        revision = store.assert_facts(parsed, source=source, author=author, layer=chosen)
+    noun = "fact" if len(parsed) == 1 else "facts"
+    click.echo(f"asserted {len(parsed)} {noun}; store at revision {revision}")
 
 
 @click.command(
@@ -112,50 +65,44 @@ Examples:
   ordinance load prime-records.md      # Markdown records: their facts
 """,
 )
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.File("rb"))
 @click.option("--source", default="load", show_default=True, help="Source recorded on facts that name none.")
 @click.option("--author", default=default_author, show_default="your login name",
               help="Author recorded on facts that name none.")
 @db_option
 @policy_option
-def load_command(file: IO[str], source: str, author: str, db: str, policy: str) -> None:
+def load_command(file: IO[bytes], source: str, author: str, db: str, policy: str) -> None:
     """Append JSON Lines to the store (FILE, or - for stdin).
 
     Each line is either a fact, `{"relation": "grant", "args": ["alice",
     "deploy", 1]}` (optional "source", "author" and "layer"; times as
-    ISO-8601 strings), or an event exported from a store (it has a "seq"), which is
-    imported unchanged and must continue the log. A file of Markdown
-    records (`ordinance records`) loads the facts of its `jsonl` blocks.
-    The whole file is validated against the policy first and written in
-    one transaction.
+    ISO-8601 strings), or an event exported from a store (it has a "seq"),
+    which is imported unchanged and must continue the log. A file of
+    Markdown records (`ordinance records`) loads the facts of its `jsonl`
+    blocks. The whole file is validated against the policy first and written
+    in one transaction.
     """
     program = load_policy(policy)
-    lines = file.readlines()
+    name = str(getattr(file, "name", None) or "<stdin>")
+    name = "<stdin>" if name in ("-", "<stdin>") else name
+    lines = decode_text(file.read(), name).splitlines(keepends=True)
+    if lines and lines[0].rstrip("\r\n") == "---":  # Markdown records: their fact blocks
+        lines = [line + "\n" for line in record_facts("".join(lines))]
     first = next((line for line in lines if line.strip()), None)
     if first is None:
         click.echo("nothing to load")
         return
-    if first.rstrip("\n") == "---":  # Markdown records (`ordinance records`): their fact blocks
-        lines = [line + "\n" for line in record_facts("".join(lines))]
-        first = lines[0] if lines else "{}"
-    exported = _is_export(first)
-    with open_db(db, program) as store:
-        before = store.revision()
-        if exported:
-            import io
-
+    with open_db(db, program, create=True) as store:
+        if is_export(first):  # a batch is gapless: what it wrote is its own line count
             revision = import_jsonl(store, io.StringIO("".join(lines)))
+            count = sum(1 for line in lines if line.strip())
         else:
-            revision = store.append(_fact_events(iter(lines), program, source, author))
-    click.echo(f"loaded {revision - before} events; store at revision {revision}")
-
-
-def _is_export(line: str) -> bool:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError:
-        return False
-    return isinstance(obj, dict) and "seq" in obj
+            layers = Layers.of(program)
+            events = read_facts(lines, store.schema, source, author, name=name, layer=layers.default)
+            for event in events:
+                layers.check(event.layer)
+            revision, count = store.append(events), len(events)
+    click.echo(f"loaded {count} events; store at revision {revision}")
 
 
 commands = (assert_command, load_command)

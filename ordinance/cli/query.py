@@ -8,8 +8,9 @@ import click
 from ..diagnostics import OrdinanceError
 from ..engine import evaluate
 from ..project import Projector
+from ..rules import check_declared
+from .deadline import limits
 from .common import (
-    check_declared,
     json_option,
     load_policy,
     model_options,
@@ -90,7 +91,7 @@ def command(pattern: str, as_json: bool, audience: str | None, now: int | None, 
     at = now_or_clock(now)
     with open_db(db, program) as store:
         facts = store.facts() if audience is None else Projector(program, store).sources(audience).facts
-        model = evaluate(program, facts, now=at)
+        model = evaluate(program, facts, now=at, limits=limits())
     rows = answers(model, relation, args)
     types = {v: (decl.types[i] if decl.types else None) for i, (k, v) in enumerate(args) if k == "var"}
     columns = list(types)

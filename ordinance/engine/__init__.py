@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping
 
 from ..rules.checked import CheckedProgram
 from .evaluate import Prepared, load_relations, prepare, run_stratum
-from .limits import Budget, Limits
+from .limits import GATE_DEADLINE_S, Budget, Limits
 from .model import Model, Note
 from .provenance import Failure, ProofNode, WhyNot, why, why_not
 
@@ -23,6 +23,7 @@ __all__ = [
     "prepare",
     "Prepared",
     "Limits",
+    "GATE_DEADLINE_S",
     "Model",
     "Note",
     "ProofNode",
