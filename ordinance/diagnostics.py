@@ -40,6 +40,7 @@ __all__ = [
     "StoreError",
     "StaleEpochError",
     "GateError",
+    "ProjectionError",
 ]
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +201,12 @@ class GateError(OrdinanceError):
     default_code = "gate"
 
 
+class ProjectionError(OrdinanceError):
+    """A projection could not be rendered (unknown projection or audience, a cap too small)."""
+
+    default_code = "projection"
+
+
 # code -> (phase, meaning). Every code a diagnostic or error carries is here.
 CODES: dict[str, tuple[str, str]] = {
     # the language (lint, load)
@@ -262,8 +269,19 @@ CODES: dict[str, tuple[str, str]] = {
     "integer_range": ("value", "an integer outside signed 64 bits"),
     "epoch_range": ("value", "an epoch outside 0 .. 2^63 - 1"),
     "time_range": ("value", "a time outside years 1 .. 9999 that is not `forever`"),
+    "bad_layer": ("store", "an event whose privacy layer is not a non-empty string"),
     # the gate
     "gate": ("gate", "the gate was used wrongly (a bad request)"),
+    # projections (ordinance.project)
+    "projection": ("project", "a projection could not be rendered"),
+    "unknown_projection": ("project", "the policy declares no such projection"),
+    "unknown_section": ("project", "a line in a section its projection does not declare"),
+    "bad_cap": ("project", "a byte cap too small for the projection's heading"),
+    "bad_bound": ("project", "a byte bound too small for the rehydration bundle"),
+    "bad_layers": ("project", "the policy's layers are inconsistent (several default layers)"),
+    "unknown_layer": ("project", "a layer the policy does not declare"),
+    "unknown_audience": ("project", "an audience the policy does not declare"),
+    "bad_records": ("project", "a file of Markdown records that cannot be read"),
     # the server, its clients and hooks
     "bad_request": ("serve", "a request body of the wrong shape"),
     "bad_json": ("serve", "a body that is not JSON"),

@@ -9,6 +9,7 @@ import click
 from ..engine import Model, ProofNode, WhyNot, evaluate, parse_pattern, why, why_not
 from ..explain import Annotate, annotator, to_dot, to_json, to_text
 from ..gate import Request, is_request_side
+from ..project import Projector
 from ..rules.checked import CheckedProgram
 from ..rules import check_declared, parse_facts
 from ..values import escape
@@ -20,6 +21,7 @@ from .common import (
     open_db,
     print_json,
 )
+from .state import audience_option
 
 __all__ = ["commands", "why_command", "why_not_command"]
 
@@ -31,14 +33,17 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="A fact added for this question only, e.g. a request (repeatable)."),
         click.option("--json", "fmt", flag_value="json", help="Print the tree as JSON."),
         click.option("--dot", "fmt", flag_value="dot", help="Print the tree as a Graphviz DOT graph."),
+        audience_option,
         model_options,
     ):
         f = option(f)
     return f
 
 
-def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tuple[CheckedProgram, Model, Annotate]:
-    """The policy, the model of the store plus `given` at `now`, and an annotator."""
+def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
+           audience: str | None = None) -> tuple[CheckedProgram, Model, Annotate]:
+    """The policy, the model of the store (the layers `audience` may see)
+    plus `given` at `now`, and an annotator over the same events."""
     program = load_policy(policy)
     extra = parse_facts(given, "given fact")
     check_declared(program, extra)
@@ -47,10 +52,15 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tup
         overlay = Request.from_facts(asked).facts()
         extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay.items() for t in ts]
     with open_db(db, program) as store:
-        facts = store.facts()
+        seen: Any = store  # with an audience: only the events of the layers it sees
+        if audience is None:
+            facts = store.facts()
+        else:
+            seen = Projector(program, store).sources(audience)
+            facts = {r: set(ts) for r, ts in seen.facts.items()}
         for rel, args in extra:
             facts.setdefault(rel, set()).add(args)
-        annotate = annotator(store, store.revision(), facts)
+        annotate = annotator(seen, store.revision(), facts)
     return program, evaluate(program, facts, now=now_or_clock(now), limits=limits()), annotate
 
 
@@ -76,17 +86,19 @@ Examples:
   ordinance why 'forbid("a1", "stale-epoch", "job")' \\
                 --given 'request("a1", "write", "job", "alice", 1).' --now 2026-08-14T23:00:00Z
   ordinance why 'current("c2")' --dot | dot -Tsvg > proof.svg
+  ordinance why 'current("c2")' --audience public
 """,
 )
 @_options
-def why_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int | None, db: str, policy: str) -> None:
+def why_command(fact: str, given: tuple[str, ...], fmt: str | None, audience: str | None, now: int | None,
+                db: str, policy: str) -> None:
     """Show why FACT holds: the proof tree of rules and stored facts.
 
     Each rule node shows the rule and its bindings; each stored fact shows
     the revision, author and source that put it there. Exits 1 if FACT does
     not hold (then try `ordinance why-not`).
     """
-    program, model, annotate = _model(policy, db, now, given)
+    program, model, annotate = _model(policy, db, now, given, audience)
     relation, t = _target(program, fact, partial=False)
     proof = why(model, relation, t)
     if proof is None:
@@ -105,13 +117,14 @@ Examples:
 """,
 )
 @_options
-def why_not_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int | None, db: str, policy: str) -> None:
+def why_not_command(fact: str, given: tuple[str, ...], fmt: str | None, audience: str | None, now: int | None,
+                    db: str, policy: str) -> None:
     """Show why FACT does not hold: for each rule that could derive it, the
     first condition that failed and the facts that would make it hold.
 
     FACT may leave arguments open with `_`. Exits 1 if FACT holds.
     """
-    program, model, annotate = _model(policy, db, now, given)
+    program, model, annotate = _model(policy, db, now, given, audience)
     relation, t = _target(program, fact, partial=True)
     answer = why_not(model, relation, t)
     _show(answer, fmt, annotate, program)

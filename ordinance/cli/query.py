@@ -6,6 +6,7 @@ import click
 
 from ..engine import answers, evaluate, parse_pattern
 from ..values import json_value, show_value
+from ..project import Projector
 from .deadline import limits
 from .common import (
     json_option,
@@ -17,6 +18,7 @@ from .common import (
     print_json,
     print_table,
 )
+from .state import audience_option
 
 __all__ = ["command"]
 
@@ -28,24 +30,29 @@ Examples:
   ordinance query 'current(C)'
   ordinance query 'status("svc", A, S)' --now 2026-08-14T23:00:00Z
   ordinance query 'forbid(A, Code, D)' --json
+  ordinance query 'current(C)' --audience public
 """,
 )
 @click.argument("pattern")
 @json_option
+@audience_option
 @model_options
-def command(pattern: str, as_json: bool, now: int | None, db: str, policy: str) -> None:
+def command(pattern: str, as_json: bool, audience: str | None, now: int | None, db: str, policy: str) -> None:
     """Answer a pattern over the store's facts and the policy's rules.
 
     PATTERN is one atom; its variables (capitalised names) become the
     columns of the answer, `_` matches anything. A pattern without
-    variables answers yes or no. Exits 1 when there is no answer.
+    variables answers yes or no. Exits 1 when there is no answer. With
+    --audience, only the facts of the layers that audience may see are
+    evaluated.
     """
     program = load_policy(policy)
     asked = parse_pattern(pattern, program)
     declared = program.relation_types(asked.relation)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        model = evaluate(program, store.facts(), now=at, limits=limits())
+        facts = store.facts() if audience is None else Projector(program, store).sources(audience).facts
+        model = evaluate(program, facts, now=at, limits=limits())
     rows = answers(model, asked)
     types = {v: (declared[i] if declared else None) for i, (k, v) in enumerate(asked.args) if k == "var"}
     columns = list(types)

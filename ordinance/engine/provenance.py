@@ -103,10 +103,23 @@ Failures = tuple[Failure, ...]
 # ---------------------------------------------------------------- interpreter
 
 
+# source-order plans per prepared program, shared by every proof of it
+_PLANS: dict[int, tuple[Any, dict[int, JoinPlan]]] = {}
+
+
+def _plans(prepared: Any) -> dict[int, JoinPlan]:
+    hit = _PLANS.get(id(prepared))
+    if hit is None or hit[0] is not prepared:
+        if len(_PLANS) >= 64:
+            _PLANS.pop(next(iter(_PLANS)))
+        hit = _PLANS[id(prepared)] = (prepared, {})
+    return hit[1]
+
+
 class _Interp:
     def __init__(self, model: Model):
         self.model = model
-        self.plans: dict[int, JoinPlan] = {}
+        self.plans: dict[int, JoinPlan] = _plans(model.prepared)
 
     def plan(self, rid: int) -> JoinPlan:
         plan = self.plans.get(rid)
