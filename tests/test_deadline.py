@@ -50,7 +50,7 @@ def test_check_denies_a_diverging_request_within_its_deadline(tmp_path: Path,
     assert runner.invoke(cli, ["assert", 'grant("alice", "prod", 1).']).exit_code == 0
     result = runner.invoke(cli, ["check", COUNT, "--json", "--deadline", "0.5"])
     assert result.exit_code == 2, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["allowed"] is False
     assert [r["code"] for r in data["reasons"]] == ["limit_exceeded"]
     monkeypatch.setenv("ORDINANCE_DEADLINE", "0.5")  # the same from the environment
