@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ..rules.checked import CheckedProgram
-from .evaluate import Prepared, load_relations, prepare, run_stratum
+from .evaluate import load_relations, run_stratum
 from .explain import to_dot, to_json, to_text
+from .incremental import extend, overlay, renumber, retract, warm
 from .limits import Budget, Limits
 from .model import Model, Note
+from .prepare import Prepared, prepare
 from .provenance import Failure, ProofNode, WhyNot, why, why_not
 
 __all__ = [
@@ -29,6 +31,11 @@ __all__ = [
     "Failure",
     "why",
     "why_not",
+    "extend",
+    "overlay",
+    "retract",
+    "renumber",
+    "warm",
     "to_json",
     "to_text",
     "to_dot",

@@ -29,21 +29,26 @@ from .limits import Budget, Limits
 from .model import Facts, Model
 from .relation import Layer, Rel
 
-__all__ = ["extend", "overlay", "retract", "renumber", "warm"]
+__all__ = ["extend", "overlay", "retract", "recompute", "renumber", "warm"]
 
 
-def extend(model: Model, facts: Facts, limits: Limits | None = None) -> None:
+def extend(model: Model, facts: Facts, limits: Limits | None = None) -> set[str]:
+    """Add facts in place and derive their consequences; returns the
+    relations that changed."""
     changed: dict[str, set[Any]] = {}
     for name, rows in facts.items():
         tuples = _tuples(model, name, rows)
         fresh = _writable(model, name, tuples).add_facts(tuples)
         if fresh:
             changed[name] = fresh
-    _propagate(model, changed, set(), Budget(limits))
+    return _propagate(model, changed, set(), Budget(limits or model.limits))
 
 
-def overlay(model: Model, facts: Facts, limits: Limits | None = None) -> Model:
-    scratch = Model(model.prepared, dict(model.rels), model.now, model.limits)
+def overlay(model: Model, facts: Facts, limits: Limits | None = None, now: int | None = None) -> Model:
+    """A scratch model: `model` plus `facts`, evaluated at `now` (default the
+    model's). A different `now` is only right where `model` is also the
+    model at that `now` (clock.py: `Horizon.holds`)."""
+    scratch = Model(model.prepared, dict(model.rels), model.now if now is None else now, model.limits)
     scratch.rounds = dict(model.rounds)
     scratch.inexact = set(model.inexact)
     scratch.base = model
@@ -51,7 +56,8 @@ def overlay(model: Model, facts: Facts, limits: Limits | None = None) -> Model:
     return scratch
 
 
-def retract(model: Model, facts: Facts, limits: Limits | None = None) -> None:
+def retract(model: Model, facts: Facts, limits: Limits | None = None) -> set[str]:
+    """Remove given facts in place; returns the relations that changed."""
     if model.base is not None:
         raise EvaluationError([Diagnostic("unsupported", "cannot retract facts from an overlay")])
     reset: set[str] = set()
@@ -63,7 +69,15 @@ def retract(model: Model, facts: Facts, limits: Limits | None = None) -> None:
         rel.edb -= gone
         rel.indexes = {}
         reset.add(name)
-    _propagate(model, {}, reset, Budget(limits))
+    return _propagate(model, {}, reset, Budget(limits or model.limits))
+
+
+def recompute(model: Model, relations: AbstractSet[str], limits: Limits | None = None) -> set[str]:
+    """Recompute, in place, the strata holding `relations` and what depends on
+    them (after a move of the clock); returns the relations that changed."""
+    if not relations:
+        return set()
+    return _propagate(model, {}, set(relations), Budget(limits or model.limits))
 
 
 def _tuples(model: Model, name: str, rows: Any) -> set[Any]:
@@ -94,7 +108,10 @@ def _shared(model: Model, name: str) -> bool:
     return base is not None and base.rels.get(name) is model.rels[name]
 
 
-def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budget: Budget) -> None:
+def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budget: Budget) -> set[str]:
+    """Bring the strata reading `changed` (grown) or `reset` relations up to
+    date; returns every relation that changed."""
+    touched = set(changed) | reset
     rels, strata, readers = model.rels, model.prepared.strata, model.prepared.readers
     todo: list[int] = []  # a heap of the strata that read a changed relation
     queued: set[int] = set()
@@ -109,6 +126,7 @@ def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budg
     mark(changed)
     mark(reset)
     while todo:
+        touched |= changed.keys() | reset
         st = strata[heappop(todo)]
         own = st.relations
         if not st.negative.isdisjoint(changed) or reset and (
@@ -152,9 +170,10 @@ def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budg
                 if new:
                     changed[r] = changed[r] | new if r in changed else new
                     mark((r,))
+    return touched | changed.keys() | reset
 
 
-def renumber(model: Model, upto: int) -> None:
+def renumber(model: Model, upto: int | None = None) -> None:
     """Recompute the notes of the seed-grown recursive strata up to `upto`.
 
     A seed run numbers its rounds after the stratum's last one, and an old
@@ -162,6 +181,7 @@ def renumber(model: Model, upto: int) -> None:
     proofs would depend on the order facts arrived in. Re-running the stratum
     beside the model restores minimal heights; its tuples do not change.
     Costs what the stratum holds, once, and only when a proof needs it."""
+    upto = len(model.prepared.strata) if upto is None else upto
     for i in sorted(s for s in model.inexact if s <= upto):
         st = model.prepared.strata[i]
         scratch = Model(model.prepared, dict(model.rels), model.now, model.limits)

@@ -28,6 +28,7 @@ from typing import Any, Iterator
 
 from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Now, Term, Var
 from .codegen import c_div, c_mod
+from .incremental import renumber
 from .model import Model
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule
 from .text import term_text, value_text
@@ -273,7 +274,7 @@ def why(model: Model, relation: str, t: tuple[Any, ...]) -> ProofNode | None:
     if model.note(relation, t) is None:
         return None
     if model.inexact:
-        model.renumber(model.prepared.stratum_index.get(relation, -1))
+        renumber(model, model.prepared.stratum_index.get(relation, -1))
     return _prove(_Interp(model), relation, tuple(t), {})
 
 

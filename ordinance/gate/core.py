@@ -1,10 +1,14 @@
 """The gate: a request passes iff some permit holds and no forbid does.
 
-The gate keeps one warm model per (store revision, `now`) and checks each
-request in a scratch overlay of it (`model.overlay(request facts)`), so a
-check costs work proportional to the request. Revisions that add only log
-events (decisions) keep the model warm; new facts extend it in place; a
-purge rebuilds it. Proofs are built when first asked for. Any exception while evaluating
+The gate keeps one warm model per store revision and checks each request in
+a scratch overlay of it (`overlay(model, request facts, now=now)`), so a
+check costs work proportional to the request. The warm model serves every
+`now` within its horizon (engine/clock.py: no `$now` comparison of the
+model can decide differently there); a `now` beyond it moves the model in
+place, recomputing only the strata whose comparisons the move crossed.
+Revisions that add only log events (decisions) keep the model warm; new
+facts extend it in place; a purge rebuilds it. Proofs are built when first
+asked for. Any exception while evaluating
 denies, with the error as data: the gate never silently allows, and never
 raises for a policy outcome.
 """
@@ -16,7 +20,8 @@ from functools import partial
 from typing import Any, Callable, Mapping, TypeVar
 
 from ..diagnostics import GateError
-from ..engine import evaluate, why, why_not
+from ..engine import evaluate, extend, overlay, warm, why, why_not
+from ..engine.clock import advance, clockwork, horizon, refresh
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
 from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
@@ -26,7 +31,7 @@ from .request import Request
 __all__ = ["Gate"]
 
 T = TypeVar("T")
-_WARM = 4  # warm models kept (one per revision and `now`)
+_WARM = 4  # warm models kept (one per revision)
 # the relations a request's facts can fill: what overlays add to a warm model
 _REQUEST_RELATIONS = tuple(
     Request("_", "_", "_", "_", 0, uses=("_",), needs=(("_", "_", "_"),), routes=("_",),
@@ -49,7 +54,7 @@ class Gate:
         self.policy = policy
         self.store = store
         self.limits = limits
-        self._warm: OrderedDict[tuple[int, int], Any] = OrderedDict()
+        self._warm: OrderedDict[int, Any] = OrderedDict()
         self._fact_revision = -1  # newest revision whose facts the cache reflects
         self._seen_revision = -1  # newest revision known to have those same facts
         self._generation = 0  # bumped whenever a warm model changes in place
@@ -83,26 +88,38 @@ class Gate:
 
     def _extend(self, added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
         self._generation += 1
-        fresh: OrderedDict[tuple[int, int], Any] = OrderedDict()
-        for (r, now), model in self._warm.items():
+        fresh: OrderedDict[int, Any] = OrderedDict()
+        for r, model in self._warm.items():
             if r == self._fact_revision:
-                model.extend(added)
-                model.warm(_REQUEST_RELATIONS)  # a recomputed stratum drops its indexes
-                fresh[(rev, now)] = model
+                refresh(model, extend(model, added))
+                warm(model, _REQUEST_RELATIONS)  # a recomputed stratum drops its indexes
+                fresh[rev] = model
         self._warm = fresh
         self._fact_revision = rev
 
     def model(self, revision: int, now: int) -> Any:
-        """The warm model of the store at `revision`, evaluated at `now`."""
+        """The warm model of the store at `revision`, moved to `now` if its
+        horizon does not reach it (the overlay evaluates at `now` either way)."""
         if revision > self._seen_revision:
             self._current_revision()
         same = self._fact_revision <= revision <= self._seen_revision
-        key = (self._fact_revision if same else revision, now)
+        key = self._fact_revision if same else revision
         model = self._warm.get(key)
+        if model is not None and not horizon(model).holds(now):
+            self._generation += 1  # lazy proofs of earlier decisions rebuild their overlay
+            try:
+                if not clockwork(model.prepared).fixed:
+                    raise LookupError("program facts mention `$now`")
+                advance(model, now)
+                warm(model, _REQUEST_RELATIONS)
+            except Exception:  # a half-moved model is never reused
+                del self._warm[key]
+                model = None
         if model is None:
             facts = self.store.facts(revision)
             model = evaluate(self.policy, facts, now=now, limits=self.limits)
-            model.warm(_REQUEST_RELATIONS)  # the first checks are as fast as later ones
+            warm(model, _REQUEST_RELATIONS)  # the first checks are as fast as later ones
+            horizon(model)
             self._warm[key] = model
             while len(self._warm) > _WARM:
                 self._warm.popitem(last=False)
@@ -111,9 +128,9 @@ class Gate:
         return model
 
     def overlay(self, request: Request, now: int, revision: int | None = None) -> Any:
-        """A scratch model: the warm model plus the request's facts."""
+        """A scratch model: the warm model plus the request's facts, at `now`."""
         rev = self._current_revision() if revision is None else revision
-        return self.model(rev, now).overlay(request.facts())
+        return overlay(self.model(rev, now), request.facts(), now=now)
 
     # ---------------------------------------------------------------- deciding
 
