@@ -164,7 +164,7 @@ def test_filters_watch_and_values_move():
                      {"lease": [("w", 100), ("v", 200)]}, now=0)
     h = horizon(model)
     assert h.holds(99) and not h.holds(100) and h.holds(-10**9)
-    assert h.crossed(150) == {0}
+    assert h.crossed(150) == {0: {(100,)}}  # the rule, with the filter binding that flips
     advance(model, 150)
     assert set(model.tuples("live")) == {("v",)}
     assert horizon(model).holds(199) and not horizon(model).holds(99)

@@ -14,10 +14,12 @@ instants at which a filter may flip. If no instant of any rule lies between
 at `t` would repeat the evaluation at `now` step for step: same tuples, same
 proof notes. The model then holds at `t` as it is (`Horizon.holds`).
 
-Otherwise `advance` moves the model in place: the strata of the rules whose
-instants were crossed are recomputed and the change flows up through
-incremental maintenance (incremental.py); then only the watches whose
-relaxed body reads a changed relation are evaluated again. A rule that uses
+Otherwise `advance` moves the model in place: for each rule whose instants
+were crossed, the instances with the crossed filter bindings are re-decided
+(those that no longer hold are deleted unless rederived, those that now hold
+are added: incremental.py), the change flows up through incremental
+maintenance, and only the watches whose relaxed body reads a changed
+relation are evaluated again. A rule that uses
 `$now` any other way (as a value in its head, an atom, an assignment or an
 aggregate, or non-linearly) is *moving*: its stratum is recomputed on every
 move. Program facts that mention `$now` make the whole model moving
@@ -88,6 +90,7 @@ class Horizon:
     now: int
     instants: dict[int, list[Instant]]
     moving: frozenset[int]  # moving rules, and watched rules whose instants are unknown
+    at: dict[int, dict[Instant, list[tuple[Any, ...]]]]  # rule id -> instant -> filter bindings
     lo: Instant
     hi: Instant
 
@@ -95,16 +98,18 @@ class Horizon:
         """Whether the model at `now` is also the model at `t`."""
         return t == self.now or (self.lo < t < self.hi and not self.moving)
 
-    def crossed(self, t: int) -> set[int]:
-        """The rules whose filters may decide differently at `t` than at `now`."""
+    def crossed(self, t: int) -> dict[int, set[tuple[Any, ...]] | None]:
+        """The rules whose filters may decide differently at `t` than at
+        `now`, with the bindings concerned (None: any, for moving rules)."""
         if t == self.now:
-            return set()
+            return {}
         a, b = (self.now, t) if self.now < t else (t, self.now)
-        out = set(self.moving)
+        out: dict[int, set[tuple[Any, ...]] | None] = {rid: None for rid in self.moving if rid >= 0}
         for rid, xs in self.instants.items():
-            i = bisect_left(xs, a)
-            if i < len(xs) and xs[i] <= b:
-                out.add(rid)
+            i, j = bisect_left(xs, a), bisect_right(xs, b)
+            if i < j:
+                at = self.at[rid]
+                out[rid] = {binding for x in xs[i:j] for binding in at[x]}
         return out
 
 
@@ -178,19 +183,22 @@ def horizon(model: Model, keep: Horizon | None = None, touched: Iterable[str] = 
     work = clockwork(model.prepared)
     changed = set(touched)
     instants: dict[int, list[Instant]] = {}
+    at: dict[int, dict[Instant, list[tuple[Any, ...]]]] = {}
     unknown: set[int] = set(work.moving)
     for watch in work.watches:
         if keep is not None and watch.reads.isdisjoint(changed) and watch.rule not in keep.moving:
             if watch.rule in keep.instants:
                 instants[watch.rule] = keep.instants[watch.rule]
+                at[watch.rule] = keep.at[watch.rule]
             continue
         try:
-            xs = _instants(watch, work.run(watch, model))
+            found_at = _instants(watch, work.run(watch, model))
         except (TypeError, ZeroDivisionError, ArithmeticError):
             unknown.add(watch.rule)  # the evaluation fails or compares symbols: no reuse
             continue
-        if xs:
-            instants[watch.rule] = xs
+        if found_at:
+            instants[watch.rule] = sorted(found_at)
+            at[watch.rule] = found_at
     if not work.fixed:
         unknown.add(-1)
     lo: Instant = float("-inf")
@@ -203,7 +211,7 @@ def horizon(model: Model, keep: Horizon | None = None, touched: Iterable[str] = 
         j = bisect_left(xs, now)  # xs[j:] >= now
         if j < len(xs):
             hi = min(hi, xs[j])
-    found = model.horizon = Horizon(now, instants, frozenset(unknown), lo, hi)
+    found = model.horizon = Horizon(now, instants, frozenset(unknown), at, lo, hi)
     return found
 
 
@@ -223,9 +231,11 @@ def advance(model: Model, t: int, limits: Limits | None = None) -> set[str]:
         return set()
     if not clockwork(model.prepared).fixed:
         raise ValueError("program facts mention `$now`: evaluate anew at the new `now`")
-    rules = old.crossed(t)
-    model.now = t
-    touched = recompute(model, {model.prepared.heads[r] for r in rules}, limits)
+    crossed = old.crossed(t)
+    before, model.now = model.now, t
+    heads = model.prepared.heads
+    touched = recompute(model, {heads[r] for r, b in crossed.items() if b is None}, limits,
+                        {r: b for r, b in crossed.items() if b is not None}, before)
     horizon(model, old, touched)
     return touched
 
@@ -233,9 +243,10 @@ def advance(model: Model, t: int, limits: Limits | None = None) -> set[str]:
 # ---------------------------------------------------------------- instants
 
 
-def _instants(watch: Watch, bindings: set[tuple[Any, ...]]) -> list[Instant]:
-    """Where any filter of `watch` may flip, over `bindings`, sorted."""
-    out: set[Instant] = set()
+def _instants(watch: Watch, bindings: set[tuple[Any, ...]]) -> dict[Instant, list[tuple[Any, ...]]]:
+    """Where any filter of `watch` may flip, over `bindings`: instant -> the
+    bindings that may flip there."""
+    out: dict[Instant, list[tuple[Any, ...]]] = {}
     for b in bindings:
         env = dict(zip(watch.names, b))
         for f in watch.filters:
@@ -244,12 +255,14 @@ def _instants(watch: Watch, bindings: set[tuple[Any, ...]]) -> list[Instant]:
             slope = d1 - d0
             if slope == 0:
                 continue
+            x: Instant
             if isinstance(d0, int) and isinstance(slope, int):
                 q, r = divmod(-d0, slope)
-                out.add(q if r == 0 else Fraction(-d0, slope))
+                x = q if r == 0 else Fraction(-d0, slope)
             else:
-                out.add(-d0 / slope)
-    return sorted(out)
+                x = -d0 / slope
+            out.setdefault(x, []).append(b)
+    return out
 
 
 def _value(term: Term, env: dict[str, Any], now: int) -> Any:

@@ -54,6 +54,7 @@ class Prepared:
     aggregates: dict[int, Compiled] = field(default_factory=dict)
     runs: dict[tuple[int, str], "Round | None"] = field(default_factory=dict)
     clock: Any = None  # clock.Clockwork, computed when first asked for
+    bound: dict[tuple[int, str], Compiled] = field(default_factory=dict)  # rules with the head bound (incremental.py)
 
     def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
         compiled = self.plans.get((rule_id, delta))
