@@ -24,8 +24,8 @@ from pathlib import Path
 from ordinance.facts import Event, open_store, schema_of
 from ordinance.gate import Gate, Request
 from ordinance.rules import compile_text
-from ordinance.scenario import kind_of
-from ordinance.timepoints import FOREVER, parse_instant
+from ordinance.facts import kind_of
+from ordinance.values import FOREVER, parse_instant
 
 NOW = parse_instant("2026-08-14T23:00:00Z")
 

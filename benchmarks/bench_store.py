@@ -26,7 +26,7 @@ import psycopg  # noqa: E402
 from pgserver import PgServer  # noqa: E402
 
 from ordinance.facts import Event, Store, open_store  # noqa: E402
-from ordinance.timepoints import FOREVER  # noqa: E402
+from ordinance.values import FOREVER  # noqa: E402
 
 TARGET = 100_000
 SCHEMA = {

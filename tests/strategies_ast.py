@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ordinance.rules import ast
-from ordinance.timepoints import FOREVER
+from ordinance.values import FOREVER
 
 RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"}
 

@@ -26,7 +26,7 @@ from ordinance.fuzz import Advance, Ask, Fact
 from ordinance.fuzz import strategies as fuzz
 from ordinance.gate import Gate
 from ordinance.rules import compile_text
-from ordinance.scenario import kind_of
+from ordinance.facts import kind_of
 
 EDB = {"e1": 2, "e2": 2, "e3": 1}
 VARS = ("A", "B", "C")

@@ -1,11 +1,11 @@
-"""The datalog-conformance core corpus through `ordinance.conformance.Evaluator`."""
+"""The datalog-conformance core corpus through `conformance_adapter.Evaluator`."""
 
 from __future__ import annotations
 
 import pytest
 from datalog_conformance import DatalogEvaluator, YamlTestRunner, discover_yaml_tests, get_tests_dir
 
-from ordinance.conformance import Evaluator
+from conformance_adapter import Evaluator
 
 CORE = ("basic", "recursion", "negation", "errors")
 CASES = [case for d in CORE for _, case in discover_yaml_tests(get_tests_dir() / d)]

@@ -8,7 +8,7 @@ import pytest
 
 from ordinance.facts import open_store
 from ordinance.gate import Gate
-from ordinance.scenario import load_scenario, run_scenario
+from ordinance.testing.scenario import load_scenario, run_scenario
 
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").glob("*.toml"))
 

@@ -13,8 +13,8 @@ from ordinance.facts import Event, schema_of, validate
 from ordinance.fuzz import Ask, Fact, Harness, History, load_history, replay, report, save, search
 from ordinance.fuzz import strategies
 from ordinance.gate import Request
-from ordinance.scenario import load_scenario, run_scenario
-from ordinance.timepoints import FOREVER
+from ordinance.testing.scenario import load_scenario, run_scenario
+from ordinance.values import FOREVER
 
 # `current` forgets to exclude superseded claims: the planted bug
 BUGGY = """\

@@ -9,11 +9,11 @@ from typing import Any, Iterator
 import pytest
 
 from ordinance.diagnostics import GateError
-from ordinance.explain_render import annotator, explain_dot, explain_json, explain_text
+from ordinance.explain import annotator, explain_dot, explain_json, explain_text
 from ordinance.facts import Store, open_store, schema_of
 from ordinance.gate import Decision, Gate, Request
 from ordinance.rules import compile_text
-from ordinance.timepoints import parse_instant
+from ordinance.values import parse_instant
 
 POLICY = compile_text('.include "continuity"\n')
 T = parse_instant("2026-08-14T23:00:00Z")

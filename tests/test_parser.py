@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ordinance.diagnostics import ParseError, Span
 from ordinance.rules import ast, parse, parser
 from ordinance.rules.parser import MAX_ERRORS, MAX_TERM_DEPTH
-from ordinance.timepoints import FOREVER, parse_instant
+from ordinance.values import FOREVER, parse_instant
 
 from corpus_rules import core_rules
 
@@ -257,7 +257,7 @@ def spans(node: object) -> list[object]:
         return [s for child in node for s in spans(child)]
     if not hasattr(node, "__slots__"):
         return []
-    found: list[object] = [getattr(node, "span")] if hasattr(node, "span") else []
+    found: list[object] = [node.span] if hasattr(node, "span") else []
     return found + [s for f in node.__slots__ if f != "span" for s in spans(getattr(node, f))]
 
 

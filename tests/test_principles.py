@@ -19,8 +19,8 @@ from ordinance.engine import evaluate
 from ordinance.facts import Event, open_store, schema_of
 from ordinance.gate import Gate, Request
 from ordinance.rules import compile_text
-from ordinance.scenario import kind_of
-from ordinance.timepoints import FOREVER, parse_instant
+from ordinance.facts import kind_of
+from ordinance.values import FOREVER, parse_instant
 
 POLICY = compile_text('.include "continuity"\n')
 BASE = parse_instant("2026-08-14T12:00:00Z")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 
 from ordinance.rules import ast, format_atom, format_program, format_rule, format_term, parse
-from ordinance.timepoints import FOREVER
+from ordinance.values import FOREVER
 
 from corpus_rules import core_rules
 from strategies_ast import programs, terms

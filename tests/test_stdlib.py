@@ -11,7 +11,7 @@ import pytest
 from ordinance.engine import evaluate
 from ordinance.rules.ast import Atom, Const, Rule, TestBlock
 from ordinance.rules.parser import parse
-from ordinance.scenario import broken_invariants, compile_policy
+from ordinance.testing.scenario import broken_invariants, compile_policy
 
 POLICY = compile_policy('.include "continuity"\n')
 STDLIB = files("ordinance.rules") / "stdlib"

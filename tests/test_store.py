@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ordinance.diagnostics import StaleEpochError, StoreError
 from ordinance.facts import Event, Store, open_store, replay, schema_of
-from ordinance.timepoints import FOREVER
+from ordinance.values import FOREVER
 
 SCHEMA = {
     "claim": ("symbol", "symbol", "symbol", "symbol"),

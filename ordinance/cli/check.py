@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from ..explain_render import annotator, explain_json, explain_text
+from ..explain import annotator, explain_json, explain_text
 from ..gate import Decision, Gate, Request
-from ..timepoints import format_instant
+from ..values import format_instant
 from .common import (
     check_declared,
     ground_facts,

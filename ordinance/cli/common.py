@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, TypeVar
 import click
 
 from ..diagnostics import OrdinanceError
-from ..timepoints import format_duration, format_instant, parse_instant
+from ..values import format_duration, format_instant, parse_instant
 
 __all__ = [
     "DB_ENV",

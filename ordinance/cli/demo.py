@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 
 from ..diagnostics import OrdinanceError
-from ..explain_render import annotator, explain_text
+from ..explain import annotator, explain_text
 from ..facts import open_store
-from ..scenario import Outcome, Scenario, load_scenario, run_scenario
+from ..testing.scenario import Outcome, Scenario, load_scenario, run_scenario
 
 __all__ = ["command", "scenario_dir", "scenario_files"]
 

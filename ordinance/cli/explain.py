@@ -8,7 +8,7 @@ import click
 
 from ..diagnostics import OrdinanceError
 from ..engine import evaluate, to_dot, to_json, to_text, why, why_not
-from ..explain_render import annotator
+from ..explain import annotator
 from ..gate import Request
 from .common import (
     check_declared,

@@ -9,7 +9,8 @@ import click
 
 from ..diagnostics import Diagnostic, StoreError
 from ..facts import Event, import_jsonl
-from ..scenario import kind_of, to_value
+from ..facts import kind_of
+from ..values import to_value
 from .common import check_declared, db_option, default_author, ground_facts, load_policy, open_db, policy_option
 
 __all__ = ["commands", "assert_command", "load_command"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ..invariants import DEFAULT_EXAMPLES
+from ..rules.invariants import DEFAULT_EXAMPLES
 
 __all__ = ["command"]
 

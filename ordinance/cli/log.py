@@ -7,7 +7,7 @@ from typing import Any
 import click
 from ..facts import Event
 from ..gate import Gate, Request
-from ..timepoints import format_instant
+from ..values import format_instant
 from .common import (
     db_option,
     json_option,

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..engine import to_text, why, why_not
-from ..testing import BlockResult, run_blocks
+from ..testing.blocks import BlockResult, run_blocks
 from .common import DEFAULT_POLICY, POLICY_ENV, Instant, path_option
 
 __all__ = ["command", "failures"]

@@ -17,7 +17,7 @@ from ..rules.printer import format_literal as literal_text
 from ..rules.printer import format_rule as rule_text
 from ..rules.printer import format_string
 from ..rules.printer import format_term as term_text
-from ..timepoints import format_duration, format_instant
+from ..values import format_duration, format_instant
 
 __all__ = ["rule_text", "literal_text", "term_text", "value_text", "Typed"]
 

@@ -9,11 +9,12 @@
 See store.py for the write transaction, events.py for kinds and fields.
 """
 
-from .events import FACT_KINDS, KINDS, LOG_KINDS, Event, Value
+from .events import FACT_KINDS, KINDS, LOG_KINDS, Event, Value, kind_of
 from .jsonl import export_jsonl, import_jsonl
 from .replay import replay
 from .schema import Schema, schema_of, validate
-from .store import Facts, Store, StoreView, open_store
+from .open import open_store
+from .store import Facts, Store, StoreView
 
 __all__ = [
     "Event",
@@ -27,6 +28,7 @@ __all__ = [
     "Value",
     "export_jsonl",
     "import_jsonl",
+    "kind_of",
     "open_store",
     "replay",
     "schema_of",

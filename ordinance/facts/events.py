@@ -31,6 +31,7 @@ __all__ = [
     "FACT_KINDS",
     "LOG_KINDS",
     "KIND_RELATIONS",
+    "kind_of",
     "now_text",
 ]
 
@@ -51,6 +52,15 @@ KIND_RELATIONS: dict[str, frozenset[str] | None] = {
     "decision": frozenset({"decision"}),
     "purge": frozenset({"purge"}),
 }
+
+# relation -> the fact kind it is logged as (anything else: assert)
+_KIND_OF = {rel: kind for kind, rels in KIND_RELATIONS.items()
+            if kind in FACT_KINDS and rels is not None for rel in rels}
+
+
+def kind_of(relation: str) -> str:
+    """The event kind a fact of `relation` is logged as."""
+    return _KIND_OF.get(relation, "assert")
 
 
 def now_text() -> str:

@@ -32,8 +32,7 @@ from .events import (
 )
 from .schema import Schema, validate
 
-__all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "tables_sql",
-           "open_store"]
+__all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "tables_sql"]
 
 Facts = dict[str, set[tuple[Value, ...]]]
 # seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON)
@@ -424,25 +423,3 @@ class SqlStore(Store):
 
     def close(self) -> None:
         self.db.close()
-
-
-def open_store(url: str, schema: Schema | None = None) -> Store:
-    """Open (creating if needed) the store at `url`.
-
-    `postgresql://...` (or `postgres://...`) selects PostgreSQL; `sqlite://`
-    followed by a path (`sqlite:///var/ordinance.db` is `/var/ordinance.db`),
-    or a bare path such as `./ordinance.db`, selects SQLite.
-    """
-    if url.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresStore
-
-        return PostgresStore(url, schema)
-    if url.startswith("sqlite://"):
-        url = url[len("sqlite://"):]
-    elif "://" in url:
-        raise _error("unknown_backend", f"no store backend for `{url.split('://')[0]}://` urls")
-    if not url:
-        raise _error("unknown_backend", "a sqlite store needs a file path")
-    from .sqlite import SqliteStore
-
-    return SqliteStore(url, schema)

@@ -20,8 +20,8 @@ from typing import Any
 
 from ..diagnostics import OrdinanceError
 from ..gate import Decision, Request
-from ..scenario import to_value
-from ..timepoints import FOREVER, format_duration, format_instant
+from ..values import to_value
+from ..values import FOREVER, format_duration, format_instant
 from .history import Advance, Ask, Fact, History, Step
 from .runner import Breach, Harness
 from .strategies import BASE

@@ -13,8 +13,8 @@ from typing import Any, Mapping, Union
 
 from ..engine.text import value_text
 from ..gate.request import Request
-from ..scenario import kind_of
-from ..timepoints import format_duration, format_instant
+from ..facts.events import kind_of
+from ..values import format_duration, format_instant
 
 __all__ = ["Fact", "Advance", "Ask", "Step", "History", "show_value", "show_fact"]
 

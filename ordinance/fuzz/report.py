@@ -8,7 +8,7 @@ from typing import Any
 
 from ..engine import ProofNode
 from ..engine.text import value_text
-from ..timepoints import FOREVER, format_instant
+from ..values import FOREVER, format_instant
 from .history import History, show_fact, show_value
 from .runner import Breach, Harness, Target
 from .strategies import REQUEST_RELATIONS

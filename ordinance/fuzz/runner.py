@@ -19,7 +19,7 @@ from hypothesis import seed as seed_decorator
 from ..engine import ProofNode, evaluate, why
 from ..facts import Event, Store, open_store, schema_of
 from ..gate import Decision, Gate
-from ..invariants import DEFAULT_EXAMPLES, Harness, Target, invariant_head
+from ..rules.invariants import DEFAULT_EXAMPLES, Harness, Target, invariant_head
 from . import strategies
 from .history import Advance, Ask, Fact, History
 

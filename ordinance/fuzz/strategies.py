@@ -15,14 +15,14 @@ on are generated for it (`depends_on`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from hypothesis import strategies as st
 
 from ..gate.request import Request
-from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Term
 from ..rules.checked import CheckedProgram
-from ..timepoints import FOREVER, parse_instant
+from ..rules.depends import depends_on, uses_of
+from ..values import FOREVER, parse_instant
 from .history import Advance, Ask, Fact, History, Step
 
 __all__ = [
@@ -123,62 +123,6 @@ def pools(program: CheckedProgram) -> Pools:
                 current[i] = tuple(c.value for c in values)
         out[hint.relation] = tuple(current)
     return out
-
-
-# ---------------------------------------------------------------- which relations matter
-
-
-Use = tuple[str, tuple[Any, ...]]  # a relation and the constants an atom gives it (None: any)
-
-
-def _term_uses(term: Term) -> Iterator[Use]:
-    if isinstance(term, Aggregate):
-        yield from uses_of(term.body)
-        if term.target is not None:
-            yield from _term_uses(term.target)
-    elif isinstance(term, BinOp):
-        yield from _term_uses(term.left)
-        yield from _term_uses(term.right)
-
-
-def uses_of(body: Iterable[Literal]) -> Iterator[Use]:
-    """Every atom a body mentions (negated and inside aggregates too), as its
-    relation and its constant arguments."""
-    for lit in body:
-        atom = lit.atom if isinstance(lit, Negation) else lit
-        if isinstance(atom, Atom):
-            yield atom.relation, tuple(a.value if isinstance(a, Const) else None for a in atom.args)
-            for arg in atom.args:
-                yield from _term_uses(arg)
-        elif isinstance(atom, Comparison):
-            yield from _term_uses(atom.left)
-            yield from _term_uses(atom.right)
-
-
-def _matches(head: Atom, pattern: tuple[Any, ...]) -> bool:
-    return all(
-        want is None or not isinstance(arg, Const) or arg.value == want
-        for arg, want in zip(head.args, pattern)
-    )
-
-
-def depends_on(program: CheckedProgram, body: Iterable[Literal]) -> set[str]:
-    """The relations `body` depends on, through the rules whose heads can
-    match each atom's constants, transitively."""
-    seen: set[Use] = set()
-    relations: set[str] = set()
-    todo = list(uses_of(body))
-    while todo:
-        use = todo.pop()
-        if use in seen:
-            continue
-        seen.add(use)
-        relations.add(use[0])
-        for rid in program.rules_for(use[0]):
-            rule = program.rules[rid]
-            if _matches(rule.head, use[1]):
-                todo.extend(uses_of(rule.body))
-    return relations
 
 
 def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..diagnostics import OrdinanceError
-from ..timepoints import format_instant
+from ..values import format_instant
 from .request import Request
 
 __all__ = ["Reason", "Decision", "error_pair"]

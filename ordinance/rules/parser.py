@@ -24,7 +24,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from ..diagnostics import Diagnostic, ParseError, Span
-from ..timepoints import FOREVER, parse_duration, parse_instant
+from ..values import FOREVER, parse_duration, parse_instant
 from . import ast
 
 __all__ = ["parse", "MAX_ERRORS", "MAX_NESTING", "MAX_TERM_DEPTH"]

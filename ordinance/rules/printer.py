@@ -6,7 +6,7 @@ so formatting choices in the source never change a policy's identity.
 
 from __future__ import annotations
 
-from ..timepoints import format_duration, format_instant
+from ..values import format_duration, format_instant
 from . import ast
 
 __all__ = [

@@ -57,7 +57,7 @@ def stratify(rules: tuple[ast.Rule, ...]) -> Stratification:
     for src, dst, data in graph.edges(data=True):
         if members[src] != members[dst]:
             continue
-        for rule_id, holder in data["negative"]:
+        for _rule_id, holder in data["negative"]:
             cycle = _cycle(graph, src, dst)
             involved: list[int] = []
             for a, b in zip(cycle, cycle[1:]):

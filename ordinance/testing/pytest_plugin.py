@@ -26,15 +26,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from .diagnostics import OrdinanceError
-from .engine import to_text, why, why_not
-from .fuzz import Harness, report, search
-from .fuzz.history import show_fact
-from .fuzz.report import binding_text, proof_lines
-from .fuzz.runner import Breach
-from .rules.ast import TestBlock
-from .rules.loader import STDLIB_PREFIX
-from .testing import run_block
+from ..diagnostics import OrdinanceError
+from ..engine import to_text, why, why_not
+from ..rules.ast import TestBlock
+from ..rules.invariants import Harness
+from ..rules.loader import STDLIB_PREFIX
+from .blocks import run_block
 
 __all__ = ["RulesFile", "BlockItem", "InvariantItem"]
 
@@ -156,6 +153,8 @@ class InvariantItem(_Item):
         assert isinstance(self.parent, RulesFile)
         examples = int(self.config.getini("ordinance_fuzz_examples"))
         seed = int(self.config.getini("ordinance_fuzz_seed"))
+        from ..fuzz import report, search  # hypothesis only when an invariant is fuzzed
+
         found = search(self.parent.harness, self.target, examples=examples, seed=seed)
         if found is not None:
             raise Failed(report(self.parent.harness, found.history, found.breach))
@@ -166,6 +165,10 @@ class InvariantItem(_Item):
 
 def _failures(harness: Harness, block: TestBlock) -> list[str]:
     """The failures of one test block, each a few lines (empty: it passes)."""
+    from ..fuzz.history import show_fact  # the fuzz package loads hypothesis
+    from ..fuzz.report import binding_text, proof_lines
+    from ..fuzz.runner import Breach
+
     result = run_block(harness, block)
     if result.error is not None:
         raise result.error

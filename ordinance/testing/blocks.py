@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .diagnostics import OrdinanceError
-from .engine import ProofNode, evaluate, why
-from .invariants import Harness, Target
-from .rules.ast import Atom, Const, Expect, TestBlock
+from ..diagnostics import OrdinanceError
+from ..engine import ProofNode, evaluate, why
+from ..rules.invariants import Harness, Target
+from ..rules.ast import Atom, Const, Expect, TestBlock
 
 __all__ = ["FailedExpect", "Broken", "BlockResult", "ground", "run_block", "run_blocks"]
 

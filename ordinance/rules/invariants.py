@@ -12,11 +12,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .rules import check, parse
-from .rules.ast import Aggregate, Atom, Comparison, Invariant, Program, Rule, Var
-from .rules.checked import CheckedProgram
-from .rules.checks.walk import term_vars
-from .rules.loader import decode
+from . import check, parse
+from .ast import Aggregate, Atom, Comparison, Invariant, Program, Rule, Var
+from .checked import CheckedProgram
+from .checks.walk import term_vars
+from .depends import depends_on
+from .loader import decode
 
 __all__ = ["Target", "Harness", "invariant_head", "DEFAULT_EXAMPLES"]
 
@@ -118,6 +119,4 @@ class Harness:
 
     def relevant(self, target: Target) -> set[str]:
         """The relations the invariant depends on (what the fuzzer generates)."""
-        from .fuzz.strategies import depends_on  # hypothesis only when fuzzing
-
         return depends_on(self.program, target.invariant.body)

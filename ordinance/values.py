@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from typing import Any
 
 __all__ = [
     "FOREVER",
@@ -15,6 +16,7 @@ __all__ = [
     "format_instant",
     "parse_duration",
     "format_duration",
+    "to_value",
 ]
 
 FOREVER = 2**53  # exact in JSON numbers and floats; beyond year 285 million
@@ -50,3 +52,20 @@ def format_duration(value: int) -> str:
         if value and value % _UNITS[unit] == 0:
             return f"{value // _UNITS[unit]}{unit}"
     return f"{value}s"
+
+
+def to_value(value: Any, type_: str) -> str | int:
+    """A TOML value as the engine value of a column of `type_`."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return int(value.timestamp())
+    if type_ == "time" and isinstance(value, str):
+        return parse_instant(value)
+    if type_ == "duration" and isinstance(value, str):
+        return parse_duration(value)
+    if isinstance(value, bool):
+        raise ValueError(f"booleans are not values: {value!r}")
+    if isinstance(value, (int, str)):
+        return value
+    raise ValueError(f"unsupported value {value!r}")

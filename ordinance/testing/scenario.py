@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
-from .diagnostics import GateError, OrdinanceError
-from .facts import Event, Store, open_store, schema_of
-from .gate import Decision, Gate, Request
-from .invariants import Harness, invariant_head
-from .rules.checked import CheckedProgram
-from .timepoints import parse_duration, parse_instant
+from ..diagnostics import GateError, OrdinanceError
+from ..facts import Event, Store, kind_of, open_store, schema_of
+from ..gate import Decision, Gate, Request
+from ..rules.invariants import Harness, invariant_head
+from ..rules.checked import CheckedProgram
+from ..values import to_value
 
 __all__ = [
     "Scenario",
@@ -32,48 +31,12 @@ __all__ = [
     "scenario_from",
     "load_steps",
     "run_scenario",
-    "kind_of",
-    "to_value",
     "compile_policy",
     "broken_invariants",
 ]
 
 
 Fact = tuple[str, tuple[Any, ...]]
-
-# the event kind a fact is logged as, by relation (anything else: assert)
-_KIND = {
-    "supersedes": "supersede",
-    "correction": "correct",
-    "tombstone": "tombstone",
-    "tombstone_evidence": "tombstone",
-    "revive_when": "tombstone",
-    "retest_after": "tombstone",
-    "receipt": "receipt",
-    "observation": "observation",
-}
-
-
-def kind_of(relation: str) -> str:
-    return _KIND.get(relation, "assert")
-
-
-def to_value(value: Any, type_: str) -> str | int:
-    """A TOML value as the engine value of a column of `type_`."""
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        return int(value.timestamp())
-    if type_ == "time" and isinstance(value, str):
-        return parse_instant(value)
-    if type_ == "duration" and isinstance(value, str):
-        return parse_duration(value)
-    if isinstance(value, bool):
-        raise ValueError(f"booleans are not values: {value!r}")
-    if isinstance(value, (int, str)):
-        return value
-    raise ValueError(f"unsupported value {value!r}")
-
 
 @dataclass(frozen=True)
 class Step:

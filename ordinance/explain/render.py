@@ -14,12 +14,12 @@ from typing import Any, Callable, Iterable, Mapping
 
 import networkx as nx
 
-from .engine import to_text
-from .engine.explain import graph_to_dot
-from .facts import FACT_KINDS, Store
-from .gate.decision import Decision, Reason
-from .rules.checked import CheckedProgram
-from .timepoints import format_instant
+from ..engine import to_text
+from ..engine.explain import graph_to_dot
+from ..facts import FACT_KINDS, Store
+from ..gate.decision import Decision, Reason
+from ..rules.checked import CheckedProgram
+from ..values import format_instant
 
 __all__ = ["annotator", "explain_text", "explain_json", "explain_dot", "decision_graph"]
 
@@ -175,7 +175,7 @@ def decision_graph(d: Decision, annotate: Annotate | None = None) -> nx.DiGraph:
             for child in f.get("children", []):
                 why_not(child, fname)
 
-    for i, item in enumerate(data["reasons"] + data["flags"], 1):
+    for item in data["reasons"] + data["flags"]:
         rname = add(f"{item['kind']} {item['code']} {item['detail']}", "decision", "box")
         p = item.get("proof")
         if isinstance(p, dict):

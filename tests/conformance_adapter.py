@@ -25,12 +25,12 @@ from typing import Any
 
 from datalog_conformance import Model, Program
 
-from .diagnostics import Diagnostic, EvaluationError, SafetyViolationError
-from .engine import evaluate
-from .rules import check, parse
-from .rules.ast import Aggregate, Atom, BinOp, Comparison, Negation, Rule, Var
-from .rules.ast import Program as Ast
-from .rules.checked import CheckedProgram
+from ordinance.diagnostics import Diagnostic, EvaluationError, SafetyViolationError
+from ordinance.engine import evaluate
+from ordinance.rules import check, parse
+from ordinance.rules.ast import Aggregate, Atom, BinOp, Comparison, Negation, Rule, Var
+from ordinance.rules.ast import Program as Ast
+from ordinance.rules.checked import CheckedProgram
 
 __all__ = ["Evaluator"]
 
