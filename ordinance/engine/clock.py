@@ -14,7 +14,8 @@ instants at which a filter may flip. If no instant of any rule lies between
 at `t` would repeat the evaluation at `now` step for step: same tuples, same
 proof notes. The model then holds at `t` as it is (`Horizon.holds`).
 
-Otherwise `advance` moves the model in place: for each rule whose instants
+Otherwise `advance` moves the model (a copy sharing what the move leaves
+unchanged): for each rule whose instants
 were crossed, the instances with the crossed filter bindings are re-decided
 (those that no longer hold are deleted unless rederived, those that now hold
 are added: incremental.py), the change flows up through incremental
@@ -222,22 +223,29 @@ def refresh(model: Model, touched: Iterable[str]) -> Horizon:
     return horizon(model, model.horizon, touched)
 
 
-def advance(model: Model, t: int, limits: Limits | None = None) -> set[str]:
-    """Move `model` in place to `now = t`; returns the relations that changed."""
+def advance(model: Model, t: int, limits: Limits | None = None) -> Model:
+    """The model at `now = t`, a new one sharing what does not change: every
+    relation where `model`'s horizon holds at `t`; otherwise the move copies
+    a relation before it changes it, so `model` and overlays over it stay as
+    they are."""
     if model.base is not None:
         raise ValueError("cannot move an overlay")
     old = horizon(model)
-    if t == model.now:
-        return set()
+    moved = Model(model.prepared, dict(model.rels), t, model.limits)
+    moved.rounds, moved.inexact = dict(model.rounds), set(model.inexact)
+    if old.holds(t):  # the same tuples and notes, read at `t`
+        moved.horizon = Horizon(t, old.instants, old.moving, old.at, old.lo, old.hi)
+        return moved
     if not clockwork(model.prepared).fixed:
         raise ValueError("program facts mention `$now`: evaluate anew at the new `now`")
+    moved.borrowed = set(model.rels)
     crossed = old.crossed(t)
-    before, model.now = model.now, t
     heads = model.prepared.heads
-    touched = recompute(model, {heads[r] for r, b in crossed.items() if b is None}, limits,
-                        {r: b for r, b in crossed.items() if b is not None}, before)
-    horizon(model, old, touched)
-    return touched
+    touched = recompute(moved, {heads[r] for r, b in crossed.items() if b is None}, limits,
+                        {r: b for r, b in crossed.items() if b is not None}, model.now)
+    moved.borrowed = set()  # nothing is written after the move: what is still shared stays shared
+    horizon(moved, old, touched)
+    return moved
 
 
 # ---------------------------------------------------------------- instants

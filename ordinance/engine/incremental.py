@@ -114,13 +114,17 @@ def _writable(model: Model, name: str, tuples: AbstractSet[Any] = frozenset()) -
         rel = model.rels[name] = Rel(name, arity, name in model.prepared.derived)
     elif model.base is not None and model.base.rels.get(name) is rel:  # shared with the base
         rel = model.rels[name] = Layer(rel)
+    elif name in model.borrowed:  # shared with the model this one was moved from
+        rel = model.rels[name] = rel.copy()
+        model.borrowed.discard(name)
     return rel
 
 
 def _shared(model: Model, name: str) -> bool:
-    """Whether an overlay still reads this relation from its base."""
+    """Whether an overlay still reads this relation from its base, or a moved
+    model from the model it was moved from."""
     base = model.base
-    return base is not None and base.rels.get(name) is model.rels[name]
+    return name in model.borrowed or base is not None and base.rels.get(name) is model.rels[name]
 
 
 def _propagate(
@@ -177,6 +181,7 @@ def _propagate(
                 rel = rels[r]
                 if isinstance(rel, Layer) or _shared(model, r):
                     rels[r] = Rel(r, rel.arity, True, rel.edb)
+                    model.borrowed.discard(r)
                 else:
                     rel.reset()
             model.rounds[st.index] = 0
@@ -304,7 +309,7 @@ def _delete(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[
                 kept |= _run_bound(model, _bound(prep, rid, "head", rule.body, rule.head.args, rels), cands, rel.arity)
         lost = cands - kept
         if lost:
-            rel.remove(lost)
+            _writable(model, name).remove(lost)
             gone[name] = lost
     return gone
 
@@ -321,6 +326,7 @@ def _flip_in(model: Model, st: Stratum, flip: dict[int, set[Any]]) -> dict[str, 
         rel = rels[prep.heads[rid]]
         new = rel.missing(out)
         if new:
+            rel = _writable(model, rel.name)
             rel.insert(new)
             rel.batches.append((1, rid, new))
             added[rel.name] = added.get(rel.name, set()) | new

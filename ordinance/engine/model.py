@@ -45,6 +45,7 @@ class Model:
         self.inexact: set[int] = set()  # recursive strata grown by a seed run (see renumber)
         self.base: Model | None = None  # set on overlays
         self.horizon: Any = None  # clock.Horizon, computed when first asked for
+        self.borrowed: set[str] = set()  # relations shared with the model this one was moved from
 
     @property
     def relations(self) -> tuple[str, ...]:

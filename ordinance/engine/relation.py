@@ -127,6 +127,14 @@ class Rel:
         for cols, idx in self.indexes.items():
             extend_index(idx, new, cols)
 
+    def copy(self) -> "Rel":
+        """The same tuples and notes in new sets (indexes are rebuilt on use)."""
+        twin = Rel(self.name, self.arity, False, self.edb)
+        if self.derived:
+            twin.stable = set(self.stable)
+        twin.batches = list(self.batches)
+        return twin
+
     def remove(self, gone: set[Tuple]) -> None:
         """Drop tuples known to be in `stable` (given facts too, for a
         relation without rules); indexes follow."""

@@ -4,8 +4,9 @@ The gate keeps one warm model per store revision and checks each request in
 a scratch overlay of it (`overlay(model, request facts, now=now)`), so a
 check costs work proportional to the request. The warm model serves every
 `now` within its horizon (engine/clock.py: no `$now` comparison of the
-model can decide differently there); a `now` beyond it moves the model in
-place, recomputing only the strata whose comparisons the move crossed.
+model can decide differently there); a `now` beyond it moves the model,
+re-deciding only the comparisons the move crossed (a copy sharing the
+relations the move leaves unchanged, so earlier decisions keep theirs).
 Revisions that add only log events (decisions) keep the model warm; new
 facts extend it in place; a purge rebuilds it. Proofs are built when first
 asked for. Any exception while evaluating
@@ -106,13 +107,12 @@ class Gate:
         key = self._fact_revision if same else revision
         model = self._warm.get(key)
         if model is not None and not horizon(model).holds(now):
-            self._generation += 1  # lazy proofs of earlier decisions rebuild their overlay
-            try:
+            try:  # earlier decisions keep the model they were made on
                 if not clockwork(model.prepared).fixed:
                     raise LookupError("program facts mention `$now`")
-                advance(model, now)
+                model = self._warm[key] = advance(model, now)
                 warm(model, _REQUEST_RELATIONS)
-            except Exception:  # a half-moved model is never reused
+            except Exception:  # evaluate anew (and report the error from there)
                 del self._warm[key]
                 model = None
         if model is None:
