@@ -24,7 +24,7 @@ from ordinance.engine.clock import advance, clockwork, horizon, refresh
 from ordinance.facts import Event, open_store, schema_of
 from ordinance.fuzz import Advance, Ask, Fact
 from ordinance.fuzz import strategies as fuzz
-from ordinance.gate import Gate
+from ordinance.gate import Gate, Request
 from ordinance.rules import compile_text
 from ordinance.facts import kind_of
 
@@ -192,18 +192,26 @@ def _decision(d: Any) -> Any:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(fuzz.histories(POLICY, gated=True, max_steps=25), st.lists(JUMPS, max_size=25))
-def test_the_warm_gate_at_a_moving_clock_decides_as_a_fresh_one(history, jumps):
+@given(fuzz.histories(POLICY, gated=True, max_steps=25), st.lists(JUMPS, max_size=25),
+       st.lists(st.integers(0, 3), max_size=25))
+def test_the_warm_gate_at_a_moving_clock_decides_as_a_fresh_one(history, jumps, purges):
+    """Also with retention purges of earlier facts between the checks."""
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(str(Path(tmp) / "s.db"), schema_of(POLICY))
         warm = Gate(POLICY, store)
         asked = 0
-        for step, now in zip(history.steps, history.nows()):
+        written: list[int] = []
+        for n, (step, now) in enumerate(zip(history.steps, history.nows())):
             if isinstance(step, Fact):
-                store.append([Event(kind_of(step.relation), step.relation, step.args, "t", "t")])
+                written.append(store.append([Event(kind_of(step.relation), step.relation, step.args, "t", "t")]))
+
             elif isinstance(step, Ask):
                 offsets = [0] + (jumps[asked] if asked < len(jumps) else [])
                 asked += 1
+                purge = purges[asked - 1] if asked <= len(purges) else 0
+                if purge and written:  # then purge one of the facts so far, and ask again
+                    store.purge([written.pop(-min(purge, len(written)))], "retention")
+                    offsets.append(0)
                 for off in offsets:
                     got = warm.decide(step.request, now + off)
                     want = Gate(POLICY, store).decide(step.request, now + off)
@@ -211,3 +219,19 @@ def test_the_warm_gate_at_a_moving_clock_decides_as_a_fresh_one(history, jumps):
             elif isinstance(step, Advance):
                 pass
         store.close()
+
+
+def test_a_purge_reaches_the_warm_model_incrementally(tmp_path):
+    store = open_store(str(tmp_path / "s.db"), schema_of(POLICY))
+    gate = Gate(POLICY, store)
+    grant = store.append([Event("assert", "grant", ("alice", "repo", 1), "t", "t")])
+    twice = store.append([Event("assert", "grant", ("bob", "repo", 1), "t", "t")] * 2)
+    alice = Request("a1", "write", "w1", "alice", 1, scope="repo")
+    bob = Request("b1", "write", "w1", "bob", 1, scope="repo")
+    assert gate.decide(alice, 0).allowed and gate.decide(bob, 0).allowed
+    model = gate.model(store.revision(), 0)
+    store.purge([grant, twice], "retention")  # bob's grant is still asserted by the other event
+    assert not gate.decide(alice, 0).allowed and gate.decide(bob, 0).allowed
+    assert gate.model(store.revision(), 0) is model  # retracted in place, not rebuilt
+    assert set(model.tuples("grant")) == {("bob", "repo", 1)}
+    store.close()

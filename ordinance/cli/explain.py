@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import click
 
 from ..diagnostics import OrdinanceError
-from ..engine import evaluate, to_dot, to_json, to_text, why, why_not
+from ..engine import evaluate, overlay, to_dot, to_json, to_text, why, why_not
 from ..explain import annotator
 from ..gate import Request
 from .common import (
@@ -37,21 +38,26 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> tuple[Any, Any, Any]:
-    """The policy, the model of the store plus `given` at `now`, and an annotator."""
+@contextmanager
+def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> Iterator[tuple[Any, Any, Any]]:
+    """The policy, the model of the store plus `given` at `now` (as the gate
+    sees a request: an overlay of the store's model), and an annotator that
+    reads only the events behind the facts it shows (the store stays open)."""
     program = load_policy(policy)
     extra = ground_facts(given, "given fact")
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if rel.startswith("request")]
     if asked:  # a request as the gate sees it (its scope defaults to its target)
-        overlay = Request.from_facts(asked).facts()
-        extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay.items() for t in ts]
+        overlay_facts = Request.from_facts(asked).facts()
+        extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay_facts.items() for t in ts]
+    grouped: dict[str, set[tuple[Any, ...]]] = {}
+    for rel, args in extra:
+        grouped.setdefault(rel, set()).add(args)
+    at = now_or_clock(now)
     with open_db(db, program) as store:
-        facts = store.facts()
-        for rel, args in extra:
-            facts.setdefault(rel, set()).add(args)
-        annotate = annotator(store, store.revision(), facts)
-    return program, evaluate(program, facts, now=now_or_clock(now)), annotate
+        rev = store.revision()
+        model = overlay(evaluate(program, store.facts(rev), now=at), grouped, now=at)
+        yield program, model, annotator(store, rev, {"claim_valid": model.tuples("claim_valid")})
 
 
 def _target(program: Any, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
@@ -90,13 +96,13 @@ def why_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int | N
     the revision, author and source that put it there. Exits 1 if FACT does
     not hold (then try `ordinance why-not`).
     """
-    program, model, annotate = _model(policy, db, now, given)
-    relation, t = _target(program, fact, partial=False)
-    proof = why(model, relation, t)
-    if proof is None:
-        click.echo(f"{fact.strip().rstrip('.')} does not hold; `ordinance why-not` says what is missing")
-        raise click.exceptions.Exit(1)
-    _show(proof, fmt, annotate, program)
+    with _model(policy, db, now, given) as (program, model, annotate):
+        relation, t = _target(program, fact, partial=False)
+        proof = why(model, relation, t)
+        if proof is None:
+            click.echo(f"{fact.strip().rstrip('.')} does not hold; `ordinance why-not` says what is missing")
+            raise click.exceptions.Exit(1)
+        _show(proof, fmt, annotate, program)
 
 
 @click.command(
@@ -115,10 +121,10 @@ def why_not_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int
 
     FACT may leave arguments open with `_`. Exits 1 if FACT holds.
     """
-    program, model, annotate = _model(policy, db, now, given)
-    relation, t = _target(program, fact, partial=True)
-    answer = why_not(model, relation, t)
-    _show(answer, fmt, annotate, program)
+    with _model(policy, db, now, given) as (program, model, annotate):
+        relation, t = _target(program, fact, partial=True)
+        answer = why_not(model, relation, t)
+        _show(answer, fmt, annotate, program)
     if answer.holds:
         raise click.exceptions.Exit(1)
 

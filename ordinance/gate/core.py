@@ -8,7 +8,8 @@ model can decide differently there); a `now` beyond it moves the model,
 re-deciding only the comparisons the move crossed (a copy sharing the
 relations the move leaves unchanged, so earlier decisions keep theirs).
 Revisions that add only log events (decisions) keep the model warm; new
-facts extend it in place; a purge rebuilds it. Proofs are built when first
+facts extend it in place, a purge retracts what it removed in place
+(engine/incremental.py: deletion is incremental too). Proofs are built when first
 asked for. Any exception while evaluating
 denies, with the error as data: the gate never silently allows, and never
 raises for a policy outcome.
@@ -21,7 +22,7 @@ from functools import partial
 from typing import Any, Callable, Mapping, TypeVar
 
 from ..diagnostics import GateError
-from ..engine import evaluate, extend, overlay, warm, why, why_not
+from ..engine import evaluate, extend, overlay, retract, warm, why, why_not
 from ..engine.clock import advance, clockwork, horizon, refresh
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
@@ -65,7 +66,8 @@ class Gate:
 
     def _current_revision(self) -> int:
         """The store revision; new facts since the last look extend the warm
-        models in place (work proportional to what changed), a purge drops them."""
+        models in place, purged ones are retracted (work proportional to what
+        changed)."""
         rev = self.store.revision()
         if rev == self._seen_revision:
             return rev
@@ -73,19 +75,38 @@ class Gate:
             self._warm.clear()
             self._fact_revision = rev
         else:
+            events = self.store.events(self._seen_revision, rev)
+            purges = {int(s) for e in events if e.kind == "purge" for s in e.args}
             added: dict[str, set[tuple[Any, ...]]] = {}
-            purged = False
-            for e in self.store.events(self._seen_revision, rev):
-                if e.kind in FACT_KINDS:
+            for e in events:
+                if e.kind in FACT_KINDS and e.seq not in purges:
                     added.setdefault(e.relation, set()).add(tuple(e.args))
-                purged = purged or e.kind == "purge"
-            if purged:
-                self._warm.clear()
-                self._fact_revision = rev
+            if purges:
+                self._purge(sorted(purges), added, rev)
             elif added:
                 self._extend(added, rev)
         self._seen_revision = rev
         return rev
+
+    def _purge(self, seqs: list[int], added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
+        """Retract what purged events asserted (unless another event still
+        does) from the warm models, then add the new facts; incremental both ways."""
+        gone: dict[str, set[tuple[Any, ...]]] = {}
+        for e in self.store.events_at(seqs):
+            if e.kind in FACT_KINDS and not self.store.asserting(e.relation, e.args, rev):
+                gone.setdefault(e.relation, set()).add(tuple(e.args))
+        self._generation += 1
+        fresh: OrderedDict[int, Any] = OrderedDict()
+        for r, model in self._warm.items():
+            if r == self._fact_revision:
+                refresh(model, retract(model, gone))
+                fresh[rev] = model
+        self._warm = fresh
+        self._fact_revision = rev
+        if added:
+            self._extend(added, rev)
+        for model in self._warm.values():
+            warm(model, _REQUEST_RELATIONS)
 
     def _extend(self, added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
         self._generation += 1
