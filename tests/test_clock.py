@@ -201,10 +201,9 @@ def test_the_warm_gate_at_a_moving_clock_decides_as_a_fresh_one(history, jumps, 
         warm = Gate(POLICY, store)
         asked = 0
         written: list[int] = []
-        for n, (step, now) in enumerate(zip(history.steps, history.nows())):
+        for step, now in zip(history.steps, history.nows()):
             if isinstance(step, Fact):
                 written.append(store.append([Event(kind_of(step.relation), step.relation, step.args, "t", "t")]))
-
             elif isinstance(step, Ask):
                 offsets = [0] + (jumps[asked] if asked < len(jumps) else [])
                 asked += 1

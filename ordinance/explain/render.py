@@ -16,7 +16,7 @@ import networkx as nx
 
 from ..engine import to_text
 from ..engine.explain import graph_to_dot
-from ..facts import FACT_KINDS, Store
+from ..facts import Store
 from ..gate.decision import Decision, Reason
 from ..rules.checked import CheckedProgram
 from ..values import format_instant
