@@ -216,11 +216,11 @@ def horizon(model: Model, keep: Horizon | None = None, touched: Iterable[str] = 
     return found
 
 
-def refresh(model: Model, touched: Iterable[str]) -> Horizon:
-    """The horizon after facts changed the `touched` relations in place."""
-    if model.horizon is None:
-        return horizon(model)
-    return horizon(model, model.horizon, touched)
+def refresh(model: Model, touched: Iterable[str]) -> None:
+    """Bring a computed horizon up to date after facts changed the `touched`
+    relations in place (one not computed yet is computed when first asked for)."""
+    if model.horizon is not None:
+        horizon(model, model.horizon, touched)
 
 
 def advance(model: Model, t: int, limits: Limits | None = None) -> Model:

@@ -127,7 +127,7 @@ class Gate:
         same = self._fact_revision <= revision <= self._seen_revision
         key = self._fact_revision if same else revision
         model = self._warm.get(key)
-        if model is not None and not horizon(model).holds(now):
+        if model is not None and model.now != now and not horizon(model).holds(now):
             try:  # earlier decisions keep the model they were made on
                 if not clockwork(model.prepared).fixed:
                     raise LookupError("program facts mention `$now`")
@@ -140,7 +140,6 @@ class Gate:
             facts = self.store.facts(revision)
             model = evaluate(self.policy, facts, now=now, limits=self.limits)
             warm(model, _REQUEST_RELATIONS)  # the first checks are as fast as later ones
-            horizon(model)
             self._warm[key] = model
             while len(self._warm) > _WARM:
                 self._warm.popitem(last=False)
