@@ -174,7 +174,7 @@ def _propagate(
             not st.negative.isdisjoint(changed)
             or not st.negative.isdisjoint(removed)
             or reset and (not st.negative.isdisjoint(reset) or not st.positive.isdisjoint(reset) or not reset.isdisjoint(own))
-            or (shrinks or flip) and not _deletable(model, st)
+            or (shrinks or flip) and not (_deletable(model, st) and _small(model, st, removed, flip))
         ):
             old = {r: rels[r].stable for r in st.relations}
             for r in st.relations:
@@ -247,6 +247,16 @@ def _deletable(model: Model, st: Stratum) -> bool:
     return model.base is None and not st.recursive and all(
         all(isinstance(a, (Var, Const)) for a in prep.program.rules[rid].head.args) for rid in st.rules
     )
+
+
+def _small(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[int, set[Any]]) -> bool:
+    """Whether the change is small enough that deleting beats recomputing
+    (a quarter of what the stratum reads and holds; tuple by tuple work
+    costs several times a bulk join's per tuple)."""
+    rels = model.rels
+    change = sum(len(b) for b in flip.values()) + sum(len(removed[r]) for r in st.positive if r in removed)
+    size = sum(len(rels[r].stable) for r in st.relations) + sum(len(rels[r].stable) for r in st.positive if r in rels)
+    return 4 * change <= size
 
 
 def _bound(prep: Any, rid: int, kind: str, body: tuple[Any, ...], head_args: tuple[Any, ...],
