@@ -1,4 +1,7 @@
-"""Diagnostics are data: a code, a one-line message and a source span.
+"""Diagnostics are data: a code, a one-line message, a source span, and as
+fields (never glued into the message, as Cedar has them) a `help`
+suggestion ("did you mean `lease`"), `related` spans ("first declared here")
+and `notes`.
 
 Every phase of the pipeline reports what is wrong as `Diagnostic` values. A
 phase that cannot continue raises the exception of its phase (a subclass of
@@ -7,6 +10,10 @@ first. The library never exits the process; the CLI chooses exit codes.
 
 Messages follow Cedar's style: lowercase, no trailing period, one line, user
 names in backticks.
+
+`CODES` is the one registry of error codes (snake_case, like every
+identifier the program defines), each with the phase that reports it and
+what it means; the README's table and the golden tests read it.
 """
 
 from __future__ import annotations
@@ -16,7 +23,13 @@ from typing import Iterable
 
 __all__ = [
     "Span",
+    "NO_SPAN",
+    "Related",
     "Diagnostic",
+    "CODES",
+    "diagnostic_of",
+    "arguments",
+    "arity_message",
     "OrdinanceError",
     "ParseError",
     "CheckError",
@@ -47,14 +60,71 @@ NO_SPAN = Span()
 
 
 @dataclass(frozen=True, slots=True)
+class Related:
+    """Another place a diagnostic points at, e.g. ("first declared here", span)."""
+
+    message: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
+    """`span` is NO_SPAN (line 0) when the problem is not in source text
+    (a stored event, a request): then the message says where."""
+
     code: str
     message: str
     span: Span = field(default=NO_SPAN)
     severity: str = "error"
+    help: str | None = None  # a suggestion: "did you mean `lease`"
+    related: tuple[Related, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return f"{self.span}: {self.severity}[{self.code}]: {self.message}"
+        where = f"{self.span}: " if self.span.line else ""
+        return f"{where}{self.severity}[{self.code}]: {self.line()}"
+
+    def line(self) -> str:
+        """The message with its help and related places, on one line."""
+        out = self.message.splitlines()[0] if self.message else ""
+        for r in self.related:
+            out += f"; {r.message} at {r.span}"
+        if self.help:
+            out += f"; help: {self.help}"
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"code": self.code, "message": self.message}
+        if self.span.line:
+            out["span"] = {"file": self.span.file, "line": self.span.line, "column": self.span.column,
+                           "end_line": self.span.end_line, "end_column": self.span.end_column}
+        if self.help:
+            out["help"] = self.help
+        if self.related:
+            out["related"] = [{"message": r.message, "at": str(r.span)} for r in self.related]
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+def arguments(n: int) -> str:
+    """`1 argument`, `3 arguments`."""
+    return f"{n} argument" if n == 1 else f"{n} arguments"
+
+
+def arity_message(relation: str, used: int, expected: int, how: str = "declared with") -> str:
+    """The arity mismatch message, everywhere one is reported:
+    relation `p` used with 2 arguments, declared with 3."""
+    return f"relation `{relation}` used with {arguments(used)}, {how} {expected}"
+
+
+def diagnostic_of(exc: BaseException) -> Diagnostic:
+    """An exception as one diagnostic: an OrdinanceError's first (with its
+    span), anything else as its class name and first line."""
+    if isinstance(exc, OrdinanceError) and exc.diagnostics:
+        return exc.diagnostics[0]
+    code = exc.code if isinstance(exc, OrdinanceError) else type(exc).__name__
+    return Diagnostic(code, (str(exc).splitlines() or [type(exc).__name__])[0])
 
 
 class OrdinanceError(Exception):
@@ -122,3 +192,78 @@ class GateError(OrdinanceError):
     """The gate was used wrongly (a bad request); policy outcomes never raise."""
 
     default_code = "gate"
+
+
+# code -> (phase, meaning). Every code a diagnostic or error carries is here.
+CODES: dict[str, tuple[str, str]] = {
+    # the language (lint, load)
+    "syntax": ("parse", "the text is not in the language"),
+    "encoding": ("parse", "a file is not valid UTF-8"),
+    "too_deep": ("parse", "nesting deeper than the parser allows"),
+    "too_large": ("parse", "a file is larger than the size limit"),
+    "include_not_found": ("load", "an `.include` names no stdlib module or file"),
+    "include_cycle": ("load", "files include each other"),
+    "unknown_type": ("check", "a `.decl` names a type that does not exist"),
+    "duplicate_decl": ("check", "a relation is declared twice"),
+    "arity_mismatch": ("check", "a relation is used with another number of arguments"),
+    "unknown_relation": ("check", "a relation is used but never declared, defined or given"),
+    "unbound_variable": ("check", "a variable is not bound by a positive literal"),
+    "safety_violations": ("check", "a rule is unsafe (its variables are not all bound)"),
+    "aggregate_position": ("check", "an aggregate where it cannot be"),
+    "type_mismatch": ("check", "a value of one type where the declaration says another"),
+    "cyclic_negation": ("check", "a relation depends negatively on itself"),
+    "unsupported": ("check", "a construct the engine does not run"),
+    "unknown_functor": ("parse", "a call of a built-in functor that does not exist"),
+    "check": ("check", "a static check failed"),
+    # evaluation
+    "evaluation": ("engine", "evaluation could not complete"),
+    "division_by_zero": ("engine", "a rule divides by zero"),
+    "limit_exceeded": ("engine", "a tuple, round or time limit was reached"),
+    # the store
+    "store": ("store", "the store refused or failed an operation"),
+    "stale_epoch": ("store", "a write under an epoch older than the newest for its resource"),
+    "fence_mismatch": ("store", "a fenced write names another resource than its fence"),
+    "bad_fence": ("store", "a fence is not a resource and an epoch"),
+    "unknown_kind": ("store", "an event kind that does not exist"),
+    "kind_mismatch": ("store", "an event kind that does not carry its relation"),
+    "request_fact": ("store", "a request fact written to the store"),
+    "bad_payload": ("store", "an event payload of the wrong shape"),
+    "bad_seq": ("store", "an imported event does not continue the log"),
+    "unknown_seq": ("store", "no event has that sequence number"),
+    "unknown_revision": ("store", "a revision the log has not reached"),
+    "not_purgeable": ("store", "a purge names events that cannot be purged"),
+    "unknown_backend": ("store", "a store URL of no known backend"),
+    "exists": ("store", "the store or file already exists"),
+    "bad_jsonl": ("store", "a JSON Lines file that cannot be loaded"),
+    # the gate
+    "gate": ("gate", "the gate was used wrongly (a bad request)"),
+    # the server, its clients and hooks
+    "bad_request": ("serve", "a request body of the wrong shape"),
+    "bad_json": ("serve", "a body that is not JSON"),
+    "bad_value": ("serve", "a value that does not fit its relation's declaration"),
+    "unauthorized": ("serve", "no valid bearer token"),
+    "forbidden": ("serve", "the principal may not do this"),
+    "principal_mismatch": ("serve", "a request for another agent than the principal"),
+    "reserved_attribute": ("serve", "a request attribute the service fills itself"),
+    "derived_relation": ("serve", "a write of a relation the policy derives"),
+    "may_not_assert": ("serve", "`may_assert` does not allow the write"),
+    "bad_tokens": ("serve", "a tokens file that cannot be read"),
+    "no_tokens": ("serve", "neither a principal nor a tokens file"),
+    "no_principal": ("serve", "stdio MCP needs a principal"),
+    "missing_extra": ("serve", "the `server` extra is not installed"),
+    "bad_hook_payload": ("serve", "a Claude Code hook payload of the wrong shape"),
+    "unreachable": ("serve", "the gate server did not answer"),
+    "hook": ("serve", "the command hook failed while deciding (it denies)"),
+    # the command line and its inputs
+    "usage": ("cli", "a command was called wrongly"),
+    "no_policy": ("cli", "the policy file does not exist"),
+    "not_a_fact": ("cli", "an argument is not a fact"),
+    "not_ground": ("cli", "a fact has a variable or an expression"),
+    "bad_query": ("cli", "a query is not one atom of constants, variables and `_`"),
+    "no_scenarios": ("cli", "no scenario files where the demo looks"),
+    "bad_fixture": ("cli", "a fuzz fixture that cannot be replayed"),
+    "io": ("cli", "a file could not be read or written"),
+    "aborted": ("cli", "interrupted"),
+    "internal": ("cli", "a bug in ordinance (please report it)"),
+    "error": ("any", "an error of no more specific kind"),
+}

@@ -1,7 +1,23 @@
-"""Time literals: one integer unit (seconds) inside.
+"""Values: one way to read and print every value.
 
-Instants are seconds since the Unix epoch (UTC); durations are seconds;
-`forever` is a sentinel larger than any instant a user can write.
+Inside, everything is a symbol (`str`) or an integer: instants are seconds
+since the Unix epoch (UTC), durations are seconds, and `forever` is a
+sentinel larger than any instant a user can write. A value's *type*
+(`symbol`, `number`, `time`, `duration`, from the policy's declarations) says
+how it prints:
+
+- `format_value`: as the rule language writes it (symbols quoted with
+  escapes, times as `2026-08-14T23:00:00Z`, durations as `4h`, unknown as `_`);
+- `show_value`: as a person reads it in a table (symbols unquoted, but with
+  control characters escaped);
+- `json_value`: as JSON output carries it (times and durations as the same
+  strings, numbers and symbols as themselves).
+
+`escape` makes any text safe for a terminal: control characters (C0, DEL,
+C1, so ANSI/OSC escape sequences too) and the Unicode format characters that
+reorder or hide text are written as `\\u001b`-style escapes. Every text
+output of the CLI passes user-written strings (ids, agents, authors, sources,
+names, paths) through one of these.
 """
 
 from __future__ import annotations
@@ -17,11 +33,21 @@ __all__ = [
     "parse_duration",
     "format_duration",
     "to_value",
+    "escape",
+    "quote",
+    "format_value",
+    "show_value",
+    "json_value",
 ]
 
 FOREVER = 2**53  # exact in JSON numbers and floats; beyond year 285 million
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"^(\d+)(s|m|h|d|w)$")
+# C0 controls, DEL, C1 controls; bidi embeddings/overrides/isolates, zero-width
+# and other format characters that make text read differently than it is
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_QUOTED = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_QUOTE = re.compile('["\\\\\n\t\r]|' + _UNSAFE.pattern)
 
 
 def parse_instant(text: str) -> int:
@@ -37,7 +63,10 @@ def parse_instant(text: str) -> int:
 def format_instant(value: int) -> str:
     if value >= FOREVER:
         return "forever"
-    return datetime.fromtimestamp(value, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        return datetime.fromtimestamp(value, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):  # outside the years datetime knows
+        return str(value)
 
 
 def parse_duration(text: str) -> int:
@@ -48,10 +77,60 @@ def parse_duration(text: str) -> int:
 
 
 def format_duration(value: int) -> str:
+    """`4h`; a negative duration as `-4h`."""
+    if value < 0:
+        return "-" + format_duration(-value)
     for unit in ("w", "d", "h", "m"):
         if value and value % _UNITS[unit] == 0:
             return f"{value // _UNITS[unit]}{unit}"
     return f"{value}s"
+
+
+def _u(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group(0)):04x}"
+
+
+def escape(text: str) -> str:
+    """`text` with every control and format character as a `\\u00XX` escape."""
+    return _UNSAFE.sub(_u, text)
+
+
+def quote(text: str) -> str:
+    """A string literal of the rule language (`"a\\"b"`), safe to print."""
+    return '"' + _QUOTE.sub(lambda m: _QUOTED.get(m.group(0)) or _u(m), text) + '"'
+
+
+def _timed(value: Any, type_: str | None) -> str | None:
+    if type(value) is int and type_ == "time":
+        return format_instant(value)
+    if type(value) is int and type_ == "duration":
+        return format_duration(value)
+    return None
+
+
+def format_value(value: Any, type_: str | None = None) -> str:
+    """A value as the rule language writes it; None (unknown) is `_`."""
+    if value is None:
+        return "_"
+    if isinstance(value, str):
+        return quote(value)
+    return _timed(value, type_) or str(value)
+
+
+def show_value(value: Any, type_: str | None = None) -> str:
+    """A value as a person reads it: symbols unquoted (escaped), times as
+    ISO-8601, durations as `4h`, None as `_`."""
+    if value is None:
+        return "_"
+    if isinstance(value, str):
+        return escape(value)
+    return _timed(value, type_) or str(value)
+
+
+def json_value(value: Any, type_: str | None = None) -> Any:
+    """A value as JSON output carries it: times and durations as the strings
+    `format_value` prints, everything else as itself."""
+    return _timed(value, type_) or value
 
 
 def to_value(value: Any, type_: str) -> str | int:

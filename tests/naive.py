@@ -6,7 +6,8 @@ new appears. Slow and obviously correct is the point.
 
 Semantics shared with the engine: a variable of a negated atom that occurs
 nowhere else in the rule is existential; an aggregate's variables that also
-occur outside it are bound from outside; count and sum over nothing are 0,
+occur outside every aggregate, except a target variable, are bound from
+outside (Soufflé's scoping); count and sum over nothing are 0,
 min and max over nothing make the rule fail; `/` and `%` truncate toward zero.
 """
 
@@ -15,7 +16,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable, Iterator, Mapping
 
-from ordinance.rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Now, Rule, Term, Var, Wildcard
+from ordinance.rules.ast import (
+    Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Now, Predicate, Rule, Term, Var, Wildcard,
+)
+from ordinance.rules.functors import FUNCTORS, PREDICATES
 from ordinance.rules.checked import CheckedProgram
 
 __all__ = ["naive_evaluate"]
@@ -55,6 +59,8 @@ def _rename_wildcards(rule: Rule) -> Rule:
             return Var(f"_w{next(n)}")
         if isinstance(t, BinOp):
             return BinOp(t.op, term(t.left), term(t.right))
+        if isinstance(t, Call):
+            return Call(t.func, tuple(term(a) for a in t.args))
         if isinstance(t, Aggregate):
             return Aggregate(t.func, None if t.target is None else term(t.target), tuple(lit(x) for x in t.body))
         return t
@@ -64,6 +70,8 @@ def _rename_wildcards(rule: Rule) -> Rule:
             return Atom(x.relation, tuple(term(a) for a in x.args))
         if isinstance(x, Negation):
             return Negation(Atom(x.atom.relation, tuple(term(a) for a in x.atom.args)))
+        if isinstance(x, Predicate):
+            return Predicate(x.name, tuple(term(a) for a in x.args), x.negated)
         return Comparison(x.op, term(x.left), term(x.right))
 
     return Rule(Atom(rule.head.relation, tuple(term(a) for a in rule.head.args)), tuple(lit(x) for x in rule.body))
@@ -82,6 +90,9 @@ def _vars(x: Any) -> Iterator[str]:
     elif isinstance(x, Atom):
         for a in x.args:
             yield from _vars(a)
+    elif isinstance(x, (Call, Predicate)):
+        for a in x.args:
+            yield from _vars(a)
     elif isinstance(x, Negation):
         yield from _vars(x.atom)
     elif isinstance(x, Comparison):
@@ -89,9 +100,30 @@ def _vars(x: Any) -> Iterator[str]:
         yield from _vars(x.right)
 
 
+def _outside(x: Any) -> Iterator[str]:
+    """Variables outside every aggregate."""
+    if isinstance(x, Aggregate):
+        return
+    if isinstance(x, Var):
+        yield x.name
+    elif isinstance(x, BinOp):
+        yield from _outside(x.left)
+        yield from _outside(x.right)
+    elif isinstance(x, (Call, Predicate, Atom)):
+        for a in x.args:
+            yield from _outside(a)
+    elif isinstance(x, Negation):
+        yield from _outside(x.atom)
+    elif isinstance(x, Comparison):
+        yield from _outside(x.left)
+        yield from _outside(x.right)
+
+
 def _fire(rule: Rule, db: DB, now: int) -> Iterator[tuple[Any, ...]]:
     rule = _rename_wildcards(rule)
-    uses = Counter(v for part in (rule.head, *rule.body) for v in _vars(part))
+    # Soufflé's scoping: an aggregate sees the clause's variables that occur
+    # outside every aggregate, except its target variable
+    uses = Counter(v for part in (rule.head, *rule.body) for v in _outside(part))
     for b in _solve(list(rule.body), {}, db, now, uses):
         yield tuple(_value(a, b, now) for a in rule.head.args)
 
@@ -114,6 +146,11 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
                 if not any(_match(lit.atom, t, b, now) is not None for t in db.get(lit.atom.relation, ())):
                     yield from _solve(rest, b, db, now, uses)
                 return
+        if isinstance(lit, Predicate) and all(_ready(a, b, uses) for a in lit.args):
+            values = [_value(a, b, now, db, uses) for a in lit.args]
+            if bool(PREDICATES[lit.name].fn(*values)) != lit.negated:
+                yield from _solve(rest, b, db, now, uses)
+            return
         if isinstance(lit, Comparison):
             left, right = _ready(lit.left, b, uses), _ready(lit.right, b, uses)
             if left and right:
@@ -131,7 +168,25 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
                 if v is not None:
                     yield from _solve(rest, {**b, lit.right.name: v}, db, now, uses)
                 return
+    for i, lit in enumerate(lits):  # expression arguments waiting for each other: check them later
+        if isinstance(lit, Atom):
+            rest = lits[:i] + lits[i + 1 :]
+            for t in db.get(lit.relation, ()):
+                nb, later = dict(b), list(rest)
+                for a, v in zip(lit.args, t):
+                    if isinstance(a, Var) and a.name not in nb:
+                        nb[a.name] = v
+                    else:
+                        later.append(Comparison("=", a, Const(v, "symbol" if isinstance(v, str) else "number")))
+                if len(t) == len(lit.args):
+                    yield from _solve(later, nb, db, now, uses)
+            return
     raise ValueError(f"no literal can be evaluated next in {lits}")
+
+
+def _injected(t: Aggregate, uses: Counter[str]) -> set[str]:
+    target = t.target.name if isinstance(t.target, Var) else None
+    return {v for v in _vars(t) if uses[v] > 0 and v != target}
 
 
 def _ground(t: Term, b: dict[str, Any]) -> bool:
@@ -141,10 +196,11 @@ def _ground(t: Term, b: dict[str, Any]) -> bool:
 def _ready(t: Term, b: dict[str, Any], uses: Counter[str]) -> bool:
     """A term can be computed: its variables are bound (an aggregate's outer ones)."""
     if isinstance(t, Aggregate):
-        inner = Counter(_vars(t))
-        return all(v in b for v in inner if uses[v] > inner[v])
+        return all(v in b for v in _injected(t, uses))
     if isinstance(t, BinOp):
         return _ready(t.left, b, uses) and _ready(t.right, b, uses)
+    if isinstance(t, Call):
+        return all(_ready(a, b, uses) for a in t.args)
     return all(v in b for v in _vars(t))
 
 
@@ -193,13 +249,18 @@ def _value(t: Term, b: dict[str, Any], now: int, db: DB | None = None, uses: Cou
             return x * y
         q = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
         return q if t.op == "/" else x - y * q
+    if isinstance(t, Call):  # the functions are the language's definition, in functors.py
+        return FUNCTORS[t.func].fn(*(_value(a, b, now, db, uses) for a in t.args))
     if isinstance(t, Aggregate):
         assert db is not None and uses is not None
-        inner = Counter(_vars(t))
-        outer = {v: b[v] for v in inner if uses[v] > inner[v]}
+        inner = set(_vars(t))
+        outer = {v: b[v] for v in _injected(t, uses)}
         local = sorted(v for v in inner if v not in outer)
         rows = set()
-        for sol in _solve(list(t.body), outer, db, now, uses + inner):
+        inside = Counter(v for lit in t.body for v in _outside(lit)) + Counter(outer)
+        if t.target is not None:
+            inside += Counter(_outside(t.target))
+        for sol in _solve(list(t.body), outer, db, now, inside):
             key = tuple(sol.get(v) for v in local)
             rows.add((key, None if t.target is None else _value(t.target, sol, now)))
         values = [v for _, v in rows]

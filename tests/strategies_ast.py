@@ -6,9 +6,10 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ordinance.rules import ast
+from ordinance.rules.functors import FUNCTORS, PREDICATES
 from ordinance.values import FOREVER
 
-RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"}
+RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"} | set(PREDICATES)
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True).filter(
     lambda s: s not in RESERVED
@@ -31,17 +32,38 @@ def atoms_of(term_strategy: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[as
     return st.builds(ast.Atom, names, st.lists(term_strategy, max_size=4).map(tuple))
 
 
+def _arity(builtin_name: str, table: dict) -> st.SearchStrategy[int]:  # type: ignore[type-arg]
+    b = table[builtin_name]
+    return st.integers(len(b.params), len(b.params) + 2) if b.variadic else st.just(len(b.params))
+
+
+def calls_of(term_strategy: st.SearchStrategy[ast.Term], table: dict, build):  # type: ignore[no-untyped-def,type-arg]
+    """Applications of a builtin of `table` with the number of arguments it takes."""
+
+    @st.composite
+    def draw_call(draw):  # type: ignore[no-untyped-def]
+        name = draw(st.sampled_from(sorted(table)))
+        n = draw(_arity(name, table))
+        args = tuple(draw(st.lists(term_strategy, min_size=n, max_size=n)))
+        return build(name, args, draw)
+
+    return draw_call()
+
+
 def literals_of(term_strategy: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Literal]:
     atom = atoms_of(term_strategy)
+    predicates = calls_of(term_strategy, PREDICATES, lambda n, a, draw: ast.Predicate(n, a, draw(st.booleans())))
     return st.one_of(
         atom,
         st.builds(ast.Negation, atom),
         st.builds(ast.Comparison, st.sampled_from(ast.COMPARISON_OPS), term_strategy, term_strategy),
+        predicates,
     )
 
 
 def _compound(children: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Term]:
     binops = st.builds(ast.BinOp, st.sampled_from(ast.ARITH_OPS), children, children)
+    calls = calls_of(children, FUNCTORS, lambda n, a, draw: ast.Call(n, a))
     counts = st.builds(
         ast.Aggregate, st.just("count"), st.none(), st.lists(literals_of(children), min_size=1, max_size=2).map(tuple)
     )
@@ -51,7 +73,7 @@ def _compound(children: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Te
         children,
         st.lists(literals_of(children), min_size=1, max_size=2).map(tuple),
     )
-    return binops | counts | others
+    return binops | calls | counts | others
 
 
 terms: st.SearchStrategy[ast.Term] = st.recursive(leaves, _compound, max_leaves=8)

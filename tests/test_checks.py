@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ordinance.diagnostics import CheckError, ParseError, SafetyViolationError
+from ordinance.diagnostics import CheckError, Diagnostic, ParseError, SafetyViolationError
 from ordinance.rules import check, compile_text, load, parse
 from ordinance.rules import ast
 from ordinance.rules.checks.walk import uses
@@ -20,6 +20,12 @@ def findings(text: str, **kwargs: Any) -> list[tuple[str, int, int, str]]:
     with pytest.raises(CheckError) as info:
         compile_text(text, "t.rules", **kwargs)
     return [(d.code, d.span.line, d.span.column, d.message) for d in info.value.diagnostics]
+
+
+def diagnostics(text: str, **kwargs: Any) -> tuple[Diagnostic, ...]:
+    with pytest.raises(CheckError) as info:
+        compile_text(text, "t.rules", **kwargs)
+    return info.value.diagnostics
 
 
 def codes(text: str, **kwargs: Any) -> list[str]:
@@ -74,8 +80,10 @@ def test_arity_against_decl_data_and_first_use() -> None:
         ("arity_mismatch", 2, 1, "relation `e` used with 3 arguments, declared with 2")
     ]
     assert findings("p(1).\np(1, 2).") == [
-        ("arity_mismatch", 2, 1, "relation `p` used with 2 arguments, but with 1 at line 1")
+        ("arity_mismatch", 2, 1, "relation `p` used with 2 arguments, but with 1 where first used")
     ]
+    [d] = diagnostics("p(1).\np(1, 2).")
+    assert [(r.message, r.span.line, r.span.column) for r in d.related] == [("first used here", 1, 1)]
     assert findings("p(X) :- q(X, X).", extensional={"q": 1}) == [
         ("arity_mismatch", 1, 9, "relation `q` used with 2 arguments, its data has 1")
     ]
@@ -93,8 +101,11 @@ test "t" { e(1, 2). expect e(). }
 
 def test_duplicate_decl() -> None:
     assert findings(".decl e(a: number)\n.decl e(a: number)") == [
-        ("duplicate_decl", 2, 1, "relation `e` is declared twice (first at line 1)")
+        ("duplicate_decl", 2, 1, "relation `e` is declared twice")
     ]
+    [d] = diagnostics(".decl e(a: number)\n.decl e(a: number)")
+    assert [(r.message, r.span.line) for r in d.related] == [("first declared here", 1)]
+    assert d.line() == "relation `e` is declared twice; first declared here at t.rules:1:1"
 
 
 # ---------------------------------------------------------------- safety
@@ -186,8 +197,10 @@ def test_constants_respect_declared_types() -> None:
 def test_variables_keep_one_kind_per_rule() -> None:
     decls = ".decl s(x: symbol)\n.decl n(x: number)\n"
     assert findings(decls + "p(X) :- s(X), n(X).") == [
-        ("type_mismatch", 3, 17, "variable `X` is used as a number here but as a symbol at line 3")
+        ("type_mismatch", 3, 17, "variable `X` is used as a number here but as a symbol where first used")
     ]
+    [d] = diagnostics(decls + "p(X) :- s(X), n(X).")
+    assert [(r.message, r.span.line, r.span.column) for r in d.related] == [("first used here", 3, 11)]
     assert codes(decls + "p(X) :- s(X), X < 3.") == ["type_mismatch"]
     assert codes(decls + "p(Y) :- s(X), Y = X + 1.") == ["type_mismatch"]
     assert codes(decls + 'p(Y) :- n(X), Y = X * "a".') == ["type_mismatch"]
@@ -219,7 +232,10 @@ test "t" { absent(1). expect vanished(1). }
         ("unknown_relation", 4, 30),
         ("unknown_relation", 5, 1),
     ]
-    assert found[0][3] == "unknown relation `leese`, did you mean `lease`?"
+    assert found[0][3] == "unknown relation `leese`"
+    first = diagnostics(text)[0]
+    assert first.help == "did you mean `lease`"  # a field, not glued into the message
+    assert diagnostics(text)[1].help is None
 
 
 def test_relations_are_known_by_decl_rule_fact_or_data() -> None:

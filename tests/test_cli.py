@@ -113,7 +113,9 @@ def test_test_reports_a_broken_invariant(project: Path) -> None:
     )
     result = run("test", "inv.rules")
     assert result.exit_code == 1
-    assert "invariant `p is empty` is broken" in result.output
+    assert 'invariant "p is empty" is broken: X = "a"' in result.output
+    assert 'p("a")  fact  (test fact)' in result.output
+    assert "invariant_0_broken" not in result.output  # internal names never show
 
 
 def test_test_all_runs_the_stdlib_blocks_too(project: Path) -> None:
@@ -136,7 +138,7 @@ def test_assert_then_query(project: Path) -> None:
     times = run("query", "freeze(S, Until)")
     assert "2026-12-27T00:00:00Z" in times.output  # times shown as instants
     answers = json.loads(run("query", 'freeze("prod", U)', "--json").output)
-    assert answers == [{"U": 1798329600}]
+    assert answers == [{"U": "2026-12-27T00:00:00Z"}]  # typed: a time is an ISO-8601 string
     assert run("query", 'grant("alice", "prod", 1)').output.strip() == "yes"
     nothing = run("query", 'grant("bob", S, E)')
     assert nothing.exit_code == 1 and "no answers" in nothing.output
@@ -233,9 +235,9 @@ def test_check_json_has_exactly_the_documented_shape(project: Path) -> None:
     result = run("check", "--json", REQUEST, "--now", NOW)
     assert result.exit_code == 1
     data = json.loads(result.output)
-    assert set(data) == {"allowed", "reasons", "revision", "policy_hash", "now"}
+    assert set(data) == {"request", "allowed", "reasons", "flags", "errors", "revision", "policy_hash", "now", "seq"}
     assert data["allowed"] is False and data["now"] == NOW and data["revision"] == 2
-    assert [set(r) for r in data["reasons"]] == [{"code", "detail", "proof"}]
+    assert [set(r) for r in data["reasons"]] == [{"code", "detail", "kind", "proof"}]
     assert (data["reasons"][0]["code"], data["reasons"][0]["detail"]) == ("frozen", "prod")
     assert data["reasons"][0]["proof"]["relation"] == "forbid"
 
@@ -417,7 +419,7 @@ def test_a_bare_command_shows_the_help() -> None:
     assert "Commands:" in result.output and "demo" in result.output
 
 
-def test_explanations_show_times_by_declared_type_and_json_stays_raw(project: Path) -> None:
+def test_explanations_show_times_by_declared_type_in_text_and_json(project: Path) -> None:
     run("assert", GRANT, FREEZE)
     until = 'freeze("prod", 2026-12-27T00:00:00Z)'
     tree = run("why", 'forbid("a1", "frozen", "prod")', "--given", REQUEST, "--now", NOW).output
@@ -429,4 +431,5 @@ def test_explanations_show_times_by_declared_type_and_json_stays_raw(project: Pa
     later = run("why-not", 'forbid("a1", "frozen", "prod")', "--given", REQUEST, "--now", "2026-12-28").output
     assert "fails at $now < 2026-12-27T00:00:00Z: is false" in later, later
     data = json.loads(run("why", 'forbid("a1", "frozen", "prod")', "--json", "--given", REQUEST, "--now", NOW).output)
-    assert data["bindings"]["Until"] == 1798329600  # machine-readable output keeps the integer
+    assert data["bindings"]["Until"] == "2026-12-27T00:00:00Z"
+    assert "1798329600" not in json.dumps(data)

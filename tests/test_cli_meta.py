@@ -82,9 +82,11 @@ def tutorial_steps() -> list[tuple[str, list[str]]]:
 
 
 def normalised(lines: list[str]) -> list[str]:
-    """Output with the policy hash and rule numbers (they change with the stdlib) masked."""
+    """Output with the policy hash, rule numbers and stdlib line numbers
+    (they change with the stdlib) masked."""
     text = "\n".join(line.rstrip() for line in lines)
     text = re.sub(r"policy [0-9a-f]{12}", "policy HASH", text)
+    text = re.sub(r"(<stdlib>[^:]*):\d+", r"\1:L", text)
     return re.sub(r"rule \d+", "rule N", text).splitlines()
 
 

@@ -72,7 +72,7 @@ def test_the_planted_bug_is_found_and_shrunk(tmp_path: Path) -> None:
     assert 'invariant "superseded is never current" is broken' in text
     assert "supersede  supersedes(" in text
     assert f'binding: C = "{claim}"' in text
-    assert "fact (event" in text
+    assert "fact  (event" in text
 
 
 def test_a_correct_policy_passes(tmp_path: Path) -> None:
@@ -169,7 +169,7 @@ def test_only_relevant_relations_are_generated() -> None:
     relevant = harness.relevant(harness.target("superseded is never current"))
     inputs = set(strategies.input_relations(harness.program, gated=True)) & relevant
     assert inputs == {"claim_valid", "supersedes", "correction"}
-    gated = harness.relevant(harness.target("no stale epoch is ever permitted"))
+    gated = harness.relevant(harness.target("no stale lease epoch is ever permitted"))
     assert {"grant", "lease", "request"} <= gated and "claim" not in gated
 
 

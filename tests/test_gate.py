@@ -8,8 +8,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from ordinance.diagnostics import GateError
-from ordinance.explain import annotator, explain_dot, explain_json, explain_text
+from ordinance.diagnostics import Diagnostic, GateError
+from ordinance.explain import annotator, decision_json, explain_text, to_dot
 from ordinance.facts import Store, open_store, schema_of
 from ordinance.gate import Decision, Gate, Request
 from ordinance.rules import compile_text
@@ -64,7 +64,7 @@ def test_decision_fields_identify_the_inputs(store: Store) -> None:
     assert d.revision == 4  # two batches of two facts
     assert d.policy_hash == POLICY.source_hash and d.policy_hash
     assert d.now == T
-    data = d.to_json()
+    data = decision_json(d, program=POLICY)
     json.dumps(data)  # plain JSON
     assert data["request"]["id"] == "a1" and data["allowed"] is False
     assert all("proof" in r for r in data["reasons"])
@@ -93,7 +93,7 @@ def test_replay_gives_the_same_decision_and_proof(store: Store) -> None:
     assert set(now_denied.codes) == {"stale-epoch", "revoked", "owner-stop", "no-grant"}
     event = next(e for e in store.decisions() if e.seq == before.seq)
     again = Gate(POLICY, store).replay(event)
-    assert again.to_json() == {k: v for k, v in before.to_json().items() if k != "seq"}
+    assert decision_json(again) == {k: v for k, v in decision_json(before).items() if k != "seq"}
     assert again.codes == ("stale-epoch",)
 
 
@@ -136,7 +136,8 @@ def test_an_evaluation_error_denies_as_data(store: Store) -> None:
 
     d = Broken(POLICY, store).check(bob(), T)
     assert not d.allowed
-    assert d.errors == (("RuntimeError", "disk on fire"),)
+    assert [(e.code, e.message) for e in d.errors] == [("RuntimeError", "disk on fire")]
+    assert all(isinstance(e, Diagnostic) for e in d.errors)  # errors are diagnostics
     assert d.codes == ("RuntimeError",)
     assert store.decisions()[-1].payload["errors"] == [{"code": "RuntimeError", "message": "disk on fire"}]  # type: ignore[index]
 
@@ -279,12 +280,14 @@ def test_text_explanation_names_rule_facts_and_sources(store: Store) -> None:
 
 def test_json_and_dot_explanations(store: Store) -> None:
     d, annotate = blocked(store)
-    data = explain_json(d, annotate)
+    data = decision_json(d, annotate, POLICY)
     json.dumps(data)
     assert {r["code"] for r in data["reasons"]} == {"stale-epoch", "unknown-evidence"}
     assert "annotation" in json.dumps(data)
-    dot = explain_dot(d, annotate)
-    assert dot.startswith("digraph decision {") and dot.rstrip().endswith("}")
+    assert "2026-08-14T21:00:00Z" in json.dumps(data)  # times typed, not seconds
+    proof = next(r.proof for r in d.reasons if r.code == "stale-epoch")
+    dot = to_dot(proof, POLICY, annotate)
+    assert dot.startswith("digraph proof {") and dot.rstrip().endswith("}")
     assert "stale-epoch" in dot and "->" in dot
 
 
@@ -307,7 +310,7 @@ def test_an_extended_warm_model_decides_like_a_fresh_one(store: Store) -> None:
     for r in (uses, bob("b9"), Request("b10", "write", "job", "bob", 3, scope="deploy")):
         extended = gate.decide(r, T)
         fresh = Gate(POLICY, store).decide(r, T)
-        assert extended.to_json() == fresh.to_json()
+        assert decision_json(extended) == decision_json(fresh)
     assert gate.model(store.revision(), T) is warm  # extended in place, not rebuilt
     assert gate.decide(uses, T).codes == ("owner-stop", "stale-epoch", "superseded-evidence")
 
@@ -341,7 +344,8 @@ def test_proofs_do_not_depend_on_fact_arrival_order(tmp_path: Path) -> None:
             got = []
             for r in (alice(), bob(uses=("c0", "c1")), bob("b2", needs=(("job", "state", "open"),))):
                 d = gate.decide(r, T)
-                got.append((d.allowed, [x.to_json() for x in d.reasons], [x.to_json() for x in d.flags]))
+                data = decision_json(d)
+                got.append((d.allowed, data["reasons"], data["flags"]))
             answers.append(got)
     assert answers[0] == answers[1]
     assert any(reason for _, reasons, _ in answers[0] for reason in reasons if "proof" in reason)

@@ -6,7 +6,8 @@ import json
 
 import networkx as nx
 
-from ordinance.engine import ProofNode, evaluate, extend, overlay, to_dot, to_json, to_text, why, why_not
+from ordinance.engine import ProofNode, evaluate, extend, overlay, why, why_not
+from ordinance.explain import to_dot, to_json, to_text
 from ordinance.rules import compile_text as program
 
 TC = """
@@ -24,7 +25,13 @@ def leaves(node: ProofNode) -> list[ProofNode]:
 
 
 def depth(node: ProofNode) -> int:
-    return 1 + max((depth(c) for c in node.children), default=0)
+    """Levels of the tree (walked with a stack: proofs can be deep)."""
+    most, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        most = max(most, d)
+        stack.extend((c, d + 1) for c in n.children)
+    return most
 
 
 def test_why_rebuilds_a_proof_from_facts():
@@ -82,10 +89,10 @@ def test_why_not_names_the_first_failing_literal_and_what_would_make_it_hold():
     answer = why_not(m, "path", (1, 9))
     assert not answer.holds and len(answer.failures) == 2
     direct, step = answer.failures
-    assert direct.rule == 0 and direct.kind == "missing" and direct.literal == "edge(1, 9)"
+    assert direct.rule == 0 and direct.kind == "missing" and direct.text == "edge(1, 9)"
     assert direct.needed == (("edge", (1, 9)),)
     # best partial binding: path(1, Y) holds for Y = 2 or 3, then edge(Y, 9) is missing
-    assert step.rule == 1 and step.kind == "missing" and step.literal in ("edge(2, 9)", "edge(3, 9)")
+    assert step.rule == 1 and step.kind == "missing" and step.text in ("edge(2, 9)", "edge(3, 9)")
 
 
 def test_why_not_recurses_into_derived_relations_to_the_depth_bound():
@@ -97,10 +104,10 @@ def test_why_not_recurses_into_derived_relations_to_the_depth_bound():
     m = evaluate(program(text, extensional={"request": 2, "vouched": 2, "root": 1}), {"request": [("a1", "w")]})
     answer = why_not(m, "allowed", ("a1",), depth=3)
     (f,) = answer.failures
-    assert f.literal == 'trusted("w")' and f.kind == "missing"
+    assert f.text == 'trusted("w")' and f.kind == "missing"
     (child,) = f.children
     assert child.relation == "trusted" and child.tuple == ("w",)
-    assert {g.literal for g in child.failures} == {'vouched("w", V)', 'root("w")'}
+    assert {g.text for g in child.failures} == {'vouched("w", V)', 'root("w")'}
     assert why_not(m, "allowed", ("a1",), depth=1).failures[0].children == ()
 
 
@@ -111,7 +118,7 @@ def test_why_not_reports_blocking_facts_and_false_comparisons():
     (bob,) = why_not(m, "ok", ("bob",)).failures
     assert bob.kind == "present" and bob.needed == (("banned", ("bob",)),)
     (cy,) = why_not(m, "ok", ("cy",)).failures
-    assert cy.kind == "false" and cy.literal == "12 >= 18"
+    assert cy.kind == "false" and cy.text == "12 >= 18"
     assert why_not(m, "person", ("cy",)).holds
     nobody = why_not(m, "person", ("zed",))
     assert not nobody.holds and nobody.failures == ()
@@ -187,3 +194,30 @@ def test_proofs_after_extend_and_in_overlays_equal_fresh_ones():
     assert depth(why(m, "path", (1, 4))) == 4
     extend(m, {"edge": [(1, 4)]})
     assert to_json(why(m, "path", (1, 4))) == to_json(why(tc([(1, 2), (2, 3), (3, 4), (1, 4)]), "path", (1, 4)))
+
+
+def test_a_proof_1700_steps_deep_is_built_and_rendered_in_full():
+    from ordinance.explain import MAX_INDENT
+    from ordinance.explain.proof import MAX_JSON_DEPTH
+    from ordinance.explain import explain_text
+    from ordinance.gate import Decision, Reason, Request
+
+    n = 1700
+    prog = program("p(Y) :- p(X), step(X, Y).", extensional={"p": 1, "step": 2})
+    m = evaluate(prog, {"p": [(0,)], "step": [(i, i + 1) for i in range(n)]})
+    proof = why(m, "p", (n,))
+    assert proof is not None and depth(proof) == n + 1
+    lines = to_text(proof, program=prog).splitlines()
+    assert len(lines) == 2 * n + 1  # every rule node and fact leaf, none dropped
+    assert any(line.endswith(f"[depth {n}] p(0)  fact") for line in lines)
+    assert max(len(line) - len(line.lstrip()) for line in lines) == 2 * MAX_INDENT
+    data = to_json(proof, program=prog)
+    text = json.dumps(data, indent=2)  # nesting is bounded, so this does not recurse too deep
+    assert text.count('"kind": "elided"') == 1 and "ask `why` of this fact" in text
+    node = data
+    for _ in range(MAX_JSON_DEPTH):
+        node = node["children"][0]
+    assert node["kind"] == "elided" and node["tuple"] == [n - MAX_JSON_DEPTH]
+    # a decision citing it carries the whole proof in its text
+    d = Decision(Request("a", "k", "t", "x", 1), False, (Reason("deep", "t", prover=lambda: proof),), 0, "h", 0)
+    assert len(explain_text(d, program=prog).splitlines()) == 3 + 2 * n + 1

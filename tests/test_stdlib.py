@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from ordinance.engine import evaluate
+from ordinance.gate import with_defaults
 from ordinance.rules.ast import Atom, Const, Rule, TestBlock
 from ordinance.rules.parser import parse
 from ordinance.testing.scenario import broken_invariants, compile_policy
@@ -55,7 +56,7 @@ def block_facts(block: TestBlock) -> dict[str, set[tuple[Any, ...]]]:
     for rule in block.facts:
         assert isinstance(rule, Rule) and rule.is_fact
         facts.setdefault(rule.head.relation, set()).add(tuple(const(a) for a in rule.head.args))
-    return facts
+    return with_defaults(facts)  # request_scope and request_lease, as the gate and `ordinance test` fill them
 
 
 def ground(atom: Atom) -> tuple[Any, ...]:

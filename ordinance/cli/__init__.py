@@ -19,16 +19,37 @@ from .common import fail
 __all__ = ["main", "cli", "COMMAND_MODULES"]
 
 # one module per command (or small group of commands); each defines
-# `command` (or `commands`, a tuple). Missing modules are skipped, so a
-# command being written elsewhere never breaks the others.
+# `command` (or `commands`, a tuple).
 COMMAND_MODULES = (
     "init", "facts", "query", "check", "explain", "test", "lint", "log", "demo", "fuzz",
+    "serve", "hook", "mcp",
 )
+# commands whose module has another name; the rest live in the module of their name
+_MODULE_OF = {"assert": "facts", "load": "facts", "why": "explain", "why-not": "explain", "replay": "log"}
 
 
 class OrdinanceGroup(click.Group):
     """A click group whose every error is one line `error[CODE]: message`
-    on stderr with exit code 2 (set ORDINANCE_DEBUG=1 for a traceback)."""
+    on stderr with exit code 2 (set ORDINANCE_DEBUG=1 for a traceback).
+
+    Running one command imports only its module (`ordinance hook` starts in
+    tens of milliseconds); listing the commands imports them all."""
+
+    @property  # type: ignore[override]
+    def commands(self) -> dict[str, click.Command]:
+        _register()
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: dict[str, click.Command]) -> None:
+        self._commands = value
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self._commands and not _registered:
+            module = _MODULE_OF.get(cmd_name, cmd_name)
+            if module in COMMAND_MODULES:
+                _load(module)
+        return self._commands.get(cmd_name)
 
     def main(  # type: ignore[override]
         self,
@@ -75,23 +96,22 @@ def cli() -> None:
 _registered = False
 
 
+def _load(name: str) -> None:
+    """Register the commands of one module (a module that fails to import is
+    an error, never a command that silently disappears)."""
+    module = importlib.import_module(f"{__name__}.{name}")
+    for command in getattr(module, "commands", None) or (module.command,):
+        if command.name not in cli._commands:  # (add_command would read `commands`, registering all)
+            cli._commands[str(command.name)] = command
+
+
 def _register() -> None:
     global _registered
     if _registered:
         return
     _registered = True
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":
-                continue
-            raise
-        for command in getattr(module, "commands", None) or (module.command,):
-            cli.add_command(command)
-
-
-_register()
+        _load(name)
 
 
 def main() -> None:

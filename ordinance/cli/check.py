@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
-from ..explain import annotator, explain_json, explain_text
-from ..gate import Decision, Gate, Request
-from ..values import format_instant
+from ..explain import annotator, decision_json, explain_text
+from ..gate import Gate, Request
 from .common import (
     check_declared,
     ground_facts,
@@ -20,21 +17,7 @@ from .common import (
     print_json,
 )
 
-__all__ = ["command", "decision_json"]
-
-def decision_json(d: Decision, annotate: Any = None) -> dict[str, Any]:
-    """The `--json` shape: allowed, reasons (code, detail, proof), revision,
-    policy_hash, now (ISO-8601)."""
-    full = explain_json(d, annotate)
-    return {
-        "allowed": d.allowed,
-        "reasons": [
-            {"code": r["code"], "detail": r["detail"], "proof": r.get("proof")} for r in full["reasons"]
-        ],
-        "revision": d.revision,
-        "policy_hash": d.policy_hash,
-        "now": format_instant(d.now),
-    }
+__all__ = ["command"]
 
 
 @click.command(
@@ -60,8 +43,10 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
     any request-side facts about A: `request_scope` (the authority scope,
     default the target), `request_uses` (claims it relies on),
     `request_needs`, `request_route`, `request_requires`,
-    `request_irreversible`, `request_key`. Prints the decision and, for
-    each reason, the proof that made it.
+    `request_irreversible`, `request_key`, `request_lease` (the lease
+    epoch, default the epoch), and any request-side relation of the
+    policy's own (declared `request_<name>`, first argument A, derived by
+    no rule). Prints the decision and, for each reason, the proof that made it.
     """
     program = load_policy(policy)
     parsed = ground_facts(facts, "request fact")
@@ -75,7 +60,7 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
         windows = {"claim_valid": gate.model(decision.revision, decision.now).tuples("claim_valid")}
         annotate = annotator(store, decision.revision, windows)
         if as_json:
-            print_json(decision_json(decision, annotate))
+            print_json(decision_json(decision, annotate, program))
         else:
             click.echo(explain_text(decision, annotate, program))
     if decision.errors:

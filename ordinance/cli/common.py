@@ -12,12 +12,18 @@ import json
 import os
 import sys
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 import click
 
-from ..diagnostics import OrdinanceError
-from ..values import format_duration, format_instant, parse_instant
+from ..diagnostics import OrdinanceError, arity_message
+from ..values import escape, parse_instant
+
+if TYPE_CHECKING:  # (imported when used: a command loads only what it needs)
+    from rich.table import Table
+
+    from ..facts import Store
+    from ..rules.checked import CheckedProgram
 
 __all__ = [
     "DB_ENV",
@@ -41,7 +47,6 @@ __all__ = [
     "new_table",
     "default_author",
     "check_declared",
-    "show_value",
 ]
 
 DB_ENV = "ORDINANCE_DB"
@@ -111,8 +116,8 @@ def now_or_clock(now: int | None) -> int:
     return now if now is not None else int(datetime.now(timezone.utc).timestamp())
 
 
-def load_policy(path: str) -> Any:
-    """The checked policy at `path` (a CheckedProgram)."""
+def load_policy(path: str) -> CheckedProgram:
+    """The checked policy at `path`."""
     from ..rules import load
 
     if not os.path.exists(path):
@@ -123,7 +128,7 @@ def load_policy(path: str) -> Any:
     return load(path)
 
 
-def open_db(url: str, policy: Any = None) -> Any:
+def open_db(url: str, policy: CheckedProgram | None = None) -> Store:
     """The store at `url`, validating writes against `policy`'s declarations."""
     from ..facts import open_store, schema_of
 
@@ -144,7 +149,7 @@ def ground_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tu
         if not items:
             raise OrdinanceError(f"{what} {n} is empty", code="syntax")
         for item in items:
-            if not isinstance(item, Rule) or item.body:
+            if not isinstance(item, Rule) or not item.is_fact:
                 raise OrdinanceError(
                     f"{what} {n}: expected a fact such as `grant(\"alice\", \"deploy\", 1).`",
                     code="not_a_fact",
@@ -160,30 +165,17 @@ def ground_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tu
     return out
 
 
-def check_declared(policy: Any, facts: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+def check_declared(policy: CheckedProgram, facts: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
     """Every fact names a relation the policy declares, with its arity."""
     for rel, args in facts:
         decl = policy.relations.get(rel)
         if decl is None:
             raise OrdinanceError(f"relation `{rel}` is not declared by the policy", code="unknown_relation")
         if decl.arity != len(args):
-            raise OrdinanceError(
-                f"relation `{rel}` used with {len(args)} arguments, declared with {decl.arity}",
-                code="arity_mismatch",
-            )
+            raise OrdinanceError(arity_message(rel, len(args), decl.arity), code="arity_mismatch")
 
 
-def show_value(value: Any, type_: str | None = None) -> str:
-    """A value as a user reads it: times as ISO-8601, durations as `4h`,
-    symbols unquoted."""
-    if type_ == "time" and isinstance(value, int):
-        return format_instant(value)
-    if type_ == "duration" and isinstance(value, int):
-        return format_duration(value)
-    return str(value)
-
-
-def print_table(table: Any) -> None:
+def print_table(table: Table) -> None:
     """A rich table on stdout; unbounded width when not on a terminal."""
     from rich.console import Console
 
@@ -193,10 +185,17 @@ def print_table(table: Any) -> None:
     console.print(table)
 
 
-def new_table(*columns: str) -> Any:
+def new_table(*columns: str) -> Table:
+    """A rich table whose cells are plain text: `add_row` takes strings and
+    shows them escaped, never as rich markup (a cell `[/x]` is just that)."""
     from rich.table import Table
+    from rich.text import Text
 
-    return Table(*columns, show_edge=False, header_style="bold")
+    class PlainTable(Table):
+        def add_row(self, *cells: Any, **kw: Any) -> None:
+            super().add_row(*(Text(escape(c)) if isinstance(c, str) else c for c in cells), **kw)
+
+    return PlainTable(*columns, show_edge=False, header_style="bold")
 
 
 def default_author() -> str:
@@ -219,16 +218,20 @@ def _database_error(exc: BaseException) -> bool:
 
 
 def error_line(exc: BaseException) -> str:
-    """One line `error[CODE]: message` for any exception."""
+    """One line `error[CODE]: message` for any exception, escaped (a message
+    quotes what a user wrote)."""
+    return escape(_error_line(exc))
+
+
+def _error_line(exc: BaseException) -> str:
     if isinstance(exc, OrdinanceError):
         if not exc.diagnostics:
             return f"error[{exc.code}]: {exc}"
         first = exc.diagnostics[0]
-        # store diagnostics number the events in their message already
-        where = f"{first.span}: " if first.span.line and first.span.file != "<events>" else ""
+        where = f"{first.span}: " if first.span.line else ""
         more = len(exc.diagnostics) - 1
         tail = f" (and {more} more)" if more else ""
-        return f"error[{first.code}]: {where}{first.message.splitlines()[0]}{tail}"
+        return f"error[{first.code}]: {where}{first.line()}{tail}"
     if isinstance(exc, click.ClickException):
         message = (exc.format_message().splitlines() or [""])[0].rstrip(".")
         message = message[:1].lower() + message[1:]

@@ -16,6 +16,7 @@ from ..diagnostics import OrdinanceError
 from ..explain import annotator, explain_text
 from ..facts import open_store
 from ..testing.scenario import Outcome, Scenario, load_scenario, run_scenario
+from ..values import escape
 
 __all__ = ["command", "scenario_dir", "scenario_files"]
 
@@ -46,8 +47,8 @@ def _heading(text: str) -> str:
 
 
 def _show(scenario: Scenario, outcome: Outcome, db: str, brief: bool) -> None:
-    click.echo(_heading(f"== {scenario.name} =="))
-    for line in textwrap.wrap(" ".join(scenario.story.split()), 78):
+    click.echo(_heading(f"== {escape(scenario.name)} =="))
+    for line in textwrap.wrap(" ".join(escape(scenario.story).split()), 78):
         click.echo(f"   {line}")
     facts = sum(len(s.facts) for s in scenario.steps)
     click.echo(f"   ({facts} facts in {len(scenario.steps)} steps, {len(outcome.decisions)} requests)")
@@ -56,7 +57,7 @@ def _show(scenario: Scenario, outcome: Outcome, db: str, brief: bool) -> None:
             expected = decision.allowed == check.allowed and decision.codes == check.codes
             mark = click.style("as expected", fg="green") if expected else click.style("UNEXPECTED", fg="red")
             click.echo("")
-            click.echo(f" {n}. {check.name}  [{mark}]")
+            click.echo(f" {n}. {escape(check.name)}  [{mark}]")
             text = explain_text(decision, None if brief else annotator(store, decision.revision), scenario.policy)
             lines = text.splitlines()
             if brief:
@@ -64,7 +65,7 @@ def _show(scenario: Scenario, outcome: Outcome, db: str, brief: bool) -> None:
             for line in lines:
                 click.echo("    " + line)
     for failure in outcome.failures:
-        click.echo(click.style(f"   failed: {failure}", fg="red"))
+        click.echo(click.style(f"   failed: {escape(failure)}", fg="red"))
     click.echo("")
 
 

@@ -8,9 +8,10 @@ from typing import Any, Callable, Iterator
 import click
 
 from ..diagnostics import OrdinanceError
-from ..engine import evaluate, overlay, to_dot, to_json, to_text, why, why_not
-from ..explain import annotator
-from ..gate import Request
+from ..engine import evaluate, overlay, why, why_not
+from ..explain import annotator, to_dot, to_json, to_text
+from ..gate import Request, is_request_side
+from ..values import escape
 from .common import (
     check_declared,
     ground_facts,
@@ -46,7 +47,7 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> Ite
     program = load_policy(policy)
     extra = ground_facts(given, "given fact")
     check_declared(program, extra)
-    asked = [(rel, args) for rel, args in extra if rel.startswith("request")]
+    asked = [(rel, args) for rel, args in extra if is_request_side(rel, program.relations.get(rel))]
     if asked:  # a request as the gate sees it (its scope defaults to its target)
         overlay_facts = Request.from_facts(asked).facts()
         extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay_facts.items() for t in ts]
@@ -71,9 +72,9 @@ def _target(program: Any, text: str, partial: bool) -> tuple[str, tuple[Any, ...
 
 def _show(tree: Any, fmt: str | None, annotate: Any, program: Any) -> None:
     if fmt == "json":
-        print_json(to_json(tree))
+        print_json(to_json(tree, annotate, program))
     elif fmt == "dot":
-        click.echo(to_dot(tree, program))
+        click.echo(to_dot(tree, program, annotate))
     else:
         click.echo(to_text(tree, annotate=annotate, program=program))
 
@@ -100,7 +101,7 @@ def why_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int | N
         relation, t = _target(program, fact, partial=False)
         proof = why(model, relation, t)
         if proof is None:
-            click.echo(f"{fact.strip().rstrip('.')} does not hold; `ordinance why-not` says what is missing")
+            click.echo(f"{escape(fact.strip().rstrip('.'))} does not hold; `ordinance why-not` says what is missing")
             raise click.exceptions.Exit(1)
         _show(proof, fmt, annotate, program)
 

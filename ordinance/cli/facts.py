@@ -10,6 +10,7 @@ import click
 from ..diagnostics import Diagnostic, StoreError
 from ..facts import Event, import_jsonl
 from ..facts import kind_of
+from ..gate.request import is_request_side
 from ..values import to_value
 from .common import check_declared, db_option, default_author, ground_facts, load_policy, open_db, policy_option
 
@@ -53,7 +54,7 @@ def assert_command(facts: tuple[str, ...], source: str, author: str, db: str, po
 def _not_request(relations: Iterable[str]) -> None:
     """Request facts live in the gate's overlay, never in the store."""
     for rel in relations:
-        if rel == "request" or rel.startswith("request_"):
+        if is_request_side(rel):
             raise StoreError(f"`{rel}` facts describe a request: pass them to `ordinance check`, not the store",
                              code="request_fact")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from ..rules.invariants import DEFAULT_EXAMPLES
+from ..values import escape, format_value
 
 __all__ = ["command"]
 
@@ -55,7 +56,7 @@ def command(
         history = load_history(harness, replay_from)
         breach, _ = replay(harness, history)
         if breach is None:
-            click.echo(f"{replay_from}: {len(history)} events, every invariant holds")
+            click.echo(escape(f"{replay_from}: {len(history)} events, every invariant holds"))
             return
         click.echo(report(harness, history, breach, shrunk=False))
         raise click.exceptions.Exit(1)
@@ -64,21 +65,21 @@ def command(
     if missing:
         raise click.BadParameter(f"no invariant named `{missing[0]}` in {policy}", param_hint="--invariant")
     if not targets:
-        click.echo(f"{policy}: no invariants to fuzz")
+        click.echo(escape(f"{policy}: no invariants to fuzz"))
         return
-    click.echo(f"fuzzing {len(targets)} invariant(s) of {policy}, {examples} histories each, seed {seed}")
+    click.echo(escape(f"fuzzing {len(targets)} invariant(s) of {policy}, {examples} histories each, seed {seed}"))
     broken = 0
     for target, found in fuzz(harness, examples=examples, seed=seed, targets=targets):
         if found is None:
-            click.echo(f'  holds   "{target.name}"')
+            click.echo(f"  holds   {format_value(target.name)}")
             continue
-        click.echo(f'  BROKEN  "{target.name}"  ({len(found.history)} events after shrinking)')
+        click.echo(f"  BROKEN  {format_value(target.name)}  ({len(found.history)} events after shrinking)")
         click.echo("")
         click.echo("\n".join("    " + line for line in report(harness, found.history, found.breach).splitlines()))
         click.echo("")
         if save_to is not None and broken == 0:
             save(harness, found.history, found.breach, save_to, policy, seed=seed)
-            click.echo(f"    saved to {save_to}; replay with: ordinance fuzz {policy} --replay {save_to}")
+            click.echo(escape(f"    saved to {save_to}; replay with: ordinance fuzz {policy} --replay {save_to}"))
             click.echo("")
         broken += 1
     click.echo(f"{len(targets) - broken} held, {broken} broken")

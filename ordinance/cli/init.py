@@ -7,9 +7,10 @@ from pathlib import Path
 import click
 
 from ..diagnostics import OrdinanceError
+from ..values import escape
 from .common import load_policy, open_db
 
-__all__ = ["command", "POLICY_TEMPLATE"]
+__all__ = ["command", "POLICY_TEMPLATE", "CLAUDE_CODE_POLICY", "SETTINGS"]
 
 POLICY_TEMPLATE = """\
 // policy.rules: the rules the gate applies before any action runs.
@@ -35,6 +36,109 @@ test "a freeze blocks actions in its scope until it ends" {
 """
 
 
+CLAUDE_CODE_POLICY = """\
+// policy.rules: the gate between Claude Code and what its tools do.
+// `ordinance serve` answers Claude Code's hooks with this policy; every tool
+// call is a request (see the stdlib module "tools" for the facts it carries).
+.include "continuity"
+.include "tools"
+
+// the agent acts under a grant on the project directory (`ordinance init
+// --claude-code` stores it); the owner revokes or stops it there.
+
+// no force push to main, however it is wrapped (`cd x && ...`, `bash -c '...'`):
+// -f, --force, --force-with-lease, combined short flags (-uf), or a +refspec
+.decl push_forced(a: symbol, n: number)
+push_forced(A, N) :- git(A, N, "push"), request_word(A, N, P, W), P >= 2,
+                     match("-[a-zA-Z]*f[a-zA-Z]*|--force(-with-lease)?(=.*)?|[+].*", W).
+.decl push_to_main(a: symbol, n: number)
+push_to_main(A, N) :- git(A, N, "push"), request_word(A, N, P, W), P >= 2,
+                      match("[+]?([^:]*:)?(refs/heads/)?main", W).
+forbid(A, "force-push-main", C) :- push_forced(A, N), push_to_main(A, N), request_command(A, N, C).
+
+// no writes outside the project
+.decl writes(tool: symbol)
+writes("Write"). writes("Edit"). writes("MultiEdit"). writes("NotebookEdit").
+forbid(A, "outside-project", P) :- request_tool(A, T), writes(T), outside_project(A, P).
+
+// the owner's stop halts everything: `ordinance assert 'stop("everything", 2026-12-01T00:00:00Z).'`
+forbid(A, "owner-stop", "everything") :- request(A, _, _, _, _), stop("everything", At), At <= $now.
+
+// fetching from the web asks the user first
+flag(A, "web-fetch", U) :- request_tool(A, "WebFetch"), request_input(A, "url", U).
+ask_code("web-fetch").
+
+test "a force push to main is refused, however it is wrapped" {
+  grant("claude-code", "/p", 1).
+  request("a1", "Bash", "/p", "claude-code", 1). request_scope("a1", "/p").
+  request_command("a1", 0, "cd sub"). request_word("a1", 0, 0, "cd"). request_word("a1", 0, 1, "sub").
+  request_command("a1", 1, "git push -f origin main").
+  request_word("a1", 1, 0, "git"). request_word("a1", 1, 1, "push"). request_word("a1", 1, 2, "-f").
+  request_word("a1", 1, 3, "origin"). request_word("a1", 1, 4, "main").
+  request("a2", "Bash", "/p", "claude-code", 1). request_scope("a2", "/p").
+  request_command("a2", 0, "git push origin feature").
+  request_word("a2", 0, 0, "git"). request_word("a2", 0, 1, "push"). request_word("a2", 0, 2, "origin").
+  request_word("a2", 0, 3, "feature").
+  now 2026-12-01T12:00:00Z.
+  expect forbid("a1", "force-push-main", "git push -f origin main").
+  expect permit("a2").
+  expect not forbid("a2", "force-push-main", "git push origin feature").
+}
+
+test "the owner's stop halts everything" {
+  grant("claude-code", "/p", 1). stop("everything", 2026-12-01T00:00:00Z).
+  request("a1", "Read", "/p/x", "claude-code", 1). request_scope("a1", "/p"). request_tool("a1", "Read").
+  now 2026-12-01T12:00:00Z.
+  expect forbid("a1", "owner-stop", "everything").
+}
+"""
+
+SETTINGS = {
+    "hooks": {
+        event: [{"matcher": "*", "hooks": [{
+            "type": "command", "timeout": 10,
+            "command": "ordinance hook claude-code --server http://127.0.0.1:8377",
+        }]}]
+        for event in ("PreToolUse", "PostToolUse")
+    }
+}
+
+
+def _claude_code(root: Path, force: bool) -> None:
+    """policy.rules for Claude Code, .claude/settings.json, tokens.toml and
+    the agent's grant on the project directory."""
+    import json
+    import secrets
+
+    from .common import default_author
+
+    settings = root / ".claude" / "settings.json"
+    tokens = root / "tokens.toml"
+    for path in (root / "policy.rules", settings, tokens):
+        if path.exists() and not force:
+            raise OrdinanceError(f"`{path}` already exists (use --force to overwrite it)", code="exists")
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "policy.rules").write_text(CLAUDE_CODE_POLICY, encoding="utf-8")
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text(json.dumps(SETTINGS, indent=2) + "\n", encoding="utf-8")
+    owner = default_author() or "owner"
+    tokens.write_text(
+        "# principals of `ordinance serve`: keep this file private\n"
+        f'[[principal]]\nname = "{owner}"\nowner = true\ntoken = "{secrets.token_urlsafe(24)}"\n\n'
+        f'[[principal]]\nname = "claude-code"\ntoken = "{secrets.token_urlsafe(24)}"\n', encoding="utf-8")
+    tokens.chmod(0o600)
+    program = load_policy(str(root / "policy.rules"))
+    project = str(root.resolve())
+    with open_db(str(root / "ordinance.db"), program) as store:
+        revision = store.assert_facts([("grant", ("claude-code", project, 1))], source="init", author=owner)
+    click.echo(f"created {root / 'policy.rules'}: no force push to main, no writes outside the project, "
+               "the owner's stop halts everything")
+    click.echo(f"created {settings}: Claude Code's PreToolUse and PostToolUse hooks ask the gate")
+    click.echo(f"created {tokens}: principals `{owner}` (owner) and `claude-code`; keep it private")
+    click.echo(f"granted `claude-code` the project {project} at epoch 1 (store revision {revision})")
+    click.echo("next: ordinance serve --tokens tokens.toml   (and export ORDINANCE_TOKEN=<claude-code's token>)")
+
+
 @click.command(
     "init",
     short_help="Create a project: policy.rules and an empty store.",
@@ -42,17 +146,27 @@ test "a freeze blocks actions in its scope until it ends" {
 Examples:
   ordinance init myproject && cd myproject
   ordinance init .                    here
+  ordinance init --claude-code .      a gate for Claude Code's hooks
 """,
 )
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite an existing policy.rules.")
-def command(directory: str, force: bool) -> None:
+@click.option("--claude-code", "claude_code", is_flag=True,
+              help="Also write .claude/settings.json, tokens.toml and a policy for Claude Code's tool calls.")
+def command(directory: str, force: bool, claude_code: bool) -> None:
     """Create DIRECTORY with policy.rules (the stdlib, an example rule and a
     test block) and an empty SQLite store, ordinance.db.
 
     Commands run inside DIRECTORY find both by default (--policy and --db).
+    With --claude-code the policy reads Claude Code's tool calls (no force
+    push to main, no writes outside the project, the owner's stop halts
+    everything), the hooks ask `ordinance serve`, and the agent is granted
+    the project directory.
     """
     root = Path(directory)
+    if claude_code:
+        _claude_code(root, force)
+        return
     policy = root / "policy.rules"
     if policy.exists() and not force:
         raise OrdinanceError(f"`{policy}` already exists (use --force to overwrite it)", code="exists")
@@ -62,9 +176,9 @@ def command(directory: str, force: bool) -> None:
     db = root / "ordinance.db"
     with open_db(str(db), program) as store:
         revision = store.revision()
-    click.echo(f"created {policy}: the continuity stdlib, an example rule and a test block")
-    click.echo(f"created {db}: an empty store (revision {revision})")
+    click.echo(escape(f"created {policy}: the continuity stdlib, an example rule and a test block"))
+    click.echo(escape(f"created {db}: an empty store (revision {revision})"))
     if root.resolve() != Path.cwd().resolve():
-        click.echo(f"next: cd {directory} && ordinance test")
+        click.echo(escape(f"next: cd {directory} && ordinance test"))
     else:
         click.echo("next: ordinance test")

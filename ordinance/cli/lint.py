@@ -13,6 +13,7 @@ import click
 from ..diagnostics import Diagnostic, OrdinanceError, Span
 from ..rules import check, parse, read_source, render_diagnostics, sort_diagnostics
 from ..rules.loader import decode
+from ..values import escape
 
 __all__ = ["command", "lint_file", "MAX_BYTES"]
 
@@ -82,12 +83,12 @@ def command(
         try:
             found, sources = lint_file(name, existential_negation, max_bytes)
         except OSError as e:
-            click.echo(f"error: cannot read `{name}`: {e.strerror or e}", err=True)
+            click.echo(escape(f"error: cannot read `{name}`: {e.strerror or e}"), err=True)
             status = 2
             continue
         except Exception as e:  # a bug in ordinance: one line, never a traceback
             detail = str(e).splitlines()[0] if str(e) else ""
-            click.echo(f"error: internal error while linting `{name}`: {type(e).__name__} {detail}", err=True)
+            click.echo(escape(f"error: internal error while linting `{name}`: {type(e).__name__} {detail}"), err=True)
             status = 2
             continue
         if found:

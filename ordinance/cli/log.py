@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from ..explain import decision_json
 from ..facts import Event
-from ..gate import Gate, Request
+from ..gate import Decision, Gate, Request
 from ..values import format_instant
 from .common import (
     db_option,
@@ -50,19 +51,20 @@ def log_command(last: int | None, as_json: bool, db: str) -> None:
     if last is not None:
         decisions = decisions[-last:]
     if as_json:
-        print_json([{"seq": e.seq, "time": e.time, **dict(e.payload or {})} for e in decisions])
+        print_json([{**decision_json(Decision.from_payload(e.payload or {}, e.seq), proofs=False), "time": e.time}
+                    for e in decisions])
         return
     if not decisions:
         click.echo("the decision log is empty")
         return
     table = new_table("seq", "request", "action", "decision", "reasons", "now", "revision")
     for e in decisions:
-        p = dict(e.payload or {})
-        r = p.get("request", {})
+        d = Decision.from_payload(e.payload or {}, e.seq)
+        r = d.request
         table.add_row(
-            str(e.seq), str(r.get("id")), f"{r.get('agent')} {r.get('kind')} {r.get('target')}",
-            "allowed" if p.get("allowed") else "DENIED", ", ".join(_codes(p)) or "-",
-            format_instant(int(p.get("now", 0))), str(p.get("revision")),
+            str(e.seq), r.id, f"{r.agent} {r.kind} {r.target}",
+            "allowed" if d.allowed else "DENIED", ", ".join(d.codes) or "-",
+            format_instant(d.now), str(d.revision),
         )
     print_table(table)
 

@@ -17,8 +17,8 @@ from .common import (
     open_db,
     print_json,
     print_table,
-    show_value,
 )
+from ..values import json_value, show_value
 
 __all__ = ["command", "parse_pattern", "answers"]
 
@@ -88,7 +88,7 @@ def command(pattern: str, as_json: bool, now: int | None, db: str, policy: str) 
     types = {v: (decl.types[i] if decl.types else None) for i, (k, v) in enumerate(args) if k == "var"}
     columns = list(types)
     if as_json:
-        print_json(rows)
+        print_json([{c: json_value(row[c], types[c]) for c in row} for row in rows])
     elif not columns:
         click.echo("yes" if rows else "no")
     elif not rows:

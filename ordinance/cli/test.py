@@ -8,41 +8,15 @@ with its explanation: why-not for a missing fact, why for an unwanted one.
 
 from __future__ import annotations
 
-from typing import Any
 
 import click
 
-from ..engine import to_text, why, why_not
 from ..testing.blocks import BlockResult, run_blocks
+from ..testing.report import failure_lines, where
+from ..values import escape
 from .common import DEFAULT_POLICY, POLICY_ENV, Instant, path_option
 
-__all__ = ["command", "failures"]
-
-
-def _show(value: Any) -> str:
-    return f'"{value}"' if isinstance(value, str) else str(value)
-
-
-def _where(result: BlockResult) -> str:
-    return f"{result.block.span.file or '<input>'}:{result.block.span.line}"
-
-
-def failures(result: BlockResult) -> list[tuple[str, str]]:
-    """(what failed, explanation) for each failure of a block."""
-    if result.error is not None:
-        return [(f"error[{result.error.code}]: {str(result.error).splitlines()[0]}", "")]
-    out: list[tuple[str, str]] = []
-    program = result.model.prepared.program if result.model is not None else None
-    for f in result.failed:
-        shown = f"expect {'not ' if f.expect.negated else ''}{f.relation}({', '.join(map(_show, f.pattern))})"
-        if f.expect.negated:
-            proof = why(result.model, f.relation, f.matches[0])
-            out.append((f"{shown}: it holds", to_text(proof, program=program) if proof else ""))
-        else:
-            out.append((f"{shown}: it does not hold", to_text(why_not(result.model, f.relation, f.pattern), program=program)))
-    for b in result.broken:
-        out.append((f"invariant `{b.target.name}` is broken", to_text(b.proof, program=program) if b.proof else ""))
-    return out
+__all__ = ["command"]
 
 
 @click.command(
@@ -70,14 +44,12 @@ def command(files: tuple[str, ...], include_all: bool, now: int, policy: str) ->
     for path in files or (policy,):
         results.extend(run_blocks(path, include_all, now))
     for r in results:
-        click.echo(f"{'PASS' if r.passed else 'FAIL'}  {_where(r)}  {r.block.name}")
+        click.echo(f"{'PASS' if r.passed else 'FAIL'}  {where(r)}  {escape(r.block.name)}")
     failed = [r for r in results if not r.passed]
     for r in failed:
-        click.echo(f"\n___ {r.block.name} ___ ({_where(r)})")
-        for what, explanation in failures(r):
-            click.echo(f"  {what}")
-            for line in explanation.splitlines():
-                click.echo(f"      {line}")
+        click.echo(f"\n___ {escape(r.block.name)} ___ ({where(r)})")
+        for line in failure_lines(r):
+            click.echo(line)
     passed = len(results) - len(failed)
     summary = f"{passed} passed, {len(failed)} failed"
     if not results:

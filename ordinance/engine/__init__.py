@@ -2,8 +2,10 @@
 
     model = evaluate(program, {"edge": [(1, 2), (2, 3)]}, now=0)
     model.tuples("path"); model.query("path", (1, None))
-    proof = why(model, "path", (1, 3)); print(to_text(proof))
-    print(to_text(why_not(model, "path", (3, 1))))
+    proof = why(model, "path", (1, 3))   # a ProofNode tree
+    why_not(model, "path", (3, 1))       # a WhyNot answer
+
+(`ordinance.explain` renders both as text, JSON and DOT.)
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from typing import Any, Iterable, Mapping
 
 from ..rules.checked import CheckedProgram
 from .evaluate import load_relations, run_stratum
-from .explain import to_dot, to_json, to_text
 from .incremental import extend, overlay, renumber, retract, warm
 from .limits import Budget, Limits
 from .model import Model, Note
@@ -36,9 +37,6 @@ __all__ = [
     "retract",
     "renumber",
     "warm",
-    "to_json",
-    "to_text",
-    "to_dot",
 ]
 
 _CACHE: dict[int, tuple[CheckedProgram, Prepared]] = {}

@@ -35,13 +35,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable
 
-from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Now, Rule, Term, Var
-from .codegen import Compiled, c_div, c_mod, compile_plan
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Now, Predicate, Rule, Term, Var
+from ..rules.functors import evaluate
+from .codegen import Compiled, compile_plan
 from .evaluate import aggregator
 from .incremental import recompute
 from .limits import Limits
 from .model import Model
-from .plan import AggStep, Assign, Filter, plan_rule
+from .plan import AggStep, Assign, Filter, plan_rule, term_vars
 from .prepare import Prepared
 
 __all__ = ["Clockwork", "Horizon", "Watch", "clockwork", "horizon", "advance", "refresh"]
@@ -274,22 +275,7 @@ def _instants(watch: Watch, bindings: set[tuple[Any, ...]]) -> dict[Instant, lis
 
 
 def _value(term: Term, env: dict[str, Any], now: int) -> Any:
-    if isinstance(term, Var):
-        return env[term.name]
-    if isinstance(term, Const):
-        return term.value
-    if isinstance(term, Now):
-        return now
-    if isinstance(term, BinOp):
-        a, b = _value(term.left, env, now), _value(term.right, env, now)
-        if term.op == "+":
-            return a + b
-        if term.op == "-":
-            return a - b
-        if term.op == "*":
-            return a * b
-        return c_div(a, b) if term.op == "/" else c_mod(a, b)
-    raise TypeError(f"cannot evaluate `{term}`")
+    return evaluate(term, env, now)
 
 
 # ---------------------------------------------------------------- syntax
@@ -300,6 +286,8 @@ def _has_now(term: Any) -> bool:
         return True
     if isinstance(term, BinOp):
         return _has_now(term.left) or _has_now(term.right)
+    if isinstance(term, Call):
+        return any(_has_now(a) for a in term.args)
     if isinstance(term, Aggregate):
         return _has_now(term.target) or any(_literal_mentions_now(lit) for lit in term.body)
     return False
@@ -310,6 +298,8 @@ def _literal_mentions_now(lit: Literal) -> bool:
         return any(_has_now(a) for a in lit.args)
     if isinstance(lit, Negation):
         return _literal_mentions_now(lit.atom)
+    if isinstance(lit, Predicate):
+        return any(_has_now(a) for a in lit.args)
     return _has_now(lit.left) or _has_now(lit.right)
 
 
@@ -317,20 +307,20 @@ def _mentions_now(rule: Rule) -> bool:
     return any(_has_now(a) for a in rule.head.args) or any(_literal_mentions_now(lit) for lit in rule.body)
 
 
-def _has_aggregate(term: Any) -> bool:
-    if isinstance(term, Aggregate):
-        return True
+def _subterms(term: Any) -> tuple[Any, ...]:
     if isinstance(term, BinOp):
-        return _has_aggregate(term.left) or _has_aggregate(term.right)
-    return False
+        return (term.left, term.right)
+    return tuple(term.args) if isinstance(term, Call) else ()
+
+
+def _has_aggregate(term: Any) -> bool:
+    return isinstance(term, Aggregate) or any(_has_aggregate(t) for t in _subterms(term))
 
 
 def _aggregate_mentions_now(term: Any) -> bool:
     if isinstance(term, Aggregate):
         return _has_now(term)
-    if isinstance(term, BinOp):
-        return _aggregate_mentions_now(term.left) or _aggregate_mentions_now(term.right)
-    return False
+    return any(_aggregate_mentions_now(t) for t in _subterms(term))
 
 
 def _linear(term: Any) -> bool:
@@ -339,15 +329,11 @@ def _linear(term: Any) -> bool:
         if term.op in ("+", "-"):
             return _linear(term.left) and _linear(term.right)
         return not (_has_now(term.left) or _has_now(term.right))
-    return True
+    return not (isinstance(term, Call) and _has_now(term))
 
 
 def _vars(term: Any) -> list[str]:
-    if isinstance(term, Var):
-        return [term.name]
-    if isinstance(term, BinOp):
-        return _vars(term.left) + _vars(term.right)
-    return []
+    return list(term_vars(term))
 
 
 def _literal_relations(lit: Literal) -> Iterable[str]:
@@ -358,14 +344,13 @@ def _literal_relations(lit: Literal) -> Iterable[str]:
     elif isinstance(lit, Negation):
         yield lit.atom.relation
     else:
-        yield from _term_relations(lit.left)
-        yield from _term_relations(lit.right)
+        for side in (lit.left, lit.right) if isinstance(lit, Comparison) else lit.args:
+            yield from _term_relations(side)
 
 
 def _term_relations(term: Any) -> Iterable[str]:
     if isinstance(term, Aggregate):
         for lit in term.body:
             yield from _literal_relations(lit)
-    elif isinstance(term, BinOp):
-        yield from _term_relations(term.left)
-        yield from _term_relations(term.right)
+    for sub in _subterms(term):
+        yield from _term_relations(sub)

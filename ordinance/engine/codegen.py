@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..rules.ast import BinOp, Comparison, Const, Now, Term, Var
+from ..rules.ast import BinOp, Call, Comparison, Const, Now, Term, Var
+from ..rules.functors import INLINE, OPERATOR_NAMES, c_div, c_mod, namespace
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan
 
 __all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod"]
@@ -26,16 +27,7 @@ __all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod
 Input = tuple[Any, ...]
 
 _CMP = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-
-
-def c_div(a: int, b: int) -> int:
-    """Integer division truncating toward zero, as in C and Souffle."""
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def c_mod(a: int, b: int) -> int:
-    return a - b * c_div(a, b)
+_NAMESPACE = namespace()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +82,12 @@ class _Gen:
             return "now"
         if isinstance(t, BinOp):
             left, right = self.term(t.left), self.term(t.right)
-            if t.op == "/":
-                return f"c_div({left}, {right})"
-            if t.op == "%":
-                return f"c_mod({left}, {right})"
-            return f"({left} {t.op} {right})"
+            inline = INLINE.get(t.op)
+            if inline is not None:
+                return f"({left} {inline} {right})"
+            return f"op_{OPERATOR_NAMES[t.op]}({left}, {right})"
+        if isinstance(t, Call):
+            return f"f_{t.func}({', '.join(self.term(a) for a in t.args)})"
         raise AssertionError(f"unexpected term {t!r}")
 
     def tup(self, items: list[str]) -> str:
@@ -110,8 +103,12 @@ class _Gen:
             elif isinstance(step, AntiJoin):
                 self.anti(step)
             elif isinstance(step, Filter):
-                c: Comparison = step.comparison
-                self.items.append(f"if {self.term(c.left)} {_CMP[c.op]} {self.term(c.right)}")
+                c = step.literal
+                if isinstance(c, Comparison):
+                    self.items.append(f"if {self.term(c.left)} {_CMP[c.op]} {self.term(c.right)}")
+                else:
+                    test = f"p_{c.name}({', '.join(self.term(a) for a in c.args)})"
+                    self.items.append(f"if not {test}" if c.negated else f"if {test}")
             elif isinstance(step, Assign):
                 self.items.append(f"for {self.var(step.var)} in [{self.term(step.expr)}]")
                 bound.add(step.var)
@@ -218,7 +215,7 @@ def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
     inputs: dict[Input, str] = {}
     getters: set[str] = set()
     parts = [(plan, gen.join(f"o{plan.rule_id}"), gen.used) for plan in plans for gen in [_Gen(plan, inputs, getters)]]
-    namespace: dict[str, Any] = {"c_div": c_div, "c_mod": c_mod}
+    namespace: dict[str, Any] = dict(_NAMESPACE)
     outs = list(dict.fromkeys(f"o{plan.rule_id}" for plan in plans))
     lazy = [name for spec, name in inputs.items() if spec[0] != "recent"]
     lines = ["def _round(rels, agg, now):", "    outs = {}"]
@@ -249,7 +246,7 @@ def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
     outer = [gen.var(v) for v in plan.bound_in]
     join = gen.join("out")
     params = list(gen.inputs.values())
-    namespace: dict[str, Any] = {"c_div": c_div, "c_mod": c_mod}
+    namespace: dict[str, Any] = dict(_NAMESPACE)
     prologue = _prologue(gen.inputs, gen.getters, namespace if aggregate is None else None)
     if aggregate is None:
         signature = "rels, agg, out, now"

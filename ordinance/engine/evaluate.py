@@ -27,8 +27,9 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping, NoReturn
 
 from ..diagnostics import Diagnostic, EvaluationError
-from ..rules.ast import BinOp, Const, Now, Term
-from .codegen import Compiled, c_div, c_mod
+from ..rules.ast import Term
+from ..rules.functors import EVAL_ERRORS, FunctorError, evaluate
+from .codegen import Compiled
 from .limits import Budget
 from .model import Model
 from .plan import AggStep
@@ -40,18 +41,10 @@ __all__ = ["run_stratum", "ground_value", "load_relations", "aggregator"]
 
 def ground_value(term: Term, now: int) -> Any:
     """The value of a variable-free term (program facts)."""
-    if isinstance(term, Const):
-        return term.value
-    if isinstance(term, Now):
-        return now
-    if isinstance(term, BinOp):
-        a, b = ground_value(term.left, now), ground_value(term.right, now)
-        if term.op == "/":
-            return c_div(a, b)
-        if term.op == "%":
-            return c_mod(a, b)
-        return a + b if term.op == "+" else a - b if term.op == "-" else a * b
-    raise EvaluationError([Diagnostic("unbound_variable", "a fact must not contain variables")])
+    try:
+        return evaluate(term, {}, now)
+    except KeyError:
+        raise EvaluationError([Diagnostic("unbound_variable", "a fact must not contain variables")]) from None
 
 
 def load_relations(
@@ -100,7 +93,7 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
     while variants:
         try:
             to_add = variants.run(rels, agg, now)
-        except (TypeError, ZeroDivisionError) as exc:
+        except EVAL_ERRORS as exc:
             _culprit(variants, rels, agg, now, exc)
         if to_add is None:
             break
@@ -161,12 +154,14 @@ def _culprit(variants: Round, rels: Any, agg: Any, now: int, exc: Exception) -> 
     for compiled in variants.parts:
         try:
             compiled.fn(rels, agg, set(), now)
-        except (TypeError, ZeroDivisionError) as again:
+        except EVAL_ERRORS as again:
             _fail(compiled, again)
     raise exc
 
 
 def _fail(compiled: Compiled, exc: Exception) -> NoReturn:
+    if isinstance(exc, FunctorError):
+        raise EvaluationError([Diagnostic(exc.code, f"{exc.message} in rule `{compiled.plan.label}`")]) from exc
     if isinstance(exc, ZeroDivisionError):
         raise EvaluationError(
             [Diagnostic("division_by_zero", f"division by zero in rule `{compiled.plan.label}`")]

@@ -26,7 +26,8 @@ from itertools import count
 from typing import Iterable, Iterator, Mapping, Union
 
 from ..diagnostics import Diagnostic, EvaluationError
-from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Literal, Negation, Rule, Term, Var, Wildcard
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Predicate, Rule, Term, Var, Wildcard
+from ..rules.scope import local_vars, outside_vars
 from .text import literal_text, rule_text
 
 __all__ = ["Scan", "AntiJoin", "Filter", "Assign", "AggStep", "Step", "JoinPlan", "plan_rule", "term_vars"]
@@ -53,8 +54,10 @@ class AntiJoin:
 
 @dataclass(frozen=True, slots=True)
 class Filter:
+    """A comparison or built-in constraint over bound variables."""
+
     pos: int
-    comparison: Comparison
+    literal: Comparison | Predicate
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,9 @@ def term_vars(term: Term | None) -> Iterator[str]:
     elif isinstance(term, BinOp):
         yield from term_vars(term.left)
         yield from term_vars(term.right)
+    elif isinstance(term, Call):
+        for a in term.args:
+            yield from term_vars(a)
     elif isinstance(term, Aggregate):
         yield from term_vars(term.target)
         for lit in term.body:
@@ -105,6 +111,9 @@ def literal_vars(lit: Literal) -> Iterator[str]:
             yield from term_vars(a)
     elif isinstance(lit, Negation):
         yield from literal_vars(lit.atom)
+    elif isinstance(lit, Predicate):
+        for a in lit.args:
+            yield from term_vars(a)
     else:
         yield from term_vars(lit.left)
         yield from term_vars(lit.right)
@@ -126,31 +135,63 @@ def _no_wildcards(term: Term, fresh: _Fresh) -> Term:
         return fresh.var("_")
     if isinstance(term, BinOp):
         return BinOp(term.op, _no_wildcards(term.left, fresh), _no_wildcards(term.right, fresh))
+    if isinstance(term, Call):
+        return Call(term.func, tuple(_no_wildcards(a, fresh) for a in term.args))
     return term
 
 
-def _lift(term: Term, fresh: _Fresh, aggs: list[tuple[str, Aggregate]]) -> Term:
-    """Replace aggregate terms by fresh variables (recorded in `aggs`)."""
+def _rename(term: Term, names: Mapping[str, str]) -> Term:
+    if isinstance(term, Var):
+        return Var(names.get(term.name, term.name), term.span)
+    if isinstance(term, BinOp):
+        return BinOp(term.op, _rename(term.left, names), _rename(term.right, names), term.span)
+    if isinstance(term, Call):
+        return Call(term.func, tuple(_rename(a, names) for a in term.args), term.span)
+    if isinstance(term, Aggregate):
+        target = None if term.target is None else _rename(term.target, names)
+        return Aggregate(term.func, target, tuple(_rename_literal(lit, names) for lit in term.body), term.span)
+    return term
+
+
+def _rename_literal(lit: Literal, names: Mapping[str, str]) -> Literal:
+    if isinstance(lit, Atom):
+        return Atom(lit.relation, tuple(_rename(a, names) for a in lit.args), lit.span)
+    if isinstance(lit, Negation):
+        return Negation(_rename_literal(lit.atom, names), lit.span)  # type: ignore[arg-type]
+    if isinstance(lit, Predicate):
+        return Predicate(lit.name, tuple(_rename(a, names) for a in lit.args), lit.negated, lit.span)
+    return Comparison(lit.op, _rename(lit.left, names), _rename(lit.right, names), lit.span)
+
+
+def _lift(term: Term, fresh: _Fresh, aggs: list[tuple[str, Aggregate]], outside: set[str]) -> Term:
+    """Replace aggregate terms by fresh variables (recorded in `aggs`); an
+    aggregate's local variables get fresh names (see rules/scope.py)."""
     if isinstance(term, Aggregate):
         v = fresh.var("_agg")
+        term = _rename(term, {name: fresh.var(name).name for name in sorted(local_vars(term, outside))})  # type: ignore[assignment]
+        assert isinstance(term, Aggregate)
         nested: list[tuple[str, Aggregate]] = []
-        body = tuple(_normal_literal(lit, fresh, nested) for lit in term.body)
-        target = None if term.target is None else _lift(term.target, fresh, nested)
+        body = tuple(_normal_literal(lit, fresh, nested, outside) for lit in term.body)
+        target = None if term.target is None else _lift(term.target, fresh, nested, outside)
         if nested:
             raise EvaluationError([Diagnostic("unsupported", "an aggregate inside an aggregate is not supported")])
         aggs.append((v.name, Aggregate(term.func, target, body)))
         return v
     if isinstance(term, BinOp):
-        return BinOp(term.op, _lift(term.left, fresh, aggs), _lift(term.right, fresh, aggs))
+        return BinOp(term.op, _lift(term.left, fresh, aggs, outside), _lift(term.right, fresh, aggs, outside))
+    if isinstance(term, Call):
+        return Call(term.func, tuple(_lift(a, fresh, aggs, outside) for a in term.args))
     return _no_wildcards(term, fresh)
 
 
-def _normal_literal(lit: Literal, fresh: _Fresh, aggs: list[tuple[str, Aggregate]]) -> Literal:
+def _normal_literal(lit: Literal, fresh: _Fresh, aggs: list[tuple[str, Aggregate]], outside: set[str]) -> Literal:
     if isinstance(lit, Atom):
-        return Atom(lit.relation, tuple(_lift(a, fresh, aggs) for a in lit.args), lit.span)
+        return Atom(lit.relation, tuple(_lift(a, fresh, aggs, outside) for a in lit.args), lit.span)
     if isinstance(lit, Negation):
-        return Negation(_normal_literal(lit.atom, fresh, aggs), lit.span)  # type: ignore[arg-type]
-    return Comparison(lit.op, _lift(lit.left, fresh, aggs), _lift(lit.right, fresh, aggs), lit.span)
+        return Negation(_normal_literal(lit.atom, fresh, aggs, outside), lit.span)  # type: ignore[arg-type]
+    if isinstance(lit, Predicate):
+        return Predicate(lit.name, tuple(_lift(a, fresh, aggs, outside) for a in lit.args), lit.negated, lit.span)
+    return Comparison(lit.op, _lift(lit.left, fresh, aggs, outside), _lift(lit.right, fresh, aggs, outside), lit.span)
 
 
 # ---------------------------------------------------------------- planning
@@ -166,8 +207,9 @@ def plan_rule(
     """`source_order` keeps positive literals in the order written (explanations)."""
     fresh = _Fresh()
     aggs: list[tuple[str, Aggregate]] = []
-    head = tuple(_lift(a, fresh, aggs) for a in rule.head.args)
-    body = [_normal_literal(lit, fresh, aggs) for lit in rule.body]
+    outside = outside_vars(rule.head.args, rule.body)
+    head = tuple(_lift(a, fresh, aggs, outside) for a in rule.head.args)
+    body = [_normal_literal(lit, fresh, aggs, outside) for lit in rule.body]
     return _plan(rule_text(rule), rule_id, body, head, aggs, delta, sizes or {}, (), fresh, source_order)
 
 
@@ -202,8 +244,9 @@ def _plan(
         progress = True
         while progress:
             progress = False
+            results = {var for var, _ in pending_aggs}
             for i, lit in list(pending.items()):
-                step = _ready_filter(i, lit, bound, occurrences)
+                step = _ready_filter(i, lit, bound, occurrences, results)
                 if step is not None:
                     steps.append(step)
                     del pending[i]
@@ -231,7 +274,10 @@ def _plan(
             if score is not None and (best is None or score < best[0]):
                 best = (score, i)
         if best is None:
-            break
+            if not _unnest(pending, bound, fresh):
+                break
+            place_ready()
+            continue
         i = best[1]
         atom = pending.pop(i)
         assert isinstance(atom, Atom)
@@ -278,6 +324,34 @@ def _outer_vars(agg: Aggregate, var: str, occurrences: Mapping[str, int]) -> tup
     return tuple(sorted(v for v, n in inner.items() if occurrences.get(v, 0) > n))
 
 
+def _unnest(pending: dict[int, Literal], bound: set[str], fresh: _Fresh) -> bool:
+    """No atom can be matched because each one's expression arguments wait
+    for variables another binds (`t(X - 1, Y), t(Y - 1, X)`): match the first
+    such atom with fresh variables in those positions, and check each
+    `fresh = expression` once its variables are bound. False if none."""
+    for i, lit in sorted(pending.items()):
+        if not isinstance(lit, Atom):
+            continue
+        own = {a.name for a in lit.args if isinstance(a, Var)}
+        args: list[Term] = []
+        checks: list[Comparison] = []
+        for a in lit.args:
+            if isinstance(a, Var) or _is_bound(a, bound | own):
+                args.append(a)
+            else:
+                v = fresh.var("_arg")
+                args.append(v)
+                checks.append(Comparison("=", v, a, a.span))
+        if not checks:
+            continue
+        pending[i] = Atom(lit.relation, tuple(args), lit.span)
+        top = max(pending) + 1
+        for k, check in enumerate(checks):
+            pending[top + k] = check
+        return True
+    return False
+
+
 def _is_bound(term: Term, bound: set[str]) -> bool:
     return all(v in bound for v in term_vars(term))
 
@@ -293,7 +367,11 @@ def _score(i: int, atom: Atom, bound: set[str], sizes: Mapping[str, int], delta:
     return (0 if i == delta else 1, cost, -nbound, i)
 
 
-def _ready_filter(i: int, lit: Literal, bound: set[str], occurrences: Mapping[str, int]) -> Step | None:
+def _ready_filter(
+    i: int, lit: Literal, bound: set[str], occurrences: Mapping[str, int], results: set[str] = frozenset()  # type: ignore[assignment]
+) -> Step | None:
+    """The step a non-scan literal becomes once its variables allow; `X = e`
+    assigns X only when X is no aggregate's result (an aggregate binds its own)."""
     if isinstance(lit, Negation):
         atom = lit.atom
         mine: dict[str, int] = {}
@@ -302,13 +380,15 @@ def _ready_filter(i: int, lit: Literal, bound: set[str], occurrences: Mapping[st
         if all(v in bound or occurrences.get(v, 0) == n for v, n in mine.items()):
             return AntiJoin(i, atom, tuple(p for p, a in enumerate(atom.args) if _is_bound(a, bound)))
         return None
+    if isinstance(lit, Predicate):
+        return Filter(i, lit) if all(_is_bound(a, bound) for a in lit.args) else None
     if isinstance(lit, Comparison):
         left_ok, right_ok = _is_bound(lit.left, bound), _is_bound(lit.right, bound)
         if left_ok and right_ok:
             return Filter(i, lit)
         if lit.op == "=":
-            if isinstance(lit.left, Var) and right_ok:
+            if isinstance(lit.left, Var) and right_ok and lit.left.name not in results:
                 return Assign(i, lit.left.name, lit.right)
-            if isinstance(lit.right, Var) and left_ok:
+            if isinstance(lit.right, Var) and left_ok and lit.right.name not in results:
                 return Assign(i, lit.right.name, lit.left)
     return None

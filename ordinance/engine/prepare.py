@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from ..rules.ast import Aggregate, Atom, BinOp, Negation, Rule, Term
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Rule, Term
 from ..rules.checked import CheckedProgram
 from .codegen import Compiled, compile_plan, compile_round
 from .plan import AggStep, plan_rule
@@ -126,9 +126,9 @@ def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:
             for lit in t.body:
                 for name in _relations(lit):
                     neg.add(name)
-        elif isinstance(t, BinOp):
-            in_term(t.left)
-            in_term(t.right)
+        elif isinstance(t, (BinOp, Call)):
+            for sub in (t.left, t.right) if isinstance(t, BinOp) else t.args:
+                in_term(sub)
 
     for lit in rule.body:
         if isinstance(lit, Atom):
@@ -138,8 +138,8 @@ def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:
         elif isinstance(lit, Negation):
             neg.add(lit.atom.relation)
         else:
-            in_term(lit.left)
-            in_term(lit.right)
+            for side in (lit.left, lit.right) if isinstance(lit, Comparison) else lit.args:
+                in_term(side)
     for a in rule.head.args:
         in_term(a)
 

@@ -7,7 +7,12 @@ id, then to the instance whose premises come first in value order (matches
 are tried sorted), so a proof depends on the facts, never on the order they
 arrived in (heights a seed run left are renumbered first). EDB facts are "fact"
 leaves, negated premises "absent" leaves, comparisons and assignments "holds"
-leaves, aggregates "aggregate" leaves with their value.
+leaves, aggregates "aggregate" leaves with their value. Each leaf holds the
+literal as it held, instantiated: an AST literal whose constants carry the
+types the checked program infers for the rule's variables, so it prints
+(`T <= $now` as `2026-08-14T10:05:00Z <= $now`) without reading text back.
+Proofs are built with an explicit stack, so a proof thousands of steps deep
+does not overflow Python's.
 
 `why_not` walks, for every rule whose head unifies with the (possibly partial)
 tuple, the rule's body in *source order* (each comparison, negation and
@@ -26,12 +31,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..rules.ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Now, Term, Var
-from .codegen import c_div, c_mod
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Predicate, Term, Var, Wildcard
+from ..rules.functors import EVAL_ERRORS, evaluate, holds
+from ..rules.infer import TIMED, term_type
+from ..rules.printer import format_literal
 from .incremental import renumber
 from .model import Model
-from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule
-from .text import term_text, value_text
+from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule, term_vars
 
 __all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
 
@@ -43,6 +49,11 @@ SEARCH_BUDGET = 20_000  # steps tried per why-not search
 
 @dataclass(frozen=True, slots=True)
 class ProofNode:
+    """One step of a proof. "rule" and "fact" nodes hold `relation(tuple)`;
+    "absent", "holds" and "aggregate" leaves hold the instantiated `literal`
+    (an aggregate's as `aggregate = value`). `rule` is the rule's id in the
+    checked program, `bindings` its variables' values."""
+
     kind: str  # "rule" | "fact" | "absent" | "holds" | "aggregate"
     relation: str | None = None
     tuple: Row | None = None
@@ -51,20 +62,31 @@ class ProofNode:
     bindings: Bindings = ()
     children: "Proofs" = ()
     height: int = 0
-    text: str = ""  # the literal as it holds, e.g. `!banned("alice")`, `3 < 5`
+    literal: Literal | None = None
+
+    @property
+    def text(self) -> str:
+        """The literal as it holds, e.g. `!banned("alice")`, `3 < 5`."""
+        return "" if self.literal is None else format_literal(self.literal)
 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """Why one rule did not derive the fact."""
+    """Why one rule did not derive the fact: the first literal that fails
+    under the best partial binding, instantiated (None when the search
+    budget ran out before any binding was found)."""
 
     rule: int
     rule_text: str
     bindings: Bindings  # the best partial binding
-    literal: str  # the first literal that fails, instantiated
+    literal: Literal | None
     kind: str  # "missing" (no matching fact) | "present" (negated fact exists) | "false" | "empty"
     needed: tuple[tuple[str, Row], ...]  # facts to add ("missing") or remove ("present")
     children: "tuple[WhyNot, ...]" = ()
+
+    @property
+    def text(self) -> str:
+        return "(search budget exhausted)" if self.literal is None else format_literal(self.literal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,26 +117,10 @@ class _Interp:
         return plan
 
     def value(self, term: Term, b: Binding) -> Any:
-        if isinstance(term, Var):
-            return b[term.name]
-        if isinstance(term, Const):
-            return term.value
-        if isinstance(term, Now):
-            return self.model.now
-        assert isinstance(term, BinOp)
-        x, y = self.value(term.left, b), self.value(term.right, b)
-        if term.op == "/":
-            return c_div(x, y)
-        if term.op == "%":
-            return c_mod(x, y)
-        return x + y if term.op == "+" else x - y if term.op == "-" else x * y
+        return evaluate(term, b, self.model.now)
 
     def known(self, term: Term, b: Binding) -> bool:
-        if isinstance(term, Var):
-            return term.name in b
-        if isinstance(term, BinOp):
-            return self.known(term.left, b) and self.known(term.right, b)
-        return True
+        return all(v in b for v in term_vars(term))
 
     def pattern(self, args: tuple[Term, ...], b: Binding) -> tuple[Any, ...]:
         return tuple(self.value(a, b) if self.known(a, b) else None for a in args)
@@ -149,8 +155,10 @@ class _Interp:
             if nb is not None:
                 yield t, nb
 
-    def compare(self, c: Comparison, b: Binding) -> bool:
+    def compare(self, c: Comparison | Predicate, b: Binding) -> bool:
         try:
+            if isinstance(c, Predicate):
+                return holds(c, b, self.model.now)
             x, y = self.value(c.left, b), self.value(c.right, b)
             return {
                 "=": _eq(x, y),
@@ -160,7 +168,7 @@ class _Interp:
                 ">": x > y,
                 ">=": x >= y,
             }[c.op]
-        except (TypeError, ZeroDivisionError):
+        except EVAL_ERRORS:
             return False
 
     def aggregate(self, step: AggStep, b: Binding) -> Any:
@@ -198,12 +206,12 @@ class _Interp:
             if not any(True for _ in self.matches(step.atom.relation, step.atom.args, b, ordered=False)):
                 yield b, None
         elif isinstance(step, Filter):
-            if self.compare(step.comparison, b):
+            if self.compare(step.literal, b):
                 yield b, None
         elif isinstance(step, Assign):
             try:
                 v = self.value(step.expr, b)
-            except (TypeError, ZeroDivisionError):
+            except EVAL_ERRORS:
                 return
             if step.var not in b:
                 yield {**b, step.var: v}, None
@@ -228,42 +236,76 @@ def _visible(b: Binding) -> tuple[tuple[str, Any], ...]:
     return tuple((k, v) for k, v in b.items() if "#" not in k)
 
 
-def _show(term: Term, b: Binding, interp: _Interp) -> str:
-    """A term with the bound variables replaced by their values."""
-    if isinstance(term, Var):
-        if term.name in b:
-            return value_text(b[term.name])
-        return "_" if term.name.startswith("_#") else term.name
-    if isinstance(term, BinOp):
-        if interp.known(term, b):
-            return value_text(interp.value(term, b))
-        return f"({_show(term.left, b, interp)} {term.op} {_show(term.right, b, interp)})"
-    if isinstance(term, Aggregate):
-        target = "" if term.target is None else " " + _show(term.target, b, interp)
-        body = ", ".join(_show_literal(lit, b, interp) for lit in term.body)
-        return f"{term.func}{target} : {{ {body} }}"
-    return term_text(term)
+def _const(value: Any, type_: str | None) -> Const:
+    if isinstance(value, str):
+        return Const(value, "symbol")
+    return Const(value, type_ if type_ in TIMED else "number")
 
 
-def _show_literal(lit: Literal, b: Binding, interp: _Interp) -> str:
-    if isinstance(lit, Atom):
-        return f"{lit.relation}({', '.join(_show(a, b, interp) for a in lit.args)})"
-    if isinstance(lit, Negation):
-        return "!" + _show_literal(lit.atom, b, interp)
-    return f"{_show(lit.left, b, interp)} {lit.op} {_show(lit.right, b, interp)}"
+class _Instance:
+    """Instantiates a rule's literals under a binding, typed by the checked
+    program's inference for that rule."""
 
+    def __init__(self, interp: _Interp, rule: int) -> None:
+        self.interp = interp
+        self.program = interp.model.prepared.program
+        self.env = self.program.variable_types(rule)
 
-def _instantiate(step: Step, b: Binding, interp: _Interp) -> str:
-    if isinstance(step, Scan):
-        return _show_literal(step.atom, b, interp)
-    if isinstance(step, AntiJoin):
-        return "!" + _show_literal(step.atom, b, interp)
-    if isinstance(step, Filter):
-        return _show_literal(step.comparison, b, interp)
-    if isinstance(step, Assign):
-        return f"{step.var} = {_show(step.expr, b, interp)}"
-    outer = {k: v for k, v in b.items() if k in step.outer}
-    return _show(step.aggregate, outer, interp)
+    def term(self, term: Term, b: Binding) -> Term:
+        interp = self.interp
+        if isinstance(term, Var):
+            if term.name in b:
+                return _const(b[term.name], self.env.get(term.name))
+            return Wildcard(term.span) if term.name.startswith("_#") else term
+        if isinstance(term, BinOp):
+            if interp.known(term, b):
+                return _const(interp.value(term, b), term_type(term, self.env))
+            return BinOp(term.op, self.term(term.left, b), self.term(term.right, b), term.span)
+        if isinstance(term, Call):
+            if interp.known(term, b):
+                try:
+                    return _const(interp.value(term, b), term_type(term, self.env))
+                except EVAL_ERRORS:
+                    pass
+            return Call(term.func, tuple(self.term(a, b) for a in term.args), term.span)
+        if isinstance(term, Aggregate):
+            target = None if term.target is None else self.term(term.target, b)
+            return Aggregate(term.func, target, tuple(self.literal(lit, b) for lit in term.body), term.span)
+        return term
+
+    def atom(self, atom: Atom, b: Binding) -> Atom:
+        declared = self.program.relation_types(atom.relation) or ()
+        args = []
+        for i, a in enumerate(atom.args):
+            t = self.term(a, b)
+            if isinstance(t, Const) and t.type == "number" and i < len(declared) and declared[i] in TIMED:
+                t = Const(t.value, declared[i], t.span)
+            args.append(t)
+        return Atom(atom.relation, tuple(args), atom.span)
+
+    def literal(self, lit: Literal, b: Binding) -> Literal:
+        if isinstance(lit, Atom):
+            return self.atom(lit, b)
+        if isinstance(lit, Negation):
+            return Negation(self.atom(lit.atom, b), lit.span)
+        if isinstance(lit, Predicate):
+            return Predicate(lit.name, tuple(self.term(a, b) for a in lit.args), lit.negated, lit.span)
+        return Comparison(lit.op, self.term(lit.left, b), self.term(lit.right, b), lit.span)
+
+    def step(self, step: Step, b: Binding) -> Literal:
+        if isinstance(step, Scan):
+            return self.atom(step.atom, b)
+        if isinstance(step, AntiJoin):
+            return Negation(self.atom(step.atom, b))
+        if isinstance(step, Filter):
+            return self.literal(step.literal, b)
+        if isinstance(step, Assign):
+            return Comparison("=", Var(step.var), self.term(step.expr, b))
+        outer = {k: v for k, v in b.items() if k in step.outer}
+        agg = self.term(step.aggregate, outer)
+        if step.var not in b:  # it aggregated nothing
+            return Comparison("=", agg, Wildcard())
+        return Comparison("=", agg, _const(b[step.var], term_type(step.aggregate, self.env)))
 
 
 # ---------------------------------------------------------------- why
@@ -279,19 +321,38 @@ def why(model: Model, relation: str, t: tuple[Any, ...]) -> ProofNode | None:
 
 
 def _prove(interp: _Interp, relation: str, t: tuple[Any, ...], memo: dict[Any, ProofNode]) -> ProofNode:
-    hit = memo.get((relation, t))
-    if hit is not None:
-        return hit
+    """Proofs of `relation(t)` and of every premise, children first, with an
+    explicit stack (a premise always ranks below its conclusion: no cycles)."""
+    chosen: dict[Any, tuple[int, Binding, list[tuple[Step, Binding, Any]]]] = {}
+    stack = [(relation, t)]
+    while stack:
+        key = stack[-1]
+        if key in memo:
+            stack.pop()
+            continue
+        if key in chosen:
+            stack.pop()
+            memo[key] = _node(interp, key, chosen.pop(key), memo)
+            continue
+        note = interp.model.note(*key)
+        assert note is not None
+        if note.rule is None:
+            stack.pop()
+            memo[key] = ProofNode("fact", key[0], key[1])
+            continue
+        chosen[key] = _best(interp, key[0], key[1], note.rank)
+        for step, _, evidence in chosen[key][2]:
+            if isinstance(step, Scan) and (step.atom.relation, evidence) not in memo:
+                stack.append((step.atom.relation, evidence))
+    return memo[relation, t]
+
+
+def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, int]) -> tuple[int, Binding, list[tuple[Step, Binding, Any]]]:
+    """The rule instance proving `relation(t)` whose highest premise ranks lowest."""
     model = interp.model
-    note = model.note(relation, t)
-    assert note is not None
-    if note.rule is None:
-        node = ProofNode("fact", relation, t)
-        memo[relation, t] = node
-        return node
     best: tuple[tuple[int, int], int, Binding, list[tuple[Step, Binding, Any]]] | None = None
     for rid, plan, start in _rules_matching(interp, relation, t):
-        for b, trail in _instances(interp, plan, start, note.rank):
+        for b, trail in _instances(interp, plan, start, rank):
             if not all(interp.known(h, b) and _eq(interp.value(h, b), v) for h, v in zip(plan.head, t)):
                 continue
             top = max(
@@ -305,22 +366,28 @@ def _prove(interp: _Interp, relation: str, t: tuple[Any, ...], memo: dict[Any, P
         if best is not None and best[0] == (0, 0):
             break
     assert best is not None, f"no proof found for {relation}{t}"
-    _, rid, b, trail = best
+    return best[1], best[2], best[3]
+
+
+def _node(interp: _Interp, key: tuple[str, tuple[Any, ...]], instance: tuple[int, Binding, list[tuple[Step, Binding, Any]]],
+          memo: dict[Any, ProofNode]) -> ProofNode:
+    """The rule node of a chosen instance, its premises' proofs in `memo`."""
+    rid, b, trail = instance
+    inst = _Instance(interp, rid)
     children = []
     for step, sb, evidence in trail:
         if isinstance(step, Scan):
-            children.append(_prove(interp, step.atom.relation, evidence, memo))
+            children.append(memo[step.atom.relation, evidence])
         elif isinstance(step, AntiJoin):
-            children.append(ProofNode("absent", step.atom.relation, interp.pattern(step.atom.args, sb), text=_instantiate(step, sb, interp)))
+            children.append(ProofNode("absent", step.atom.relation, interp.pattern(step.atom.args, sb),
+                                      literal=inst.step(step, sb)))
         elif isinstance(step, AggStep):
-            children.append(ProofNode("aggregate", text=f"{_instantiate(step, sb, interp)} = {value_text(evidence)}", bindings=_visible(sb)))
+            children.append(ProofNode("aggregate", bindings=_visible(sb), literal=inst.step(step, sb)))
         else:
-            children.append(ProofNode("holds", text=_instantiate(step, sb, interp)))
-    node = ProofNode(
-        "rule", relation, t, rid, model.prepared.labels[rid], _visible(b), tuple(children), note.height
-    )
-    memo[relation, t] = node
-    return node
+            children.append(ProofNode("holds", literal=inst.step(step, sb)))
+    note = interp.model.note(*key)
+    assert note is not None
+    return ProofNode("rule", key[0], key[1], rid, interp.model.prepared.labels[rid], _visible(b), tuple(children), note.height)
 
 
 def _instances(
@@ -365,7 +432,7 @@ def _rules_matching(interp: _Interp, relation: str, t: tuple[Any, ...]) -> Itera
     its plan and the binding the unification starts from."""
     program = interp.model.prepared.program
     for rid in program.rules_for(relation):
-        if not program.rules[rid].body:
+        if program.rules[rid].is_fact:
             continue
         plan = interp.plan(rid)
         start = interp.unify(plan.head, t, {})
@@ -396,13 +463,14 @@ def _rule_failure(interp: _Interp, plan: JoinPlan, start: Binding, depth: int) -
     go(0, start)
     i, b = best
     label = interp.model.prepared.labels[plan.rule_id]
+    inst = _Instance(interp, plan.rule_id)
     if i < 0:
-        return Failure(plan.rule_id, label, _visible(start), "(search budget exhausted)", "false", ())
+        return Failure(plan.rule_id, label, _visible(start), None, "false", ())
     if i == len(plan.steps):  # the body holds but the head's expression differs
-        head = ", ".join(value_text(interp.value(h, b)) for h in plan.head)
-        return Failure(plan.rule_id, label, _visible(b), f"{interp.model.prepared.program.rules[plan.rule_id].head.relation}({head})", "false", ())
+        head = interp.model.prepared.program.rules[plan.rule_id].head
+        return Failure(plan.rule_id, label, _visible(b), inst.atom(head, b), "false", ())
     step = plan.steps[i]
-    text = _instantiate(step, b, interp)
+    text = inst.step(step, b)
     if isinstance(step, Scan):
         pattern = interp.pattern(step.atom.args, b)
         children: tuple[WhyNot, ...] = ()

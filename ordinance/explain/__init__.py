@@ -1,12 +1,31 @@
-"""Explanations for people and programs: decisions and proofs as text, JSON, DOT.
+"""Explanations for people and programs: proofs and decisions as text, JSON, DOT.
 
-    annotate = annotator(store, program)
+    print(to_text(why(model, "current", ("c1",)), program=program))
+    annotate = annotator(store, decision.revision)
     print(explain_text(decision, annotate, program))
+    decision_json(decision, annotate, program)
 
-Each fact leaf of a proof is annotated from the store (the event behind it,
-its source, author and validity); render.py holds the decision renderers.
+proof.py is the one renderer of proofs and why-not answers (typed by the
+checked program); decision.py renders gate decisions with it; annotate.py
+says, for each fact leaf, which store event wrote it.
 """
 
-from .render import annotator, decision_graph, explain_dot, explain_json, explain_text
+from .annotate import annotator
+from .decision import decision_json, explain_text, reason_title
+from .proof import MAX_INDENT, MAX_JSON_DEPTH, Annotate, Renderer, graph_to_dot, text_lines, to_dot, to_json, to_text
 
-__all__ = ["annotator", "decision_graph", "explain_dot", "explain_json", "explain_text"]
+__all__ = [
+    "Annotate",
+    "MAX_INDENT",
+    "MAX_JSON_DEPTH",
+    "Renderer",
+    "annotator",
+    "decision_json",
+    "explain_text",
+    "graph_to_dot",
+    "reason_title",
+    "text_lines",
+    "to_dot",
+    "to_json",
+    "to_text",
+]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-from ..diagnostics import Diagnostic, Span, StoreError
+from ..diagnostics import Diagnostic, StoreError
 from .events import Event
 from .schema import validate
 from .store import Store
@@ -85,7 +85,7 @@ def import_jsonl(store: Store, fp: IO[str]) -> int:
             continue
 
         def bad(code: str, message: str) -> None:
-            problems.append(Diagnostic(code, f"jsonl:{lineno}: {message}", Span(lineno, 0, file="jsonl")))
+            problems.append(Diagnostic(code, f"jsonl:{lineno}: {message}"))
 
         event, error = _parse(line, lineno)
         if event is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ..diagnostics import Diagnostic, Span
+from ..diagnostics import Diagnostic
 from .events import KIND_RELATIONS, KINDS, Event, encode_payload
 
 __all__ = ["Schema", "schema_of", "validate"]
@@ -35,7 +35,7 @@ def _show(value: object) -> str:
 
 def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[Diagnostic]:
     def diag(code: str, message: str, column: int = 0) -> Diagnostic:
-        return Diagnostic(code, f"event {n}: {message}", Span(n, column, file="<events>"))
+        return Diagnostic(code, f"event {n}: {message}")  # not source text: the message says where
 
     if event.kind not in KINDS:
         yield diag("unknown_kind", f"kind `{event.kind}` is not one of {', '.join(KINDS)}")

@@ -42,7 +42,9 @@ class SqliteStore(SqlStore):
 
     def __init__(self, path: str, schema: Schema | None = None) -> None:
         super().__init__(path, schema)
-        self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        # check_same_thread=False: the Store docstring allows sharing a store between
+        # threads under the caller's own lock (ordinance serve does)
+        self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = FULL")

@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Union
 
-from ..engine.text import value_text
 from ..gate.request import Request
 from ..facts.events import kind_of
-from ..values import format_duration, format_instant
+from ..values import escape, format_duration, format_instant, format_value
 
-__all__ = ["Fact", "Advance", "Ask", "Step", "History", "show_value", "show_fact"]
+__all__ = ["Fact", "Advance", "Ask", "Step", "History", "show_fact"]
 
 Value = Union[str, int]
 Types = Mapping[str, tuple[str, ...] | None]
@@ -51,20 +50,11 @@ class Ask:
 Step = Union[Fact, Advance, Ask]
 
 
-def show_value(value: Any, type_: str | None) -> str:
-    """A value as the rule language writes it (instants and durations too)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        if type_ == "time":
-            return format_instant(value)
-        if type_ == "duration":
-            return format_duration(value)
-    return value_text(value)
-
-
 def show_fact(relation: str, args: tuple[Any, ...], types: Types) -> str:
+    """`relation(args)` as the rule language writes it, by declared types."""
     declared = types.get(relation) or (None,) * len(args)
-    shown = ", ".join(show_value(v, t) for v, t in zip(args, declared))
-    return f"{relation}({shown})"
+    shown = ", ".join(format_value(v, t) for v, t in zip(args, declared))
+    return f"{escape(relation)}({shown})"
 
 
 @dataclass(frozen=True, slots=True)

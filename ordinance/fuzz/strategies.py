@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from hypothesis import strategies as st
 
-from ..gate.request import Request
+from ..gate.request import REQUEST_RELATIONS, Request
 from ..rules.checked import CheckedProgram
 from ..rules.depends import depends_on, uses_of
 from ..values import FOREVER, parse_instant
@@ -50,10 +50,7 @@ _ADVANCING = (None, None, None) + ADVANCES  # after a step, time moves on 2 time
 MAX_STEPS = 12
 
 # what the gate adds for one request (see Request.facts)
-REQUEST_RELATIONS = frozenset({
-    "request", "request_scope", "request_uses", "request_needs", "request_route",
-    "request_requires", "request_irreversible", "request_key",
-})
+
 
 AGENTS = ("alice", "bob", "carol")
 CLAIMS = ("c1", "c2", "c3")

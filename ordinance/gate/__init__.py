@@ -3,11 +3,13 @@
     gate = Gate(ordinance.rules.load("policy.rules"), open_store("./o.db"))
     decision = gate.check(Request("a1", "write", "w1", "alice", 1), now)
     result = gate.guard(request, effect, now)   # check, intent, effect, outcome
+    with gate.guarded(request, now): effect()   # the same, raising Blocked
 """
 
 from .core import Gate
 from .decision import Decision, Reason
-from .guard import GuardResult, guard
-from .request import Request
+from .guard import Blocked, Guarded, GuardResult, guard
+from .request import REQUEST_RELATIONS, Request, is_request_side, request_relations, with_defaults
 
-__all__ = ["Decision", "Gate", "GuardResult", "Reason", "Request", "guard"]
+__all__ = ["Blocked", "Decision", "Gate", "Guarded", "GuardResult", "REQUEST_RELATIONS", "Reason", "Request",
+           "guard", "is_request_side", "request_relations", "with_defaults"]

@@ -19,26 +19,21 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from functools import partial
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from ..diagnostics import GateError
+from ..diagnostics import GateError, diagnostic_of
 from ..engine import evaluate, extend, overlay, retract, warm, why, why_not
 from ..engine.clock import advance, clockwork, horizon, refresh
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
 from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
-from .guard import GuardResult, guard
-from .request import Request
+from .guard import GuardResult, Guarded, guard
+from .request import REQUEST_RELATIONS, Request, request_relations
 
 __all__ = ["Gate"]
 
 T = TypeVar("T")
 _WARM = 4  # warm models kept (one per revision)
-# the relations a request's facts can fill: what overlays add to a warm model
-_REQUEST_RELATIONS = tuple(
-    Request("_", "_", "_", "_", 0, uses=("_",), needs=(("_", "_", "_"),), routes=("_",),
-            requires=("_",), irreversible=True, key="_").facts()
-)
 
 
 def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ...]]:
@@ -61,6 +56,9 @@ class Gate:
         self._seen_revision = -1  # newest revision known to have those same facts
         self._generation = 0  # bumped whenever a warm model changes in place
         self._flags = "flag" in policy.relations
+        # the relations a request's facts can fill: what overlays add to a warm model
+        self.request_relations = request_relations(policy)
+        self._request_names = tuple(self.request_relations)
 
     # ---------------------------------------------------------------- models
 
@@ -106,7 +104,7 @@ class Gate:
         if added:
             self._extend(added, rev)
         for model in self._warm.values():
-            warm(model, _REQUEST_RELATIONS)
+            warm(model, self._request_names)
 
     def _extend(self, added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
         self._generation += 1
@@ -114,7 +112,7 @@ class Gate:
         for r, model in self._warm.items():
             if r == self._fact_revision:
                 refresh(model, extend(model, added))
-                warm(model, _REQUEST_RELATIONS)  # a recomputed stratum drops its indexes
+                warm(model, self._request_names)  # a recomputed stratum drops its indexes
                 fresh[rev] = model
         self._warm = fresh
         self._fact_revision = rev
@@ -132,14 +130,14 @@ class Gate:
                 if not clockwork(model.prepared).fixed:
                     raise LookupError("program facts mention `$now`")
                 model = self._warm[key] = advance(model, now)
-                warm(model, _REQUEST_RELATIONS)
+                warm(model, self._request_names)
             except Exception:  # evaluate anew (and report the error from there)
                 del self._warm[key]
                 model = None
         if model is None:
             facts = self.store.facts(revision)
             model = evaluate(self.policy, facts, now=now, limits=self.limits)
-            warm(model, _REQUEST_RELATIONS)  # the first checks are as fast as later ones
+            warm(model, self._request_names)  # the first checks are as fast as later ones
             self._warm[key] = model
             while len(self._warm) > _WARM:
                 self._warm.popitem(last=False)
@@ -150,7 +148,17 @@ class Gate:
     def overlay(self, request: Request, now: int, revision: int | None = None) -> Any:
         """A scratch model: the warm model plus the request's facts, at `now`."""
         rev = self._current_revision() if revision is None else revision
-        return overlay(self.model(rev, now), request.facts(), now=now)
+        facts = request.facts()
+        for rel, rows in list(facts.items()):
+            arity = self.request_relations.get(rel)
+            if arity is None and rel in REQUEST_RELATIONS:  # a stdlib field this policy never reads
+                del facts[rel]
+                continue
+            if arity is None:
+                raise GateError(f"`{rel}` is not a request-side relation of this policy")
+            if any(len(r) != arity for r in rows):
+                raise GateError(f"request relation `{rel}` takes {arity} arguments")
+        return overlay(self.model(rev, now), facts, now=now)
 
     # ---------------------------------------------------------------- deciding
 
@@ -180,7 +188,7 @@ class Gate:
         except Exception as exc:  # an error denies, as data
             code, message = error_pair(exc)
             return Decision(request, False, (Reason(code, message, ERROR),), rev, digest, now,
-                            errors=((code, message),))
+                            errors=(diagnostic_of(exc),))
         return Decision(request, bool(permits) and not forbids, tuple(reasons), rev, digest, now,
                         flags=noted)
 
@@ -200,6 +208,22 @@ class Gate:
             self._seen_revision = seq
         object.__setattr__(decision, "seq", seq)
         return decision
+
+    def check_many(self, asks: Sequence[tuple[Request, int]]) -> list[Decision]:
+        """`check` for several (request, now) pairs with one log append (a
+        group commit): each is decided at the same revision and logged as
+        `check` logs it, in order, with consecutive seqs."""
+        decisions = [self.decide(request, now) for request, now in asks]
+        if not decisions:
+            return []
+        last = self.store.append([Event("decision", "decision", (), "gate", d.request.agent, payload=d.payload())
+                                  for d in decisions])
+        first = last - len(decisions) + 1
+        if first == self._seen_revision + 1:  # only our decisions were added: no new facts
+            self._seen_revision = last
+        for n, decision in enumerate(decisions):
+            object.__setattr__(decision, "seq", first + n)
+        return decisions
 
     def replay(self, logged: Event | Mapping[str, Any]) -> Decision:
         """Re-check a logged decision at its revision and `now`, under this
@@ -226,3 +250,16 @@ class Gate:
         """check -> intent receipt -> effect -> outcome receipt, fenced at
         `resource` (default: the request's target); see guard.py."""
         return guard(self, request, effect, now, resource=resource)
+
+    def guarded(self, request: Request | Callable[..., Request], now: int | None = None, *,
+                resource: str | None = None) -> Guarded:
+        """`guard` as a decorator or a context manager, fenced the same way:
+
+            with gate.guarded(request, now):       # raises Blocked if denied
+                push()
+            @gate.guarded(lambda branch: Request(...))
+            def push(branch): ...
+
+        `request` may be a function of the decorated function's arguments;
+        `now` defaults to the wall clock when the check runs."""
+        return Guarded(self, request, now, resource)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
-from ..diagnostics import OrdinanceError
+from ..diagnostics import Diagnostic, OrdinanceError
 from ..values import format_instant
 from .request import Request
 
@@ -21,24 +21,13 @@ def error_pair(exc: BaseException) -> tuple[str, str]:
     return code, (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
-def _canonical(node: Any) -> Any:
-    """A proof's JSON without derivation heights: they record how the model
-    was maintained (a fresh evaluation and an incrementally extended one
-    number rounds differently), not what the proof says."""
-    if isinstance(node, dict):
-        return {k: _canonical(v) for k, v in node.items() if k != "height"}
-    if isinstance(node, list):
-        return [_canonical(v) for v in node]
-    return node
-
-
 @dataclass(frozen=True, slots=True)
 class Reason:
     """One reason: `code` (kebab-case), `detail` (the forbid's third argument),
     `kind` (forbid, missing-permit, flag, error) and its proof: a forbid's or
     flag's proof tree, a missing permit's why-not, as the engine returns them.
 
-    Proofs are built on first use (`proof`, `proof_json`, `to_json`), from the
+    Proofs are built on first use (`proof`), from the
     decision's own scratch model, so a check that nobody explains stays cheap.
     """
 
@@ -50,30 +39,24 @@ class Reason:
 
     @property
     def proof(self) -> Any:
-        """The proof (None for errors, or if building it failed: see proof_json)."""
+        """The proof (None for errors, or if building it failed: see proof_error)."""
         if "proof" not in self._cache:
             try:
                 self._cache["proof"] = self.prover() if self.prover is not None else None
             except Exception as exc:  # explaining must not raise either
                 self._cache["proof"] = None
-                self._cache["json"] = {"kind": "error", "text": f"{type(exc).__name__}: {exc}"}
+                self._cache["error"] = f"{type(exc).__name__}: {exc}"
         return self._cache["proof"]
 
     @property
-    def proof_json(self) -> Any:
-        if "json" not in self._cache:
-            from ..engine import to_json
+    def proof_error(self) -> str | None:
+        """Why the proof could not be built, if it could not."""
+        _ = self.proof
+        return self._cache.get("error")
 
-            proof = self.proof
-            if "json" not in self._cache:
-                self._cache["json"] = None if proof is None else _canonical(to_json(proof))
-        return self._cache["json"]
-
-    def to_json(self, proofs: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "detail": self.detail, "kind": self.kind}
-        if proofs and self.proof_json is not None:
-            out["proof"] = self.proof_json
-        return out
+    def to_json(self) -> dict[str, Any]:
+        """`code`, `detail`, `kind` (`ordinance.explain.decision_json` adds the proof)."""
+        return {"code": self.code, "detail": self.detail, "kind": self.kind}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +65,8 @@ class Decision:
 
     `allowed` iff some permit holds and no forbid does; `reasons` holds every
     forbid and, when no permit holds, the missing permit; `flags` never block;
-    `errors` (code, message) pairs deny. `seq` is the decision log entry.
+    `errors` are diagnostics, and deny (a `(code, message)` pair given here
+    becomes a Diagnostic). `seq` is the decision log entry.
     """
 
     request: Request
@@ -91,9 +75,14 @@ class Decision:
     revision: int
     policy_hash: str
     now: int
-    errors: tuple[tuple[str, str], ...] = ()
+    errors: tuple[Diagnostic, ...] = ()
     flags: tuple[Reason, ...] = ()
     seq: int | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if any(not isinstance(e, Diagnostic) for e in self.errors):
+            fixed = tuple(e if isinstance(e, Diagnostic) else Diagnostic(*e) for e in self.errors)
+            object.__setattr__(self, "errors", fixed)
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -101,10 +90,27 @@ class Decision:
         return tuple(sorted({r.code for r in self.reasons}))
 
     def payload(self) -> dict[str, Any]:
-        """What the decision log stores (no proofs: replay rebuilds them)."""
-        return self.to_json(proofs=False)
+        """What the decision log stores (no proofs: replay rebuilds them):
+        `to_json()`, whose `now` is seconds (with `now_text` beside it), so
+        `Gate.replay` reads it back exactly; `from_payload` is the inverse."""
+        return self.to_json()
 
-    def to_json(self, proofs: bool = True) -> dict[str, Any]:
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any], seq: int | None = None) -> Decision:
+        """The decision a log payload records (its reasons without proofs)."""
+        def reasons(key: str) -> tuple[Reason, ...]:
+            return tuple(Reason(str(r["code"]), str(r["detail"]), str(r.get("kind", FORBID)))
+                         for r in payload.get(key, ()))
+        return cls(
+            Request.from_json(payload["request"]), bool(payload["allowed"]), reasons("reasons"),
+            int(payload["revision"]), str(payload["policy_hash"]), int(payload["now"]),
+            tuple(Diagnostic(str(e["code"]), str(e["message"])) for e in payload.get("errors", ())),
+            reasons("flags"), seq,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The logged shape (no proofs; `ordinance.explain.decision_json` is
+        the typed shape with proofs that the CLI prints)."""
         out: dict[str, Any] = {
             "request": self.request.to_json(),
             "allowed": self.allowed,
@@ -112,9 +118,9 @@ class Decision:
             "now_text": format_instant(self.now),
             "revision": self.revision,
             "policy_hash": self.policy_hash,
-            "reasons": [r.to_json(proofs) for r in self.reasons],
-            "flags": [f.to_json(proofs) for f in self.flags],
-            "errors": [{"code": c, "message": m} for c, m in self.errors],
+            "reasons": [r.to_json() for r in self.reasons],
+            "flags": [f.to_json() for f in self.flags],
+            "errors": [e.to_json() for e in self.errors],
         }
         if self.seq is not None:
             out["seq"] = self.seq

@@ -1,25 +1,45 @@
 """guard: check -> intent receipt -> effect -> outcome receipt, fenced.
 
 The intent receipt is written under the store's fence for (resource, the
-request's epoch), so the effect runs only if the store accepted that epoch;
-the outcome receipt is written under the same fence in one transaction, so
-an outcome from an epoch that lost authority during the effect is refused.
-A blocked check never calls the effect.
+request's lease epoch), so the effect runs only if the store accepted that
+epoch; the outcome receipt is written under the same fence in one
+transaction, so an outcome from an epoch that lost authority during the
+effect is refused. A blocked check never calls the effect.
+
+`Guarded` (`gate.guarded(...)`) is the same sequence as a decorator or a
+context manager: a denied check or a refused intent raises `Blocked`, an
+effect's exception propagates with no outcome receipt, a refused outcome
+raises `StaleEpochError` after the effect.
 """
 
 from __future__ import annotations
 
+import functools
+import time
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any, Callable, Generic, TypeVar
 
-from ..diagnostics import StaleEpochError
+from ..diagnostics import GateError, StaleEpochError
 from ..facts import Event
 from .decision import Decision, error_pair
 from .request import Request
 
-__all__ = ["GuardResult", "guard"]
+__all__ = ["Blocked", "GuardResult", "Guarded", "guard", "intent", "outcome"]
 
 T = TypeVar("T")
+
+
+class Blocked(GateError):
+    """The gate did not let a guarded effect run; `decision` says why,
+    `error` holds (code, message) when the store refused the intent."""
+
+    def __init__(self, decision: Decision, error: tuple[str, str] | None = None) -> None:
+        why = error[1] if error else ", ".join(decision.codes) or "not permitted"
+        super().__init__(f"request `{decision.request.id}` blocked: {why}",
+                         code=error[0] if error else "blocked")
+        self.decision = decision
+        self.error = error
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +59,27 @@ class GuardResult(Generic[T]):
         return self.ran and self.outcome_seq is not None
 
 
+def _fence(request: Request, resource: str | None) -> tuple[str, int]:
+    return (resource or request.target, request.lease)
+
+
+def intent(store: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
+    """Write the intent receipt of an allowed request, fenced; return its
+    revision (StaleEpochError if the fence refuses it)."""
+    a, who = request.id, request.agent
+    events = [Event("receipt", "receipt", (a, "intent", who, now), source, who),
+              Event("assert", "action_scope", (a, request.authority_scope), source, who)]
+    if request.key is not None:
+        events.append(Event("assert", "receipt_key", (a, request.key), source, who))
+    return int(store.append(events, fence=_fence(request, resource)))
+
+
+def outcome(store: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
+    """Write the outcome receipt, under the same fence as its intent."""
+    events = [Event("receipt", "receipt", (request.id, "outcome", request.agent, now), source, request.agent)]
+    return int(store.append(events, fence=_fence(request, resource)))
+
+
 def guard(
     gate: Any,
     request: Request,
@@ -50,24 +91,65 @@ def guard(
     decision: Decision = gate.check(request, now)
     if not decision.allowed:
         return GuardResult(decision)
-    store = gate.store
-    fence = (resource or request.target, request.epoch)
-    a, who = request.id, request.agent
-    intent = [Event("receipt", "receipt", (a, "intent", who, now), "guard", who),
-              Event("assert", "action_scope", (a, request.authority_scope), "guard", who)]
-    if request.key is not None:
-        intent.append(Event("assert", "receipt_key", (a, request.key), "guard", who))
     try:
-        intent_seq = store.append(intent, fence=fence)
+        intent_seq = intent(gate.store, request, now, resource)
     except StaleEpochError as exc:
         return GuardResult(decision, error=error_pair(exc))
     try:
         value = effect()
     except Exception as exc:  # the effect failed: no outcome receipt
         return GuardResult(decision, ran=True, intent_seq=intent_seq, error=error_pair(exc))
-    outcome = [Event("receipt", "receipt", (a, "outcome", who, now), "guard", who)]
     try:
-        outcome_seq = store.append(outcome, fence=fence)
+        outcome_seq = outcome(gate.store, request, now, resource)
     except StaleEpochError as exc:
         return GuardResult(decision, ran=True, value=value, intent_seq=intent_seq, error=error_pair(exc))
     return GuardResult(decision, ran=True, value=value, intent_seq=intent_seq, outcome_seq=outcome_seq)
+
+
+class Guarded:
+    """`gate.guarded(request, now)`: a decorator and a context manager."""
+
+    def __init__(self, gate: Any, request: Request | Callable[..., Request], now: int | None,
+                 resource: str | None) -> None:
+        self.gate, self.request, self.now, self.resource = gate, request, now, resource
+        self.decision: Decision | None = None
+        self.intent_seq: int | None = None
+        self.outcome_seq: int | None = None
+        self._active: tuple[Request, int] | None = None
+
+    def _begin(self, request: Request) -> tuple[Request, int]:
+        now = self.now if self.now is not None else int(time.time())
+        self.decision = self.gate.check(request, now)
+        if not self.decision.allowed:
+            raise Blocked(self.decision)
+        try:
+            self.intent_seq = intent(self.gate.store, request, now, self.resource)
+        except StaleEpochError as exc:
+            raise Blocked(self.decision, error_pair(exc)) from exc
+        return request, now
+
+    def _end(self, request: Request, now: int) -> None:
+        self.outcome_seq = outcome(self.gate.store, request, now, self.resource)
+
+    def __enter__(self) -> Guarded:
+        if not isinstance(self.request, Request):
+            raise GateError("`guarded` as a context manager needs a Request, not a function")
+        self._active = self._begin(self.request)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        active, self._active = self._active, None
+        if kind is None and active is not None:
+            self._end(*active)
+
+    def __call__(self, fn: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> T:
+            made = self.request if isinstance(self.request, Request) else self.request(*args, **kwargs)
+            request, now = self._begin(made)
+            value = fn(*args, **kwargs)
+            self._end(request, now)
+            return value
+
+        return run

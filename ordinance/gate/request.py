@@ -1,8 +1,20 @@
 """The request: one action asking to pass the gate, as overlay facts.
 
-A request becomes facts of the `request*` relations declared by the stdlib
-(see stdlib/schema.rules); they live only in the gate's overlay, never in
-the store.
+Request-side relations. A relation is request-side when it is named
+`request` or `request_<something>`, its first argument is the action, and
+no rule of the policy derives it (the stdlib's derived `request_in` is not
+request-side). Request-side facts live only in the gate's overlay, never in
+the store; every way of asking (`check`, `--given`, test blocks, the server,
+the hooks, MCP) feeds them the same way. A policy declares its own like any
+relation:
+
+    .decl request_force(a: symbol)          // the user's own request attribute
+    forbid(A, "force", T) :- request(A, _, T, _, _), request_force(A).
+
+The stdlib's request relations (stdlib/schema.rules) have typed fields on
+`Request`; the policy's own travel in `attributes`. Defaults, the same at the
+gate and in test blocks (`with_defaults`): `request_scope(A, Target)` and
+`request_lease(A, Epoch)` unless given.
 """
 
 from __future__ import annotations
@@ -12,14 +24,17 @@ from typing import Any, Iterable, Mapping
 
 from ..diagnostics import GateError
 
-__all__ = ["Request"]
+__all__ = ["Request", "REQUEST_RELATIONS", "request_relations", "is_request_side", "with_defaults"]
 
-Facts = dict[str, set[tuple[str | int, ...]]]
+Value = str | int
+Facts = dict[str, set[tuple[Value, ...]]]
+PREFIX = "request_"
 
-
-# request-side relation -> the Request field it fills (after the action id)
+# the stdlib's request-side relation -> the Request field it fills (after
+# the action id): the one list of the request relations the gate knows by name
 _FIELDS = {
     "request_scope": "scope",
+    "request_lease": "lease_epoch",
     "request_uses": "uses",
     "request_needs": "needs",
     "request_route": "routes",
@@ -27,6 +42,31 @@ _FIELDS = {
     "request_irreversible": "irreversible",
     "request_key": "key",
 }
+REQUEST_RELATIONS = frozenset({"request", *_FIELDS})
+
+
+def is_request_side(name: str, relation: Any = None) -> bool:
+    """`request` or `request_*`, not derived by any rule (`relation` is the
+    checked program's Relation, if known)."""
+    named = name == "request" or (name.startswith(PREFIX) and len(name) > len(PREFIX))
+    return named and not (relation is not None and relation.derived)
+
+
+def request_relations(program: Any) -> dict[str, int]:
+    """The request-side relations `program` declares: name -> arity."""
+    return {n: r.arity for n, r in sorted(program.relations.items()) if is_request_side(n, r)}
+
+
+def with_defaults(facts: Mapping[str, Iterable[tuple[Any, ...]]]) -> dict[str, set[tuple[Any, ...]]]:
+    """`facts` plus the defaults of each `request(A, Kind, Target, Agent,
+    Epoch)` in it: `request_scope(A, Target)` and `request_lease(A, Epoch)`
+    unless A has one. Used by the gate (through Request) and test blocks."""
+    out = {rel: set(ts) for rel, ts in facts.items()}
+    for a, _kind, target, _agent, epoch in out.get("request", ()):
+        for rel, value in (("request_scope", target), ("request_lease", epoch)):
+            if not any(t and t[0] == a for t in out.get(rel, ())):
+                out.setdefault(rel, set()).add((a, value))
+    return out
 
 
 def _strings(value: Any, name: str) -> tuple[str, ...]:
@@ -37,14 +77,38 @@ def _strings(value: Any, name: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _value(v: Any) -> Value:
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        raise GateError("request attribute arguments are strings or integers")
+    return v
+
+
+def _attributes(data: Any) -> tuple[tuple[str, tuple[Value, ...]], ...]:
+    """{relation: [[args after A], ...]} -> sorted (relation, args) pairs."""
+    if data is None:
+        return ()
+    if not isinstance(data, Mapping):
+        raise GateError("request field `attributes` maps a relation to lists of arguments")
+    out: set[tuple[str, tuple[Value, ...]]] = set()
+    for rel, rows in data.items():
+        if not isinstance(rows, (list, tuple)) or not all(isinstance(r, (list, tuple)) for r in rows):
+            raise GateError(f"request attribute `{rel}` must be a list of argument lists")
+        out.update((str(rel), tuple(_value(v) for v in r)) for r in rows)
+    return tuple(sorted(out, key=repr))
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     """An action: `agent` wants to do `kind` to `target` under `epoch`.
 
-    `scope` is the authority scope (defaults to the target); `uses` the claims
-    it relies on; `needs` (subject, attribute, value) triples that must be
-    currently known; `routes` the routes it takes (in its scope); `requires`
-    the past actions it builds on; `key` its idempotency key.
+    `epoch` is the epoch of its grant; `lease_epoch` the epoch of the lease
+    it works under (default `epoch`), so a takeover at lease epoch 2 under a
+    repo-wide grant at epoch 1 is one request. `scope` is the authority
+    scope (default the target); `uses` the claims it relies on; `needs`
+    (subject, attribute, value) triples that must be currently known;
+    `routes` the routes it takes (in its scope); `requires` the past actions
+    it builds on; `key` its idempotency key; `attributes` facts of the
+    policy's own request-side relations, as (relation, arguments after A).
     """
 
     id: str
@@ -59,21 +123,35 @@ class Request:
     requires: tuple[str, ...] = ()
     irreversible: bool = False
     key: str | None = None
+    lease_epoch: int | None = None
+    attributes: tuple[tuple[str, tuple[Value, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("id", "kind", "target", "agent"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value:
                 raise GateError(f"request field `{name}` must be a non-empty string")
-        if isinstance(self.epoch, bool) or not isinstance(self.epoch, int):
-            raise GateError("request field `epoch` must be an integer")
+        for name in ("epoch", "lease_epoch"):
+            value = getattr(self, name)
+            if (value is not None or name == "epoch") and (isinstance(value, bool) or not isinstance(value, int)):
+                raise GateError(f"request field `{name}` must be an integer")
         for need in self.needs:
             if len(need) != 3 or not all(isinstance(v, str) for v in need):
                 raise GateError("request field `needs` holds (subject, attribute, value) strings")
+        object.__setattr__(self, "attributes", tuple(sorted(set(self.attributes), key=repr)))
+        for rel, _args in self.attributes:
+            if not is_request_side(rel) or rel in REQUEST_RELATIONS:
+                raise GateError(f"`{rel}` is not a request attribute: its name must start with `{PREFIX}`"
+                                " and it must not be one of the request's own fields")
 
     @property
     def authority_scope(self) -> str:
         return self.scope if self.scope is not None else self.target
+
+    @property
+    def lease(self) -> int:
+        """The lease epoch: `lease_epoch`, else `epoch`."""
+        return self.epoch if self.lease_epoch is None else self.lease_epoch
 
     def facts(self) -> Facts:
         """The overlay facts of this request."""
@@ -81,6 +159,7 @@ class Request:
         facts: Facts = {
             "request": {(a, self.kind, self.target, self.agent, self.epoch)},
             "request_scope": {(a, s)},
+            "request_lease": {(a, self.lease)},
             "request_uses": {(a, c) for c in self.uses},
             "request_needs": {(a, *n) for n in self.needs},
             "request_route": {(a, r, s) for r in self.routes},
@@ -88,10 +167,12 @@ class Request:
             "request_irreversible": {(a,)} if self.irreversible else set(),
             "request_key": {(a, self.key)} if self.key is not None else set(),
         }
+        for rel, args in self.attributes:
+            facts.setdefault(rel, set()).add((a, *args))
         return {k: v for k, v in facts.items() if v}
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "kind": self.kind,
             "target": self.target,
@@ -105,12 +186,22 @@ class Request:
             "irreversible": self.irreversible,
             "key": self.key,
         }
+        if self.lease_epoch is not None:
+            out["lease_epoch"] = self.lease_epoch
+        if self.attributes:
+            attrs: dict[str, list[list[Value]]] = {}
+            for rel, args in self.attributes:
+                attrs.setdefault(rel, []).append(list(args))
+            out["attributes"] = attrs
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Request:
         """A request from its JSON object (unknown fields are an error)."""
+        if not isinstance(data, Mapping):
+            raise GateError("a request is a JSON object")
         known = {"id", "kind", "target", "agent", "epoch", "scope", "uses", "needs",
-                 "routes", "requires", "irreversible", "key"}
+                 "routes", "requires", "irreversible", "key", "lease_epoch", "attributes"}
         extra = sorted(set(data) - known)
         if extra:
             raise GateError(f"unknown request field `{extra[0]}`")
@@ -131,6 +222,8 @@ class Request:
                 requires=_strings(data.get("requires"), "requires"),
                 irreversible=bool(data.get("irreversible", False)),
                 key=data.get("key"),
+                lease_epoch=data.get("lease_epoch"),
+                attributes=_attributes(data.get("attributes")),
             )
         except KeyError as missing:
             raise GateError(f"request field `{missing.args[0]}` is missing") from None
@@ -139,34 +232,41 @@ class Request:
     def from_facts(cls, given: Mapping[str, Iterable[tuple[Any, ...]]] | Iterable[tuple[str, tuple[Any, ...]]]
                    ) -> Request:
         """The Request whose overlay facts (`facts()`) are exactly `given`
-        (relation -> tuples, or (relation, tuple) pairs): one
-        `request(A, Kind, Target, Agent, Epoch)` plus `request_*` facts of A."""
+        plus the defaults (relation -> tuples, or (relation, tuple) pairs):
+        one `request(A, Kind, Target, Agent, Epoch)` plus request-side facts
+        of A; anything not request-side belongs in the store."""
         facts = [(r, t) for r, ts in given.items() for t in ts] if isinstance(given, Mapping) else list(given)
         heads = [args for rel, args in facts if rel == "request"]
         if len(heads) != 1 or len(heads[0]) != 5:
             raise GateError("give exactly one `request(A, Kind, Target, Agent, Epoch)` fact")
         a, kind, target, agent, epoch = heads[0]
         fields: dict[str, Any] = {"id": a, "kind": kind, "target": target, "agent": agent, "epoch": epoch}
+        attributes: dict[str, list[list[Any]]] = {}
         for rel, args in facts:
-            name = _FIELDS.get(rel)
             if rel == "request":
                 continue
-            if name is None:
+            if not is_request_side(rel):
                 raise GateError(f"`{rel}` is not a request-side relation; store it with `ordinance assert`")
             if not args or args[0] != a:
                 raise GateError(f"`{rel}` must name the request `{a}` as its first argument")
-            if name == "irreversible":
+            name = _FIELDS.get(rel)
+            if name is None:
+                attributes.setdefault(rel, []).append(list(args[1:]))
+            elif name == "irreversible":
                 fields[name] = True
-            elif name in ("scope", "key"):
+            elif name in ("scope", "key", "lease_epoch"):
                 fields[name] = args[1]
             elif name == "needs":
                 fields.setdefault(name, []).append(list(args[1:]))
             else:
                 fields.setdefault(name, []).append(args[1])
+        fields["attributes"] = attributes
+        if fields.get("lease_epoch") == epoch:  # the default, written out
+            del fields["lease_epoch"]
         request = cls.from_json(fields)
-        given = {(rel, tuple(args)) for rel, args in facts}
+        given_set = {(rel, tuple(args)) for rel, args in facts}
         made = {(rel, t) for rel, ts in request.facts().items() for t in ts}
-        extra = sorted(given - made, key=str)
+        extra = sorted(given_set - made, key=str)
         if extra:
-            raise GateError(f"`{extra[0][0]}` does not fit the request (one scope; routes in that scope)")
+            raise GateError(f"`{extra[0][0]}` does not fit the request (one scope, one lease; routes in that scope)")
         return request

@@ -14,7 +14,7 @@ from typing import Any
 
 from .checked import CheckedProgram, Relation
 from .checks import check
-from .loader import decode, read_source, stdlib_modules
+from .loader import decode, read_source
 from .parser import parse
 from .printer import format_atom, format_literal, format_program, format_rule, format_term
 from .report import render_diagnostics, sort_diagnostics
@@ -32,7 +32,6 @@ __all__ = [
     "render_diagnostics",
     "sort_diagnostics",
     "read_source",
-    "stdlib_modules",
     "CheckedProgram",
     "Relation",
 ]

@@ -3,8 +3,8 @@
 Spans never take part in equality, so `parse(print(ast)) == ast` compares
 meaning, not layout. Every node is hashable.
 
-Terms:        Var, Wildcard, Const, Now, BinOp, Aggregate
-Literals:     Atom, Negation, Comparison
+Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate
+Literals:     Atom, Negation, Comparison, Predicate
 Clauses:      Rule (a fact is a rule with an empty body)
 Items:        Decl, Include, Rule, TestBlock, Invariant, Hint
 """
@@ -22,11 +22,13 @@ __all__ = [
     "Const",
     "Now",
     "BinOp",
+    "Call",
     "Aggregate",
     "Term",
     "Atom",
     "Negation",
     "Comparison",
+    "Predicate",
     "Literal",
     "Rule",
     "Param",
@@ -96,6 +98,16 @@ class BinOp:
 
 
 @dataclass(frozen=True, slots=True)
+class Call:
+    """A built-in functor applied to arguments: `cat(A, B)`, `strlen(S)`
+    (the names and their meaning are in `functors.FUNCTORS`)."""
+
+    func: str
+    args: tuple["Term", ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class Aggregate:
     """`count : { body }`, `max X : { body }`; `target` is None for count."""
 
@@ -105,7 +117,7 @@ class Aggregate:
     span: Span = _span()
 
 
-Term = Union[Var, Wildcard, Const, Now, BinOp, Aggregate]
+Term = Union[Var, Wildcard, Const, Now, BinOp, Call, Aggregate]
 
 
 # ---------------------------------------------------------------- literals
@@ -138,7 +150,18 @@ class Comparison:
     span: Span = _span()
 
 
-Literal = Union[Atom, Negation, Comparison]
+@dataclass(frozen=True, slots=True)
+class Predicate:
+    """A built-in constraint, `contains(Sub, S)` or `!match(Regex, S)` (the
+    names and their meaning are in `functors.PREDICATES`)."""
+
+    name: str
+    args: tuple[Term, ...]
+    negated: bool = False
+    span: Span = _span()
+
+
+Literal = Union[Atom, Negation, Comparison, Predicate]
 
 
 # ---------------------------------------------------------------- items

@@ -3,14 +3,18 @@
 Includes are resolved and flattened; every relation has an arity (and types
 where declared); rules are numbered (a rule's id is its index in `rules`,
 used by provenance notes); strata list the derived relations in evaluation
-order, as the stratification pass computed them.
+order, as the stratification pass computed them. The types of each rule's
+variables (which hold instants, which durations) are inferred once, here,
+for every renderer.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from .ast import Decl, Hint, Invariant, Rule, TestBlock
+from .ast import Decl, Hint, Invariant, Literal, Rule, TestBlock
+from .infer import infer_types
 
 __all__ = ["Relation", "CheckedProgram"]
 
@@ -34,6 +38,31 @@ class CheckedProgram:
     hints: tuple[Hint, ...] = ()
     source_hash: str = ""  # sha256 of the flattened program text (policy hash)
     files: tuple[str, ...] = field(default=())  # every file read, includes too
+    _types: dict[int, dict[str, str]] = field(default_factory=dict, compare=False, repr=False)
+
+    def relation_types(self, relation: str) -> tuple[str, ...] | None:
+        """The declared argument types of `relation` (None: not declared)."""
+        rel = self.relations.get(relation)
+        return None if rel is None else rel.types
+
+    def variable_types(self, rule: int | None) -> dict[str, str]:
+        """The type of each variable of rule `rule` that the declarations fix."""
+        if rule is None or not 0 <= rule < len(self.rules):
+            return {}
+        env = self._types.get(rule)
+        if env is None:
+            r = self.rules[rule]
+            env = self._types[rule] = infer_types(r.head, r.body, self.relation_types)
+        return env
+
+    def body_types(self, body: tuple[Literal, ...]) -> dict[str, str]:
+        """The variable types of a body of literals (an invariant's)."""
+        return infer_types(None, body, self.relation_types)
+
+    def cite(self, rule: int) -> str:
+        """Where rule `rule` is written, as `file:line`."""
+        span: Any = self.rules[rule].span
+        return f"{span.file or '<input>'}:{span.line}" if span.line else (span.file or "<input>")
 
     def rules_for(self, relation: str) -> tuple[int, ...]:
         """Ids of the rules whose head is `relation`."""

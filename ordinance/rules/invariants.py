@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import check, parse
-from .ast import Aggregate, Atom, Comparison, Invariant, Program, Rule, Var
+from .ast import Atom, Comparison, Invariant, Program, Rule, Var
 from .checked import CheckedProgram
 from .checks.walk import term_vars
 from .depends import depends_on
@@ -44,21 +44,18 @@ def invariant_head(n: int) -> str:
     return f"invariant_{n}_broken"
 
 
-def _body_variables(body: tuple[Any, ...], relations: dict[str, Any]) -> dict[str, str | None]:
-    """Variables bound by the body (positive atoms, `V = ...`), in order, with
-    the declared type of an atom position that binds them."""
-    found: dict[str, str | None] = {}
+def _body_variables(body: tuple[Any, ...]) -> dict[str, None]:
+    """Variables bound by the body (positive atoms, `V = ...`), in order."""
+    found: dict[str, None] = {}
     for lit in body:
         if isinstance(lit, Atom):
-            rel = relations.get(lit.relation)
-            types = rel.types if rel is not None and rel.types else (None,) * lit.arity
-            for arg, type_ in zip(lit.args, types):
+            for arg in lit.args:
                 if isinstance(arg, Var):
-                    found[arg.name] = found.get(arg.name) or type_
+                    found[arg.name] = None
         elif isinstance(lit, Comparison) and lit.op == "=":
-            for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
-                if isinstance(side, Var) and side.name not in found:
-                    found[side.name] = "number" if isinstance(other, Aggregate) else None
+            for side in (lit.left, lit.right):
+                if isinstance(side, Var):
+                    found[side.name] = None
     for lit in body:  # anything else mentioned outside negations is bound somewhere
         if isinstance(lit, Comparison):
             for v in (*term_vars(lit.left), *term_vars(lit.right)):
@@ -87,14 +84,17 @@ class Harness:
     @classmethod
     def from_ast(cls, program: Program) -> Harness:
         plain = check(program)
-        targets, extra = [], []
+        compiled, extra = [], []
         for n, inv in enumerate(plain.invariants):
             head = invariant_head(n)
-            found = _body_variables(inv.body, plain.relations)
-            names = tuple(v for v in found if _is_bound(v, inv.body))
+            names = tuple(v for v in _body_variables(inv.body) if _is_bound(v, inv.body))
             extra.append(Rule(Atom(head, tuple(Var(v) for v in names)), inv.body, inv.span))
-            targets.append(Target(inv, head, names, tuple(found[v] for v in names)))
+            compiled.append((inv, head, names))
         checked = check(replace(program, items=program.items + tuple(extra)))
+        targets = []
+        for inv, head, names in compiled:
+            types = checked.body_types(inv.body)
+            targets.append(Target(inv, head, names, tuple(types.get(v) for v in names)))
         gated = "permit" in checked.relations and "forbid" in checked.relations
         return cls(checked, tuple(targets), gated)
 

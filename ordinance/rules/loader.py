@@ -25,7 +25,6 @@ __all__ = [
     "flatten",
     "decode",
     "read_source",
-    "stdlib_modules",
 ]
 
 STDLIB_PREFIX = "<stdlib>/"
@@ -40,14 +39,6 @@ class Flattened:
     sources: dict[str, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     syntax: bool = False  # some diagnostic came from parsing an included file
-
-
-def stdlib_modules() -> tuple[str, ...]:
-    """Names `.include` resolves to package data."""
-    root = files(__package__) / "stdlib"
-    if not root.is_dir():
-        return ()
-    return tuple(sorted(p.name[:-6] for p in root.iterdir() if p.name.endswith(".rules")))
 
 
 def _stdlib_text(name: str) -> str | None:

@@ -26,6 +26,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from ..diagnostics import Diagnostic, ParseError, Span
 from ..values import FOREVER, parse_duration, parse_instant
 from . import ast
+from .functors import FUNCTORS, PREDICATES
 
 __all__ = ["parse", "MAX_ERRORS", "MAX_NESTING", "MAX_TERM_DEPTH"]
 
@@ -145,6 +146,14 @@ def _show(text: str, limit: int = 24) -> str:
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
+def _relation(lit: Any) -> ast.Atom:
+    """An atom where only a relation may stand (heads, test data)."""
+    if isinstance(lit, ast.Predicate):
+        _error("syntax", f"`{lit.name}` is a built-in constraint, not a relation", lit.span)
+        return ast.Atom(lit.name, lit.args, lit.span)
+    return lit  # type: ignore[no-any-return]
+
+
 def _int(tok: Token, sign: int = 1) -> int:
     if len(tok.value) > 19 or int(tok.value) > MAX_INT:
         _error("syntax", f"integer `{_show(tok.value)}` is out of range", _tok_span(tok))
@@ -193,10 +202,10 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return tuple(_nodes(c))
 
     def fact(self, c: list[Any]) -> ast.Rule:
-        return ast.Rule(c[0], (), _cover(c))
+        return ast.Rule(_relation(c[0]), (), _cover(c))
 
     def rule(self, c: list[Any]) -> ast.Rule:
-        return ast.Rule(c[0], c[2].literals, _cover(c))
+        return ast.Rule(_relation(c[0]), c[2].literals, _cover(c))
 
     def test_block(self, c: list[Any]) -> ast.TestBlock:
         keyword, name = c[0], c[1]
@@ -222,7 +231,7 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return ast.TestBlock(_unescape(name), tuple(facts), tuple(expects), now, _cover(c))
 
     def test_fact(self, c: list[Any]) -> ast.Rule:
-        return ast.Rule(c[0], (), _cover(c))
+        return ast.Rule(_relation(c[0]), (), _cover(c))
 
     def _keyword(self, tok: Token, word: str, what: str) -> None:
         if tok.value != word:
@@ -242,25 +251,34 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return self.instant([c[1]]).value, _cover(c)  # type: ignore[return-value]
 
     def expect_pos(self, c: list[Any]) -> tuple[bool, ast.Atom]:
-        return False, c[0]
+        return False, _relation(c[0])
 
     def expect_neg(self, c: list[Any]) -> tuple[bool, ast.Atom]:
-        return True, c[1]
+        return True, _relation(c[1])
 
     # ------------------------------------------------------------ literals
 
     def body(self, c: list[Any]) -> _Body:
         return _Body(tuple(_nodes(c)), _cover(c))
 
-    def negation(self, c: list[Any]) -> ast.Negation:
-        return ast.Negation(c[1], _cover(c))
+    def negation(self, c: list[Any]) -> ast.Negation | ast.Predicate:
+        inner = c[1]
+        if isinstance(inner, ast.Predicate):
+            return ast.Predicate(inner.name, inner.args, not inner.negated, _cover(c))
+        return ast.Negation(inner, _cover(c))
 
     def paren_comparison(self, c: list[Any]) -> ast.Comparison:
         inner: ast.Comparison = c[1]
         return ast.Comparison(inner.op, inner.left, inner.right, _cover(c))
 
-    def atom(self, c: list[Any]) -> ast.Atom:
-        return ast.Atom(c[0].value, tuple(_nodes(c[1:])), _cover(c))
+    def atom(self, c: list[Any]) -> ast.Atom | ast.Predicate:
+        name, args = c[0].value, tuple(_nodes(c[1:]))
+        if name in PREDICATES:
+            builtin = PREDICATES[name]
+            if not builtin.arity_ok(len(args)):
+                _error("arity_mismatch", f"`{name}` takes {len(builtin.params)} arguments, got {len(args)}", _cover(c))
+            return ast.Predicate(name, args, False, _cover(c))
+        return ast.Atom(name, args, _cover(c))
 
     def comparison(self, c: list[Any]) -> ast.Comparison:
         return ast.Comparison(c[1].value, c[0], c[2], _cover(c))
@@ -281,6 +299,17 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     def primary(self, c: list[Any]) -> ast.Term:  # "(" sum ")"
         return c[1]  # type: ignore[no-any-return]
+
+    def call(self, c: list[Any]) -> ast.Call:
+        name, args = c[0], tuple(_nodes(c[1:]))
+        builtin = FUNCTORS.get(name.value)
+        if builtin is None:
+            known = ", ".join(f"`{n}`" for n in sorted(FUNCTORS))
+            _error("unknown_functor", f"unknown functor `{_show(name.value)}`, expected one of {known}", _tok_span(name))
+        elif not builtin.arity_ok(len(args)):
+            want = f"at least {len(builtin.params)}" if builtin.variadic else str(len(builtin.params))
+            _error("arity_mismatch", f"`{name.value}` takes {want} arguments, got {len(args)}", _cover(c))
+        return ast.Call(name.value, args, _cover(c))
 
     def var(self, c: list[Any]) -> ast.Var:
         return ast.Var(c[0].value, _tok_span(c[0]))
@@ -484,7 +513,7 @@ def _deep_terms(items: list[ast.Item]) -> list[Diagnostic]:
                 break
             if isinstance(node, tuple):
                 stack.extend((x, depth) for x in node)
-            elif isinstance(node, (ast.BinOp, ast.Aggregate, ast.Negation, ast.Comparison)):
+            elif isinstance(node, (ast.BinOp, ast.Call, ast.Aggregate, ast.Negation, ast.Comparison, ast.Predicate)):
                 stack.extend((getattr(node, f), depth + 1) for f in node.__slots__ if f != "span")
             elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect)):
                 stack.extend((getattr(node, f), depth) for f in node.__slots__ if f != "span")
@@ -510,6 +539,8 @@ def _decoded(body: str) -> str | None:
 def _fast_fact(text: str, m: re.Match[str], line: int) -> ast.Rule | None:
     """The fact on a line `_LINE` matched, as lark would build it; None when
     lark must read it (it has something to report)."""
+    if m.group("name") in PREDICATES:
+        return None  # lark reports a constraint where a fact should be
     base, file = m.start() - 1, _state.file  # column = offset - base
     args: list[ast.Term] = []
     a, b = m.span("args")

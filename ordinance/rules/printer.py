@@ -6,7 +6,7 @@ so formatting choices in the source never change a policy's identity.
 
 from __future__ import annotations
 
-from ..values import format_duration, format_instant
+from ..values import format_instant, format_value, quote
 from . import ast
 
 __all__ = [
@@ -20,31 +20,15 @@ __all__ = [
 ]
 
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
 def format_string(value: str) -> str:
     """A string literal with escapes (`"a\\"b"`)."""
-    out = []
-    for ch in value:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+    return quote(value)
 
 
 def _const(c: ast.Const) -> str:
-    if c.type == "symbol":
-        return format_string(str(c.value))
-    value = int(c.value)
-    if c.type == "time":
-        return format_instant(value)
-    if c.type == "duration":
-        return "-" + format_duration(-value) if value < 0 else format_duration(value)
-    return str(value)
+    return format_value(c.value, c.type)
 
 
 def _precedence(t: ast.Term) -> int:
@@ -68,6 +52,8 @@ def format_term(t: ast.Term) -> str:
         if _precedence(t.right) <= p:
             right = f"({right})"
         return f"{left} {t.op} {right}"
+    if isinstance(t, ast.Call):
+        return f"{t.func}({', '.join(format_term(a) for a in t.args)})"
     if isinstance(t, ast.Aggregate):
         target = "" if t.target is None else format_term(t.target) + " "
         return f"{t.func} {target}: {{ {_body(t.body)} }}"
@@ -83,6 +69,9 @@ def format_literal(lit: ast.Literal) -> str:
         return format_atom(lit)
     if isinstance(lit, ast.Negation):
         return "!" + format_atom(lit.atom)
+    if isinstance(lit, ast.Predicate):
+        args = ", ".join(format_term(x) for x in lit.args)
+        return f"{'!' if lit.negated else ''}{lit.name}({args})"
     return f"{format_term(lit.left)} {lit.op} {format_term(lit.right)}"
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, Span
+from ..values import escape
 
 __all__ = ["render_diagnostic", "render_diagnostics", "sort_diagnostics"]
 
@@ -36,15 +37,29 @@ def _excerpt(line: str, start: int, end: int) -> tuple[str, str]:
     return lead + shown + tail, " " * len(lead) + pad + "^" * max(1, min(end, len(line) + 2) - start)
 
 
-def render_diagnostic(d: Diagnostic, lines: list[str] | None) -> str:
-    header = f"{d.span.file or '<input>'}:{d.span.line}:{d.span.column}: {d.severity}[{d.code}]: {d.message}"
-    if lines is None or not 1 <= d.span.line <= len(lines):
-        return header
-    end = d.span.end_column if d.span.end_line == d.span.line else len(lines[d.span.line - 1]) + 1
-    source, carets = _excerpt(lines[d.span.line - 1], d.span.column, end)
-    gutter = str(d.span.line)
-    blank = " " * len(gutter)
-    return f"{header}\n {gutter} | {source}\n {blank} | {carets}"
+def _at(span: Span, lines: list[str] | None) -> list[str]:
+    """The source line of `span` and its caret line (none without the source)."""
+    if lines is None or not 1 <= span.line <= len(lines):
+        return []
+    end = span.end_column if span.end_line == span.line else len(lines[span.line - 1]) + 1
+    source, carets = _excerpt(lines[span.line - 1], span.column, end)
+    gutter = str(span.line)
+    return [f" {gutter} | {source}", f" {' ' * len(gutter)} | {carets}"]
+
+
+def render_diagnostic(d: Diagnostic, lines: list[str] | None, sources: Mapping[str, list[str]] | None = None) -> str:
+    """The header, the source excerpt, then `= help:` and `= note:` lines and
+    each related place (`file:line:col: note: first declared here`) with its
+    own excerpt when its file's lines are in `sources`."""
+    out = [escape(f"{d.span.file or '<input>'}:{d.span.line}:{d.span.column}: {d.severity}[{d.code}]: {d.message}")]
+    out += _at(d.span, lines)
+    if d.help:
+        out.append(escape(f"   = help: {d.help}"))
+    out += [escape(f"   = note: {n}") for n in d.notes]
+    for r in d.related:
+        out.append(escape(f"{r.span}: note: {r.message}"))
+        out += _at(r.span, lines if r.span.file == d.span.file else (sources or {}).get(r.span.file or "<input>"))
+    return "\n".join(out)
 
 
 def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -60,5 +75,8 @@ def render_diagnostics(diagnostics: Iterable[Diagnostic], sources: Mapping[str, 
         name = d.span.file or "<input>"
         if name not in split and name in sources:
             split[name] = sources[name].split("\n")
-        out.append(render_diagnostic(d, split.get(name)))
+        for f in [r.span.file or "<input>" for r in d.related]:
+            if f not in split and f in sources:
+                split[f] = sources[f].split("\n")
+        out.append(render_diagnostic(d, split.get(name), split))
     return "\n".join(out) + ("\n" if out else "")

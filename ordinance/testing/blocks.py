@@ -13,6 +13,7 @@ from typing import Any
 
 from ..diagnostics import OrdinanceError
 from ..engine import ProofNode, evaluate, why
+from ..gate.request import with_defaults
 from ..rules.invariants import Harness, Target
 from ..rules.ast import Atom, Const, Expect, TestBlock
 
@@ -63,6 +64,8 @@ def run_block(harness: Harness, block: TestBlock, default_now: int = 0) -> Block
     facts: dict[str, set[tuple[Any, ...]]] = {}
     for rule in block.facts:
         facts.setdefault(rule.head.relation, set()).add(ground(rule.head))
+    declared = harness.program.relations  # request_scope and request_lease, as the gate fills them
+    facts = {rel: ts for rel, ts in with_defaults(facts).items() if rel in facts or rel in declared}
     try:
         model = result.model = evaluate(harness.program, facts, now=default_now if block.now is None else block.now)
         for expect in block.expects:

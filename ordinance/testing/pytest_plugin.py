@@ -27,15 +27,14 @@ from typing import Any, Iterator
 import pytest
 
 from ..diagnostics import OrdinanceError
-from ..engine import to_text, why, why_not
 from ..rules.ast import TestBlock
 from ..rules.invariants import Harness
 from ..rules.loader import STDLIB_PREFIX
+from ..values import escape, format_value
 from .blocks import run_block
+from .report import failure_lines
 
 __all__ = ["RulesFile", "BlockItem", "InvariantItem"]
-
-SHOWN_FACTS = 12  # facts of the expected relation shown in a failure
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -107,10 +106,10 @@ class RulesFile(pytest.File):
             raise self.CollectError(f"{self.path.name} does not compile:\n" + "\n".join(lines)) from None
         for block in self.harness.program.tests:
             if mine(block.span.file):
-                yield BlockItem.from_parent(self, name=f'test "{block.name}"', block=block)
+                yield BlockItem.from_parent(self, name=f"test {format_value(block.name)}", block=block)
         for target in self.harness.targets:
             if mine(target.invariant.span.file):
-                yield InvariantItem.from_parent(self, name=f'invariant "{target.name}"', target=target)
+                yield InvariantItem.from_parent(self, name=f"invariant {format_value(target.name)}", target=target)
 
 
 class Failed(Exception):
@@ -139,8 +138,8 @@ class BlockItem(_Item):
         assert isinstance(self.parent, RulesFile)
         failures = _failures(self.parent.harness, self.block)
         if failures:
-            where = f"{self.block.span.file}:{self.block.span.line}"
-            raise Failed(f'test "{self.block.name}" failed ({where})\n' + "\n".join(failures))
+            where = escape(f"{self.block.span.file}:{self.block.span.line}")
+            raise Failed(f"test {format_value(self.block.name)} failed ({where})\n" + "\n".join(failures))
 
 
 class InvariantItem(_Item):
@@ -165,36 +164,7 @@ class InvariantItem(_Item):
 
 def _failures(harness: Harness, block: TestBlock) -> list[str]:
     """The failures of one test block, each a few lines (empty: it passes)."""
-    from ..fuzz.history import show_fact  # the fuzz package loads hypothesis
-    from ..fuzz.report import binding_text, proof_lines
-    from ..fuzz.runner import Breach
-
     result = run_block(harness, block)
     if result.error is not None:
         raise result.error
-    types, model = harness.types, result.model
-    program = model.prepared.program
-    out: list[str] = []
-    for f in result.failed:
-        rel, pattern = f.relation, f.pattern
-        shown = show_fact(rel, tuple("_" if v is None else v for v in pattern), types).replace('"_"', "_")
-        line = f"  line {f.expect.span.line}: expect {'not ' if f.expect.negated else ''}{shown}"
-        if f.expect.negated:
-            out.append(f"{line}: it holds")
-            proof = why(model, rel, f.matches[0])
-            out.extend("      " + s for s in (to_text(proof, program=program) if proof else "").splitlines())
-        else:
-            out.append(f"{line}: it does not hold")
-            have = sorted(model.tuples(rel), key=repr)
-            out.append(f"    {rel} facts in the model: {len(have)}")
-            out.extend(f"      {show_fact(rel, t, types)}" for t in have[:SHOWN_FACTS])
-            if None not in pattern:
-                out.append("    why not:")
-                out.extend("      " + s for s in to_text(why_not(model, rel, pattern), program=program).splitlines())
-    for b in result.broken:
-        breach = Breach(b.target, b.binding, model.now, 0, 0, None, b.proof)
-        out.append(f'  invariant "{b.target.name}" is broken: {binding_text(breach)}')
-        children: Any = b.proof.children if b.proof else ()
-        for child in children:
-            out.extend(proof_lines(child, breach, types, 3, given="test fact"))
-    return out
+    return failure_lines(result)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..diagnostics import GateError, OrdinanceError
+from ..diagnostics import GateError, OrdinanceError, arity_message
 from ..facts import Event, Store, kind_of, open_store, schema_of
 from ..gate import Decision, Gate, Request
 from ..rules.invariants import Harness, invariant_head
@@ -118,9 +118,7 @@ def _fact(row: Any, policy: CheckedProgram, where: str) -> Fact:
     if rel is None:
         raise GateError(f"{where}: relation `{relation}` is not declared by the policy")
     if rel.arity != len(args):
-        raise GateError(
-            f"{where}: relation `{relation}` used with {len(args)} arguments, declared with {rel.arity}"
-        )
+        raise GateError(f"{where}: {arity_message(relation, len(args), rel.arity)}")
     types = rel.types or ("symbol",) * rel.arity
     return relation, tuple(to_value(v, t) for v, t in zip(args, types))
 

@@ -2,6 +2,7 @@
 
 from .arity import check_arity
 from .driver import check, run_passes
+from .patterns import check_patterns
 from .relations import check_relations
 from .safety import SAFETY_CODES, check_safety
 from .stratify import dependency_graph, stratify
@@ -14,6 +15,7 @@ __all__ = [
     "check_safety",
     "check_types",
     "check_relations",
+    "check_patterns",
     "stratify",
     "dependency_graph",
     "SAFETY_CODES",

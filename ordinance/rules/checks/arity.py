@@ -5,15 +5,11 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ...diagnostics import Diagnostic, Span
+from ...diagnostics import Diagnostic, Related, Span, arguments, arity_message
 from .. import ast
-from .walk import uses, where
+from .walk import uses
 
 __all__ = ["check_arity", "expected_arities"]
-
-
-def _plural(n: int) -> str:
-    return f"{n} argument" if n == 1 else f"{n} arguments"
 
 
 def expected_arities(
@@ -44,15 +40,16 @@ def check_arity(
             found.append(
                 Diagnostic(
                     "duplicate_decl",
-                    f"relation `{item.name}` is declared twice (first at {where(first.span, item.span)})",
+                    f"relation `{item.name}` is declared twice",
                     item.span,
+                    related=(Related("first declared here", first.span),),
                 )
             )
         elif item.name in extensional and extensional[item.name] != item.arity:
             found.append(
                 Diagnostic(
                     "arity_mismatch",
-                    f"relation `{item.name}` declared with {_plural(item.arity)}, "
+                    f"relation `{item.name}` declared with {arguments(item.arity)}, "
                     f"but its data has {extensional[item.name]}",
                     item.span,
                 )
@@ -69,9 +66,9 @@ def check_arity(
                 found.append(
                     Diagnostic(
                         "arity_mismatch",
-                        f"relation `{use.relation}` used with {_plural(use.arity)}, "
-                        f"but with {expected} at {where(first_span, use.span)}",
+                        arity_message(use.relation, use.arity, expected, "but with") + " where first used",
                         use.span,
+                        related=(Related("first used here", first_span),),
                     )
                 )
             continue
@@ -79,7 +76,7 @@ def check_arity(
             found.append(
                 Diagnostic(
                     "arity_mismatch",
-                    f"relation `{use.relation}` used with {_plural(use.arity)}, {source} {expected}",
+                    arity_message(use.relation, use.arity, expected, source),
                     use.span,
                 )
             )

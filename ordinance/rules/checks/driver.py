@@ -12,6 +12,7 @@ from ..checked import CheckedProgram, Relation
 from ..loader import flatten
 from ..printer import format_program
 from .arity import check_arity, expected_arities
+from .patterns import check_patterns
 from .relations import check_relations
 from .safety import SAFETY_CODES, check_safety
 from .stratify import stratify
@@ -30,6 +31,7 @@ def run_passes(
     found += check_arity(items, extensional)
     found += check_safety(items, existential_negation)
     found += check_types(items)
+    found += check_patterns(items)
     found += check_relations(items, extensional)
     strat = stratify(tuple(i for i in items if isinstance(i, ast.Rule)))
     found += strat.diagnostics

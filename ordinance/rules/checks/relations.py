@@ -31,11 +31,10 @@ def check_relations(
     for use in uses(items):
         if use.relation in known or use.role in ("head", "fact"):
             continue
-        message = f"unknown relation `{use.relation}`"
         close = difflib.get_close_matches(use.relation, sorted(known), n=1)
-        if close:
-            message += f", did you mean `{close[0]}`?"
         s = use.span
         name_span = Span(s.line, s.column, s.line, s.column + len(use.relation), s.file)
-        found.append(Diagnostic("unknown_relation", message, name_span if use.atom else s))
+        found.append(Diagnostic("unknown_relation", f"unknown relation `{use.relation}`",
+                                name_span if use.atom else s,
+                                help=f"did you mean `{close[0]}`" if close else None))
     return found

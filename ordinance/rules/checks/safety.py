@@ -2,8 +2,9 @@
 
 A variable is bound by appearing as a plain argument of a positive body atom
 (arithmetic arguments do not bind), by `X = expr` once `expr`'s variables are
-bound (either side), or as the result of an aggregate. Variables that appear
-only inside an aggregate are local to it. Heads, comparisons, arithmetic and
+bound (either side), or as the result of an aggregate. An aggregate's
+variables are local to it unless they also occur outside every aggregate (a
+target variable is always local): Soufflé's scoping, see rules/scope.py. Heads, comparisons, arithmetic and
 negated literals use bound variables only, except that with
 `existential_negation` a variable occurring in exactly one negated literal and
 nowhere else reads as "some value", like `_`.
@@ -18,6 +19,7 @@ from typing import Iterator
 
 from ...diagnostics import Diagnostic
 from .. import ast
+from ..scope import injected_vars, outside_vars
 from .walk import literal_terms, subterms, term_aggregates, term_vars
 
 __all__ = ["check_safety", "SAFETY_CODES"]
@@ -77,17 +79,15 @@ class _Clause:
     ) -> None:
         # where each variable occurs: -1 for the head, else the literal index
         occurs: dict[str, set[int]] = {}
-        total: dict[str, int] = {}
         for term in (head.args if head else ()) + targets:
             for v in _deep_vars(term):
                 occurs.setdefault(v.name, set()).add(-1)
-                total[v.name] = total.get(v.name, 0) + 1
         for i, lit in enumerate(body):
             for term in literal_terms(lit):
                 for v in _deep_vars(term):
                     occurs.setdefault(v.name, set()).add(i)
-                    total[v.name] = total.get(v.name, 0) + 1
 
+        outside = outside_vars((head.args if head else ()) + targets, body) | outer
         bound = set(outer)
         for lit in body:
             if isinstance(lit, ast.Atom):
@@ -104,8 +104,8 @@ class _Clause:
                     if v.name not in bound:
                         self.unbound(v, where)
         for i, lit in enumerate(body):
-            if isinstance(lit, ast.Comparison):
-                self._comparison(lit, bound, total, outer)
+            if isinstance(lit, (ast.Comparison, ast.Predicate)):
+                self._comparison(lit, bound, outside)
                 continue
             atom = lit.atom if isinstance(lit, ast.Negation) else lit
             for arg in atom.args:
@@ -168,34 +168,21 @@ class _Clause:
             return
         self.unbound(var, "in a negated literal")
 
-    def _comparison(
-        self,
-        lit: ast.Comparison,
-        bound: set[str],
-        total: dict[str, int],
-        outer: frozenset[str],
-    ) -> None:
-        for term in (lit.left, lit.right):
+    def _comparison(self, lit: ast.Comparison | ast.Predicate, bound: set[str], outside: set[str]) -> None:
+        what = "a comparison" if isinstance(lit, ast.Comparison) else f"`{lit.name}`"
+        for term in literal_terms(lit):
             for w in _wildcards(term):
-                self.report("safety_violations", "`_` is not allowed in a comparison", w)
+                self.report("safety_violations", f"`_` is not allowed in {what}", w)
             for v in term_vars(term):
                 if v.name not in bound:
-                    self.unbound(v, "in a comparison")
+                    self.unbound(v, f"in {what}")
             for agg in term_aggregates(term):
-                self._aggregate(agg, bound, total, outer)
+                self._aggregate(agg, bound, outside)
 
-    def _aggregate(
-        self,
-        agg: ast.Aggregate,
-        bound: set[str],
-        total: dict[str, int],
-        outer: frozenset[str],
-    ) -> None:
-        inside: dict[str, int] = {}
-        for v in _deep_vars(agg):
-            inside[v.name] = inside.get(v.name, 0) + 1
-        # a variable also used outside the aggregate belongs to the enclosing scope
-        shared = {n for n, k in inside.items() if n in outer or total[n] > k}
+    def _aggregate(self, agg: ast.Aggregate, bound: set[str], outside: set[str]) -> None:
+        # Soufflé's scoping (rules/scope.py): a variable also used outside every
+        # aggregate belongs to the enclosing clause; a target variable never does
+        shared = injected_vars(agg, outside)
         for v in _deep_vars(agg):
             if v.name in shared and v.name not in bound:
                 self.unbound(v, "is used inside an aggregate but")

@@ -8,10 +8,11 @@ comparison between a symbol and a number are `type_mismatch`.
 
 from __future__ import annotations
 
-from ...diagnostics import Diagnostic, Span
+from ...diagnostics import Diagnostic, Related, Span
 from .. import ast
+from ..functors import FUNCTORS, PREDICATES, Builtin
 from ..printer import format_term
-from .walk import where
+from ..scope import local_vars, outside_vars
 
 __all__ = ["check_types"]
 
@@ -34,17 +35,19 @@ class _Rule:
         self.decls = decls
         self.found = found
         self.env: dict[str, tuple[str, Span]] = {}
+        self.outside: set[str] = set()  # the clause's variables outside every aggregate
 
-    def mismatch(self, message: str, span: Span) -> None:
-        self.found.append(Diagnostic("type_mismatch", message, span))
+    def mismatch(self, message: str, span: Span, related: tuple[Related, ...] = ()) -> None:
+        self.found.append(Diagnostic("type_mismatch", message, span, related=related))
 
     def bind(self, var: ast.Var, kind: str) -> None:
         prev = self.env.setdefault(var.name, (kind, var.span))
         if prev[0] != kind:
             self.mismatch(
                 f"variable `{var.name}` is used as {_ARTICLE[kind]} here "
-                f"but as {_ARTICLE[prev[0]]} at {where(prev[1], var.span)}",
+                f"but as {_ARTICLE[prev[0]]} where first used",
                 var.span,
+                (Related("first used here", prev[1]),),
             )
 
     def atom(self, atom: ast.Atom) -> None:
@@ -56,7 +59,7 @@ class _Rule:
         for i, (arg, param) in enumerate(zip(atom.args, decl.params), 1):
             self.expect(arg, param.type, f"argument {i} of `{atom.relation}`")
 
-    def expect(self, term: ast.Term, type_: str, what: str) -> None:
+    def expect(self, term: ast.Term, type_: str, what: str, verb: str = "is declared") -> None:
         kind = _kind(type_)
         if isinstance(term, ast.Var):
             self.bind(term, kind)
@@ -64,7 +67,7 @@ class _Rule:
         actual = self.kind_of(term)
         if actual is not None and actual != kind:
             got = _show(term) if isinstance(term, ast.Const) else _ARTICLE[actual]
-            self.mismatch(f"{what} is declared `{type_}`, got {got}", term.span)
+            self.mismatch(f"{what} {verb} `{type_}`, got {got}", term.span)
 
     def kind_of(self, term: ast.Term) -> str | None:
         """The kind of a term's value (None if unknown); checks inner arithmetic."""
@@ -82,15 +85,39 @@ class _Rule:
                 elif self.kind_of(side) == "symbol":
                     self.mismatch(f"arithmetic `{term.op}` on a symbol", side.span)
             return "number"
+        if isinstance(term, ast.Call):
+            builtin = FUNCTORS.get(term.func)
+            if builtin is None:
+                return None
+            self.arguments(builtin, term.args)
+            return builtin.result
         if isinstance(term, ast.Aggregate):
+            # the aggregate's local variables have kinds of their own (rules/scope.py)
+            hidden = {v: self.env.pop(v) for v in local_vars(term, self.outside) if v in self.env}
+            outer = set(self.env)
             self.body(term.body)
+            target = None if term.target is None else self.kind_of(term.target)
+            for v in [v for v in self.env if v not in outer and v in local_vars(term, self.outside)]:
+                del self.env[v]
+            self.env.update(hidden)
             if term.target is None:
                 return "number"
-            target = self.kind_of(term.target)
             if term.func == "sum" and target == "symbol":
                 self.mismatch("`sum` over a symbol", term.target.span)
             return "number" if term.func == "sum" else target
         return None
+
+    def arguments(self, builtin: Builtin, args: tuple[ast.Term, ...]) -> None:
+        """Each argument of a functor or constraint against its parameter."""
+        for i, arg in enumerate(args):
+            want = builtin.param(i)
+            what = f"argument {i + 1} of `{builtin.name}`"
+            if want != "numeric":
+                self.expect(arg, want, what, "must be")
+            elif isinstance(arg, ast.Var):
+                self.bind(arg, "number")
+            elif self.kind_of(arg) == "symbol":
+                self.mismatch(f"{what} must be a number, got {_described(arg)}", arg.span)
 
     def body(self, body: tuple[ast.Literal, ...]) -> None:
         for lit in body:
@@ -101,6 +128,8 @@ class _Rule:
         for lit in body:
             if isinstance(lit, ast.Comparison):
                 self.comparison(lit)
+            elif isinstance(lit, ast.Predicate) and lit.name in PREDICATES:
+                self.arguments(PREDICATES[lit.name], lit.args)
 
     def comparison(self, lit: ast.Comparison) -> None:
         left, right = self.kind_of(lit.left), self.kind_of(lit.right)
@@ -114,6 +143,10 @@ class _Rule:
             self.bind(lit.right, left)
 
 
+def _described(term: ast.Term) -> str:
+    return _show(term) if isinstance(term, ast.Const) else "a symbol"
+
+
 def check_types(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
     decls: dict[str, ast.Decl] = {}
     for item in items:
@@ -123,10 +156,13 @@ def check_types(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
     for item in items:
         if isinstance(item, ast.Rule):
             rule = _Rule(decls, found)
+            rule.outside = outside_vars(item.head.args, item.body)
             rule.atom(item.head)
             rule.body(item.body)
         elif isinstance(item, ast.Invariant):
-            _Rule(decls, found).body(item.body)
+            rule = _Rule(decls, found)
+            rule.outside = outside_vars((), item.body)
+            rule.body(item.body)
         elif isinstance(item, ast.TestBlock):
             for atom in [f.head for f in item.facts] + [e.atom for e in item.expects]:
                 _Rule(decls, found).atom(atom)

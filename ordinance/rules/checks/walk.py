@@ -28,6 +28,8 @@ def literal_terms(lit: ast.Literal) -> tuple[ast.Term, ...]:
         return lit.args
     if isinstance(lit, ast.Negation):
         return lit.atom.args
+    if isinstance(lit, ast.Predicate):
+        return lit.args
     return (lit.left, lit.right)
 
 
@@ -38,6 +40,9 @@ def subterms(t: ast.Term, into_aggregates: bool = False) -> Iterator[ast.Term]:
     if isinstance(t, ast.BinOp):
         yield from subterms(t.left, into_aggregates)
         yield from subterms(t.right, into_aggregates)
+    elif isinstance(t, ast.Call):
+        for a in t.args:
+            yield from subterms(a, into_aggregates)
     elif into_aggregates and isinstance(t, ast.Aggregate):
         if t.target is not None:
             yield from subterms(t.target, True)

@@ -1,0 +1,67 @@
+"""Following the store between decisions.
+
+Every decision already reads the store's revision first (one indexed read,
+on SQLite and PostgreSQL alike), so a write by any process or host counts
+on the very next decision. On PostgreSQL, `follow` also LISTENs: a trigger
+NOTIFYs channel `ordinance_log` on every insert into the log, and a
+listener thread extends the warm model as soon as it hears, so the next
+decision finds the model ready instead of reading the new events itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+__all__ = ["follow", "CHANNEL", "TRIGGER_SQL"]
+
+CHANNEL = "ordinance_log"
+TRIGGER_SQL = f"""
+CREATE OR REPLACE FUNCTION ordinance_notify() RETURNS trigger AS $$
+BEGIN PERFORM pg_notify('{CHANNEL}', ''); RETURN NULL; END $$ LANGUAGE plpgsql;
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'ordinance_notify') THEN
+    CREATE TRIGGER ordinance_notify AFTER INSERT ON events
+      FOR EACH STATEMENT EXECUTE FUNCTION ordinance_notify();
+  END IF;
+END $$;
+"""
+
+
+def follow(service: Any, url: str) -> Callable[[], None]:
+    """Start following `url` for `service`; return a function that stops."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        return lambda: None
+    import psycopg
+
+    done = threading.Event()
+    conn = psycopg.connect(url, autocommit=True)
+    try:
+        conn.execute(TRIGGER_SQL)
+        conn.execute(f"LISTEN {CHANNEL}")
+    except psycopg.Error as exc:  # no right to create the trigger: decisions still read the revision
+        conn.close()
+        import sys
+
+        print(f"ordinance serve: not listening for the log's NOTIFY ({str(exc).splitlines()[0]})", file=sys.stderr)
+        return lambda: None
+
+    def listen() -> None:
+        while not done.is_set():
+            try:
+                heard = any(True for _ in conn.notifies(timeout=0.5, stop_after=1))
+            except Exception:  # the connection went away: decisions still read the revision
+                return
+            if heard and not done.is_set():
+                with service.lock:
+                    service.gate._current_revision()
+
+    thread = threading.Thread(target=listen, name="ordinance-follow", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        done.set()
+        thread.join(timeout=2)
+        conn.close()
+
+    return stop

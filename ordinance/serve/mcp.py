@@ -1,0 +1,103 @@
+"""`ordinance mcp`: the gate as an MCP server, on the official `mcp` SDK.
+
+Tools: `check` (decide and log, as the HTTP API does), `why`, `why_not`,
+`query`, `assert` (under the policy's `may_assert`) and `state` (a simple
+summary). Over stdio the principal is the one the server was started
+for; over streamable HTTP each call's bearer token names it (the tokens
+file of `ordinance serve`). A failed call is an MCP tool error whose text
+is `error[CODE]: message`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from pydantic import AnyHttpUrl
+from mcp.server.mcpserver.exceptions import ToolError
+
+from ..diagnostics import OrdinanceError
+from .identity import AuthError, Principal, Tokens
+from .service import Service, error_data
+
+__all__ = ["create_mcp", "TokenPrincipals"]
+
+OWNER_SCOPE = "ordinance:owner"
+
+
+class TokenPrincipals:
+    """The SDK's TokenVerifier over a tokens file: client_id is the principal."""
+
+    def __init__(self, tokens: Tokens) -> None:
+        self.tokens = tokens
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        try:
+            p = self.tokens.principal(f"Bearer {token}")
+        except AuthError:
+            return None
+        return AccessToken(token=token, client_id=p.name, scopes=[OWNER_SCOPE] if p.owner else [])
+
+
+def _from_token() -> Principal:
+    token = get_access_token()
+    if token is None:
+        raise AuthError("send `Authorization: Bearer TOKEN`")
+    return Principal(token.client_id, OWNER_SCOPE in token.scopes)
+
+
+def create_mcp(service: Service, principal: Principal | None = None, *, tokens: Tokens | None = None,
+               url: str = "http://127.0.0.1:8378") -> MCPServer:
+    """The MCP server: tools acting as `principal` (stdio), or as each
+    call's token's principal (streamable HTTP with `tokens`)."""
+    if (principal is None) == (tokens is None):
+        raise OrdinanceError("give the principal (stdio) or a tokens file (http)", code="no_tokens")
+    if tokens is not None:
+        server = MCPServer("ordinance", instructions=__doc__, log_level="WARNING",
+                           token_verifier=TokenPrincipals(tokens), auth=AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=AnyHttpUrl(f"{url}/mcp")))
+        who: Callable[[], Principal] = _from_token
+    else:
+        server = MCPServer("ordinance", instructions=__doc__, log_level="WARNING")
+        fixed: Principal = principal  # type: ignore[assignment]  # not None: checked above
+        who = lambda: fixed  # noqa: E731
+
+    def run(work: Callable[[Principal], Any]) -> Any:
+        try:
+            return work(who())
+        except Exception as exc:  # a tool error with the error[CODE] line, never a traceback
+            err = error_data(exc)["error"]
+            raise ToolError(f"error[{err['code']}]: {err['message']}") from None
+
+    @server.tool(description="Decide a request at the gate and log the decision. `request`: kind, target, "
+                             "epoch, and optionally id, scope, lease_epoch, uses, needs, routes, requires, key, "
+                             "attributes; the agent is you. `now`: ISO-8601, default the server's clock.")
+    def check(request: dict[str, Any], now: str | None = None, proofs: bool = False) -> dict[str, Any]:
+        return run(lambda p: service.check(p, {"request": request, "now": now, "proofs": proofs}))
+
+    @server.tool(description="The proof that a fact holds, e.g. `forbid(\"a1\", \"stale-epoch\", \"job\")`; "
+                             "optionally with a request's facts in the model.")
+    def why(fact: str, request: dict[str, Any] | None = None, now: str | None = None) -> dict[str, Any]:
+        return run(lambda p: service.why(p, {"fact": fact, "request": request, "now": now}))
+
+    @server.tool(description="Why a fact does not hold, and what would make it hold (`_` leaves an argument open).")
+    def why_not(fact: str, request: dict[str, Any] | None = None, now: str | None = None) -> dict[str, Any]:
+        return run(lambda p: service.why_not(p, {"fact": fact, "request": request, "now": now}))
+
+    @server.tool(description="Answers to one atom, e.g. `current_grant(A, S, E)`: one binding per answer.")
+    def query(pattern: str, request: dict[str, Any] | None = None, now: str | None = None) -> dict[str, Any]:
+        return run(lambda p: service.query(p, {"pattern": pattern, "request": request, "now": now}))
+
+    @server.tool(name="assert", description="Append facts written in the rule language, e.g. "
+                                            "`claim(\"c1\", \"db\", \"role\", \"primary\").`, if the policy's "
+                                            "may_assert lets you write each relation; all or nothing.")
+    def assert_(text: str, source: str = "mcp") -> dict[str, Any]:
+        return run(lambda p: service.write(p, service.facts_of({"text": text}), source))
+
+    @server.tool(description="A summary of the store: revision, current grants, live leases, stops, conflicts.")
+    def state(now: str | None = None) -> dict[str, Any]:
+        return run(lambda p: service.state(now))
+
+    return server

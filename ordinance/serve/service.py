@@ -1,0 +1,311 @@
+"""The service: one warm gate over one store, asked by principals.
+
+Every way in (HTTP, the Claude Code hooks, MCP) calls these methods; each
+returns JSON-ready data or raises an OrdinanceError, which the transport
+turns into its `error[CODE]` data. The gate follows the store: before
+each decision it reads the store's revision (one indexed read) and extends
+its warm model by whatever other processes or hosts appended, so a write
+anywhere counts on the next decision (`follow.py` adds PostgreSQL
+LISTEN/NOTIFY to warm the model before the decision asks).
+
+The principal is the agent of its requests: a request naming another agent
+is refused, one naming none gets the principal. Writes are decided by the
+policy (`may_assert`, stdlib writes.rules); derived and request-side
+relations are never stored.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import uuid
+from typing import Any, Iterable, Mapping
+
+from ..diagnostics import OrdinanceError, StoreError
+from ..engine import why, why_not
+from ..explain import decision_json, to_json
+from ..facts import Event, Store
+from ..gate import Gate, Request, is_request_side
+from ..rules.checked import CheckedProgram
+from ..facts.events import kind_of
+from ..values import to_value
+from ..values import format_instant, parse_instant
+from .identity import Principal
+
+__all__ = ["Forbidden", "Service", "BadRequest", "SERVER_FILLED"]
+
+# request attributes only the service fills, never a caller
+SERVER_FILLED = frozenset({"request_owner"})
+
+
+class BadRequest(OrdinanceError):
+    """A request to the service is malformed (phase: serve)."""
+
+    default_code = "bad_request"
+
+
+class Forbidden(OrdinanceError):
+    """The principal may not do this (phase: serve)."""
+
+    default_code = "forbidden"
+
+
+def _now(value: Any) -> int:
+    if value is None:
+        return int(time.time())
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return parse_instant(value)
+        except ValueError:
+            pass
+    raise BadRequest(f"`now` must be an ISO-8601 instant such as 2026-08-14T23:00:00Z, got `{value}`")
+
+
+def _object(body: Any) -> Mapping[str, Any]:
+    if not isinstance(body, Mapping):
+        raise BadRequest("the body must be a JSON object")
+    return body
+
+
+class Service:
+    """`Service(policy, store)`: check, write, query, why, why-not, log, health."""
+
+    def __init__(self, policy: CheckedProgram, store: Store, *, limits: Any = None) -> None:
+        self.policy = policy
+        self.store = store
+        self.gate = Gate(policy, store, limits=limits)
+        self.lock = threading.RLock()  # one store connection, one warm model
+        self._ids = itertools.count(1)
+
+    # ---------------------------------------------------------------- requests
+
+    def request(self, principal: Principal, data: Any) -> Request:
+        """The Request of a JSON object, with the principal as its agent."""
+        data = dict(_object(data))
+        agent = data.setdefault("agent", principal.name)
+        if agent != principal.name:
+            raise Forbidden(f"principal `{principal.name}` cannot ask for agent `{agent}`",
+                            code="principal_mismatch")
+        data.setdefault("id", f"{principal.name}-{uuid.uuid4().hex[:12]}")
+        attributes = data.get("attributes") or {}
+        reserved = sorted(set(attributes) & SERVER_FILLED) if isinstance(attributes, Mapping) else []
+        if reserved:
+            raise Forbidden(f"`{reserved[0]}` is filled by the service, not the caller", code="reserved_attribute")
+        request = Request.from_json(data)
+        if principal.owner and "request_owner" in self.gate.request_relations:
+            request = Request.from_json({**request.to_json(),
+                                         "attributes": {**(data.get("attributes") or {}), "request_owner": [[]]}})
+        return request
+
+    def ask(self, principal: Principal, body: Any) -> tuple[Request, int, bool]:
+        """A check's (request, now, proofs) from its JSON body."""
+        body = _object(body)
+        return self.request(principal, body.get("request")), _now(body.get("now")), bool(body.get("proofs", False))
+
+    def check(self, principal: Principal, body: Any) -> dict[str, Any]:
+        """Decide and log (exactly as `Gate.check`); the decision's JSON."""
+        request, now, proofs = self.ask(principal, body)
+        with self.lock:
+            decision = self.gate.check(request, now)
+            return decision_json(decision, program=self.policy, proofs=proofs)
+
+    def check_many(self, asks: list[tuple[Request, int]]) -> list[Any]:
+        """Decisions logged in one append (`Gate.check_many`), under the lock."""
+        with self.lock:
+            return self.gate.check_many(asks)
+
+    def decide(self, request: Request, now: int) -> Any:
+        """Gate.check under the service's lock (for the hooks)."""
+        with self.lock:
+            return self.gate.check(request, now)
+
+    # ---------------------------------------------------------------- writes
+
+    def may_assert(self, principal: Principal, relation: str, now: int) -> bool:
+        """The policy's `may_assert(Principal, Relation)` for this principal."""
+        if "may_assert" not in self.policy.relations:
+            return principal.owner  # a policy without writes.rules: the owner only
+        attrs = (("request_owner", ()),) if principal.owner else ()
+        ask = Request(f"write-{next(self._ids)}", "assert", relation, principal.name, 0, attributes=attrs)
+        return bool(self.gate.overlay(ask, now).contains("may_assert", (principal.name, relation)))
+
+    def _fact(self, relation: Any, args: Any, where: str) -> tuple[str, tuple[Any, ...]]:
+        if not isinstance(relation, str) or not isinstance(args, list):
+            raise BadRequest(f"{where}: a fact is {{\"relation\": NAME, \"args\": [...]}}")
+        rel = self.policy.relations.get(relation)
+        if rel is None:
+            raise BadRequest(f"{where}: relation `{relation}` is not declared by the policy", code="unknown_relation")
+        if is_request_side(relation, rel):
+            raise BadRequest(f"{where}: `{relation}` facts describe a request: pass them to check",
+                             code="request_fact")
+        if rel.derived:
+            raise Forbidden(f"{where}: `{relation}` is derived by the policy and never stored", code="derived_relation")
+        if len(args) != rel.arity:
+            raise BadRequest(f"{where}: relation `{relation}` takes {rel.arity} arguments", code="arity_mismatch")
+        types = rel.types or ("symbol",) * rel.arity
+        try:
+            return relation, tuple(to_value(v, t) for v, t in zip(args, types))
+        except (ValueError, TypeError) as exc:
+            raise BadRequest(f"{where}: {exc}", code="bad_value") from None
+
+    def facts_of(self, body: Mapping[str, Any]) -> list[tuple[str, tuple[Any, ...]]]:
+        """`facts`: [{"relation", "args"}] or `text`: facts in the rule language."""
+        if "text" in body:
+            from ..rules import parse
+            from ..rules.ast import Const, Rule
+
+            out = []
+            for item in parse(str(body["text"]), file="<assert>").items:
+                if not isinstance(item, Rule) or item.body or not all(isinstance(a, Const) for a in item.head.args):
+                    raise BadRequest("`text` holds ground facts such as `claim(\"c1\", \"db\", \"role\", \"primary\").`",
+                                     code="not_a_fact")
+                out.append(self._fact(item.head.relation, [a.value for a in item.head.args if isinstance(a, Const)],
+                                      item.head.relation))
+            return out
+        facts = body.get("facts")
+        if not isinstance(facts, list) or not facts:
+            raise BadRequest("give `facts` (a non-empty list) or `text`")
+        return [self._fact(f.get("relation") if isinstance(f, Mapping) else None,
+                           f.get("args") if isinstance(f, Mapping) else None, f"fact {n}")
+                for n, f in enumerate(facts, 1)]
+
+    def write(self, principal: Principal, facts: Iterable[tuple[str, tuple[Any, ...]]], source: str = "serve",
+              now: int | None = None) -> dict[str, Any]:
+        """Append `facts` as one batch if the policy lets the principal
+        assert every relation in it; nothing is written otherwise."""
+        batch = list(facts)
+        at = _now(now)
+        with self.lock:
+            for relation in sorted({rel for rel, _ in batch}):
+                if not self.may_assert(principal, relation, at):
+                    raise Forbidden(f"principal `{principal.name}` may not assert `{relation}`", code="may_not_assert")
+            events = [Event(kind_of(rel), rel, args, source, principal.name) for rel, args in batch]
+            revision = self.store.append(events)
+        return {"revision": revision, "written": len(events)}
+
+    def load(self, principal: Principal, text: str, source: str = "load") -> dict[str, Any]:
+        """JSON Lines of facts (`ordinance load`'s format), one batch."""
+        import json
+
+        facts = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise BadRequest(f"line {n}: {exc.msg}", code="bad_jsonl") from None
+            if not isinstance(obj, Mapping) or "seq" in obj:
+                raise BadRequest(f"line {n}: a fact is {{\"relation\": NAME, \"args\": [...]}}", code="bad_jsonl")
+            facts.append(self._fact(obj.get("relation"), obj.get("args"), f"line {n}"))
+        if not facts:
+            raise BadRequest("nothing to load", code="bad_jsonl")
+        return self.write(principal, facts, source)
+
+    # ---------------------------------------------------------------- reading
+
+    def _model(self, principal: Principal, body: Mapping[str, Any]) -> Any:
+        """The warm model at `now`, plus the request in `request`, if any."""
+        now = _now(body.get("now"))
+        if body.get("request") is not None:
+            return self.gate.overlay(self.request(principal, body["request"]), now)
+        return self.gate.model(self.store.revision(), now)
+
+    def _pattern(self, text: Any, ground: bool) -> tuple[str, tuple[Any, ...], list[tuple[str, Any]]]:
+        from ..rules import parse
+        from ..rules.ast import Const, Rule, Var, Wildcard
+
+        if not isinstance(text, str):
+            raise BadRequest("give the atom as a string, such as `permit(\"a1\")`")
+        items = parse(text.strip().rstrip("."), file="<query>").items
+        if len(items) != 1 or not isinstance(items[0], Rule) or items[0].body:
+            raise BadRequest("give one atom such as `current(C)`", code="bad_query")
+        head = items[0].head
+        rel = self.policy.relations.get(head.relation)
+        if rel is None:
+            raise BadRequest(f"relation `{head.relation}` is not declared by the policy", code="unknown_relation")
+        if rel.arity != len(head.args):
+            raise BadRequest(f"relation `{head.relation}` takes {rel.arity} arguments", code="arity_mismatch")
+        args: list[tuple[str, Any]] = []
+        for term in head.args:
+            if isinstance(term, Const):
+                args.append(("const", term.value))
+            elif isinstance(term, Var) and not ground:
+                args.append(("var", term.name))
+            elif isinstance(term, Wildcard) and not ground:
+                args.append(("any", None))
+            else:
+                raise BadRequest("arguments are constants" + ("" if ground else ", variables or `_`"),
+                                 code="not_ground" if ground else "bad_query")
+        return head.relation, tuple(v if k == "const" else None for k, v in args), args
+
+    def query(self, principal: Principal, body: Any) -> dict[str, Any]:
+        body = _object(body)
+        relation, pattern, args = self._pattern(body.get("pattern"), ground=False)
+        with self.lock:
+            rows = self._model(principal, body).query(relation, pattern)
+        answers = set()
+        for t in rows:
+            binding: dict[str, Any] = {}
+            if all(binding.setdefault(v, x) == x for (k, v), x in zip(args, t) if k == "var"):
+                answers.add(tuple(binding.items()))
+        out = [dict(b) for b in sorted(answers, key=lambda b: [(type(v).__name__, v) for _, v in b])]
+        return {"relation": relation, "answers": out, "holds": bool(rows)}
+
+    def why(self, principal: Principal, body: Any) -> dict[str, Any]:
+        body = _object(body)
+        relation, t, _ = self._pattern(body.get("fact"), ground=True)
+        with self.lock:
+            proof = why(self._model(principal, body), relation, t)
+            return {"holds": proof is not None, "proof": None if proof is None else to_json(proof, program=self.policy)}
+
+    def why_not(self, principal: Principal, body: Any) -> dict[str, Any]:
+        body = _object(body)
+        relation, t, _ = self._pattern(body.get("fact"), ground=False)
+        with self.lock:
+            answer = why_not(self._model(principal, body), relation, t)
+            return {"holds": bool(answer.holds), "why_not": to_json(answer, program=self.policy)}
+
+    def log(self, since: int = 0, limit: int = 100, kinds: Iterable[str] | None = None) -> dict[str, Any]:
+        with self.lock:
+            events = self.store.events(since, kinds=None if kinds is None else list(kinds))
+        return {"events": [e.to_json() for e in events[:max(0, limit)]], "more": len(events) > limit}
+
+    def health(self) -> dict[str, Any]:
+        with self.lock:
+            revision = self.store.revision()
+        return {"status": "ok", "revision": revision, "policy_hash": self.policy.source_hash,
+                "now": format_instant(int(time.time()))}
+
+    def state(self, now: Any = None) -> dict[str, Any]:
+        """A simple summary: the store's size, current grants, live leases, stops."""
+        at = _now(now)
+        with self.lock:
+            model = self.gate.model(self.store.revision(), at)
+            rows = {name: sorted(model.tuples(name), key=repr)
+                    for name in ("current_grant", "live", "stop", "conflict") if name in self.policy.relations}
+            revision = self.store.revision()
+        return {"revision": revision, "now": format_instant(at), "policy_hash": self.policy.source_hash,
+                **{name: [list(t) for t in ts] for name, ts in rows.items()}}
+
+
+def error_data(exc: BaseException) -> dict[str, Any]:
+    """`{"error": {code, message, span}}` for any exception (no traceback)."""
+    from ..gate.decision import error_pair
+
+    span = None
+    if isinstance(exc, OrdinanceError) and exc.diagnostics:
+        d = exc.diagnostics[0]
+        s = d.span
+        if getattr(s, "line", 0):
+            span = {"file": s.file, "line": s.line, "column": getattr(s, "column", 0)}
+        message = d.message.splitlines()[0] if d.message else exc.code
+        code = exc.code
+    else:
+        code, message = error_pair(exc) if not isinstance(exc, StoreError) else (exc.code, str(exc))
+        if not isinstance(exc, OrdinanceError):
+            code, message = "internal", type(exc).__name__
+    return {"error": {"code": code, "message": message, "span": span}}

@@ -1,0 +1,85 @@
+"""Start `ordinance serve` as a real process for the tests (and benchmarks)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+__all__ = ["Served", "free_port", "write_tokens", "OWNER", "AGENT", "OTHER"]
+
+OWNER, AGENT, OTHER = "owner-token-0123456789", "agent-token-0123456789", "other-token-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def write_tokens(path: Path) -> Path:
+    path.write_text(
+        f'[[principal]]\nname = "jw"\nowner = true\ntoken = "{OWNER}"\n\n'
+        f'[[principal]]\nname = "claude-code"\ntoken = "{AGENT}"\n\n'
+        f'[[principal]]\nname = "bob"\ntoken = "{OTHER}"\n'
+    )
+    return path
+
+
+class Served:
+    """`ordinance serve` on a free port (or `uds`), stopped on exit."""
+
+    def __init__(self, policy: Path, db: str, tokens: Path, *, uds: str | None = None, extra: tuple[str, ...] = ()):
+        self.port = free_port()
+        args = [sys.executable, "-c", "from ordinance.cli import main; main()", "serve", "--policy", str(policy),
+                "--db", db, "--tokens", str(tokens), *extra]
+        args += ["--uds", uds] if uds else ["--port", str(self.port)]
+        self.uds = uds
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env={**os.environ, "ORDINANCE_DEBUG": ""})
+        self.url = "http://localhost" if uds else f"http://127.0.0.1:{self.port}"
+        transport = httpx.HTTPTransport(uds=uds) if uds else None
+        self.http = httpx.Client(base_url=self.url, transport=transport, timeout=30)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if self.http.get("/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                out, err = self.proc.communicate(timeout=5) if self.proc.poll() is not None else (b"", b"")
+                self.stop()
+                raise RuntimeError(f"ordinance serve did not start: {err.decode()[-2000:]}")
+            time.sleep(0.1)
+
+    def post(self, path: str, token: str | None = AGENT, **kw: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return self.http.post(path, headers=headers, **kw)
+
+    def get(self, path: str, token: str | None = AGENT, **kw: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return self.http.get(path, headers=headers, **kw)
+
+    def stop(self) -> str:
+        self.http.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        _, err = self.proc.communicate()
+        return err.decode()
+
+    def __enter__(self) -> Served:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

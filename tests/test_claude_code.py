@@ -1,0 +1,200 @@
+"""Claude Code hooks on recorded payloads: decisions, receipts, error paths."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from ordinance.cli.init import CLAUDE_CODE_POLICY
+from ordinance.facts import open_store, schema_of
+from ordinance.gate import Request, request_relations
+from ordinance.rules import compile_text
+from ordinance.serve import Principal, Service
+from ordinance.serve.claude_code import handle, tool_request
+from ordinance.serve.shell import simple_commands
+from ordinance.values import parse_instant
+
+HERE = Path(__file__).parent / "claude_code"
+POLICY = compile_text(CLAUDE_CODE_POLICY)
+NOW = parse_instant("2026-12-01T12:00:00Z")
+AGENT = Principal("claude-code")
+
+
+def payload(name: str) -> dict[str, Any]:
+    return json.loads((HERE / f"{name}.json").read_text())
+
+
+@pytest.fixture()
+def service(tmp_path: Path) -> Iterator[Service]:
+    with open_store(str(tmp_path / "cc.db"), schema_of(POLICY)) as store:
+        store.assert_facts([("grant", ("claude-code", "/home/me/p", 1))], source="init", author="jw")
+        yield Service(POLICY, store)
+
+
+def decide(service: Service, name: str, **kw: Any) -> dict[str, Any]:
+    out = handle(service, AGENT, payload(name), now=NOW, **kw)
+    return out["hookSpecificOutput"]
+
+
+def test_a_plain_push_is_allowed_with_its_intent_receipt(service: Service) -> None:
+    out = decide(service, "bash_push")
+    assert out["hookEventName"] == "PreToolUse"
+    assert out["permissionDecision"] == "allow", out
+    receipts = [e.args for e in service.store.events(kinds=["receipt"])]
+    assert receipts == [("cc-toolu_01", "intent", "claude-code", NOW)]
+    logged = service.store.events(kinds=["decision"])
+    assert len(logged) == 1 and logged[0].payload["allowed"] is True
+
+
+def test_a_compound_command_force_pushing_to_main_is_denied(service: Service) -> None:
+    out = decide(service, "compound_force_push")
+    assert out["permissionDecision"] == "deny"
+    assert "force-push-main" in out["permissionDecisionReason"]
+    assert "git push -f origin main" in out["permissionDecisionReason"]
+    assert service.store.events(kinds=["receipt"]) == []  # no intent for a blocked call
+
+
+def test_a_bash_c_wrapper_is_read_inside(service: Service) -> None:
+    out = decide(service, "bash_c_wrapper")
+    assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("command,decision", [
+    ("git push -uf origin main", "deny"),
+    ("git push origin +main", "deny"),
+    ("git push --force-with-lease origin HEAD:main", "deny"),
+    ("/usr/bin/git -C sub push --force origin refs/heads/main", "deny"),
+    ("echo ok; (git push -f origin main)", "deny"),
+    ("sh -c 'sudo git push -f origin main'", "deny"),
+    ("git push origin main", "allow"),
+    ("git push -f origin feature", "allow"),
+    ("git commit -m 'never git push -f origin main'", "allow"),
+])
+def test_force_pushes_to_main_in_any_shape(service: Service, command: str, decision: str) -> None:
+    call = {**payload("bash_push"), "tool_input": {"command": command}, "tool_use_id": "t-" + command}
+    out = handle(service, AGENT, call, now=NOW)["hookSpecificOutput"]
+    assert out["permissionDecision"] == decision, out
+
+
+def test_writes_inside_the_project_pass_and_outside_are_denied(service: Service) -> None:
+    assert decide(service, "write_inside")["permissionDecision"] == "allow"
+    out = decide(service, "edit_outside")
+    assert out["permissionDecision"] == "deny"
+    assert "outside-project (/home/me/.bashrc)" in out["permissionDecisionReason"]  # normalized path
+
+
+def test_a_flag_maps_to_ask(service: Service) -> None:
+    out = decide(service, "webfetch")
+    assert out["permissionDecision"] == "ask" and "web-fetch" in out["permissionDecisionReason"]
+
+
+def test_post_tool_use_writes_the_outcome_of_an_allowed_call_only(service: Service) -> None:
+    assert handle(service, AGENT, payload("write_inside_post"), now=NOW) == {}
+    assert service.store.events(kinds=["receipt"]) == []  # never allowed: no outcome
+    decide(service, "write_inside")
+    assert handle(service, AGENT, payload("write_inside_post"), now=NOW + 5) == {}
+    handle(service, AGENT, payload("write_inside_post"), now=NOW + 6)  # a repeat adds nothing
+    kinds = [(e.args[0], e.args[1]) for e in service.store.events(kinds=["receipt"])]
+    assert kinds == [("cc-toolu_04", "intent"), ("cc-toolu_04", "outcome")]
+    model = service.gate.model(service.store.revision(), NOW + 10)
+    assert model.contains("done", ("cc-toolu_04",))
+
+
+def test_the_owners_stop_halts_everything(service: Service) -> None:
+    service.store.assert_facts([("stop", ("everything", NOW - 60))], author="jw")
+    for name in ("bash_push", "write_inside", "webfetch"):
+        out = decide(service, name)
+        assert out["permissionDecision"] == "deny" and "owner-stop" in out["permissionDecisionReason"], name
+
+
+def test_an_ungranted_agent_is_denied(service: Service) -> None:
+    out = handle(service, Principal("mallory"), payload("bash_push"), now=NOW)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "no-grant" in out["permissionDecisionReason"]
+
+
+def test_bad_payloads_deny_as_data(service: Service) -> None:
+    for bad in ([], {"hook_event_name": "PreToolUse"}, {"tool_name": "Bash", "tool_input": "rm -rf /"}):
+        out = handle(service, AGENT, bad, now=NOW)["hookSpecificOutput"]
+        assert out["permissionDecision"] == "deny" and "error[" in out["permissionDecisionReason"]
+    assert service.store.events(kinds=["receipt"]) == []
+
+
+def test_a_tool_call_becomes_request_facts() -> None:
+    r = tool_request(payload("compound_force_push"), "claude-code", request_relations(POLICY))
+    facts = r.facts()
+    assert r.kind == "Bash" and r.scope == "/home/me/p" and r.target == "/home/me/p"
+    assert ("cc-toolu_02", "Bash") in facts["request_tool"]
+    assert ("cc-toolu_02", "command", "cd sub && git push -f origin main") in facts["request_input"]
+    assert facts["request_command"] == {("cc-toolu_02", 0, "cd sub"), ("cc-toolu_02", 1, "git push -f origin main")}
+    assert ("cc-toolu_02", 1, 2, "-f") in facts["request_word"]
+    edit = tool_request(payload("edit_outside"), "claude-code", request_relations(POLICY))
+    assert edit.target == "/home/me/.bashrc"
+    assert edit.facts()["request_path"] == {("cc-toolu_05", "/home/me/.bashrc")}
+    assert ("cc-toolu_05", "replace_all", "false") in edit.facts()["request_input"]
+
+
+def test_undeclared_tool_relations_are_left_out() -> None:
+    plain = compile_text('.include "continuity"\n')
+    r = tool_request(payload("bash_push"), "claude-code", request_relations(plain))
+    assert r.attributes == ()
+
+
+@pytest.mark.parametrize("text,commands", [
+    ("cd sub && git push -f origin main", [["cd", "sub"], ["git", "push", "-f", "origin", "main"]]),
+    ("a || b; c | d & e", [["a"], ["b"], ["c"], ["d"], ["e"]]),
+    ("(cd a && make) || echo 'a && b'", [["echo", "a && b"], ["cd", "a"], ["make"]]),
+    ("bash -c \"git push --force\"", [["bash", "-c", "git push --force"], ["git", "push", "--force"]]),
+    ("FOO=1 sudo -u root rm -rf /", [["sudo", "-u", "root", "rm", "-rf", "/"], ["rm", "-rf", "/"]]),
+    ("echo $(git rev-parse HEAD)", [["echo", "$(git rev-parse HEAD)"], ["git", "rev-parse", "HEAD"]]),
+    ('git commit -m "fix: a \\"b\\""', [["git", "commit", "-m", 'fix: a "b"']]),
+    ("ls # rm -rf /", [["ls"]]),
+    ("echo 'unterminated", [["echo", "unterminated"]]),
+    ("g\\it push", [["git", "push"]]),
+])
+def test_the_shell_splitter(text: str, commands: list[list[str]]) -> None:
+    assert simple_commands(text) == commands
+
+
+def test_the_command_hook_in_process(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.rules"
+    policy.write_text(CLAUDE_CODE_POLICY)
+    db = tmp_path / "o.db"
+    with open_store(str(db), schema_of(POLICY)) as store:
+        store.assert_facts([("grant", ("claude-code", "/home/me/p", 1))])
+    run = subprocess.run([sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code",
+                          "--db", str(db), "--policy", str(policy)],
+                         input=(HERE / "compound_force_push.json").read_bytes(), capture_output=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]
+
+
+def test_the_command_hook_fails_closed_when_the_server_is_unreachable() -> None:
+    run = subprocess.run([sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code",
+                          "--server", "http://127.0.0.1:9", "--timeout", "2"],
+                         input=(HERE / "bash_push.json").read_bytes(), capture_output=True, timeout=60)
+    out = json.loads(run.stdout)["hookSpecificOutput"]
+    assert run.returncode == 0 and out["permissionDecision"] == "deny"
+    assert "unreachable" in out["permissionDecisionReason"]
+    opened = subprocess.run([sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code",
+                             "--server", "http://127.0.0.1:9", "--fail-open"],
+                            input=(HERE / "bash_push.json").read_bytes(), capture_output=True, timeout=60)
+    assert opened.returncode == 0 and opened.stdout.strip() == b""
+
+
+def test_a_request_is_a_plain_request() -> None:
+    r = tool_request(payload("webfetch"), "claude-code", request_relations(POLICY))
+    assert isinstance(r, Request) and r.target == "https://docs.example.com/api"
+
+
+def test_the_example_policys_own_test_blocks_pass(tmp_path: Path) -> None:
+    from ordinance.testing import run_blocks
+
+    (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
+    results = run_blocks(str(tmp_path / "policy.rules"))
+    assert len(results) == 2 and all(r.passed for r in results), [(r.failed, r.error) for r in results]

@@ -1,0 +1,186 @@
+"""Built-in functors and constraints: parsed, checked, printed, evaluated, explained."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from naive import naive_evaluate
+from ordinance.diagnostics import EvaluationError, OrdinanceError
+from ordinance.engine import evaluate, why, why_not
+from ordinance.explain import to_text
+from ordinance.rules import ast, compile_text, format_program, parse
+from ordinance.rules.functors import glob_regex
+
+PATHS = ("src/a.py", "src/x/b.py", "src/x/y/c.py", "README.md", "docs/a.md", "a/b")
+
+
+def run(text: str, facts: dict[str, Any] | None = None) -> dict[str, set[tuple[Any, ...]]]:
+    """Every relation of the program, by the engine; the naive evaluator agrees."""
+    program = compile_text(text)
+    model = evaluate(program, facts)
+    reference = naive_evaluate(program, facts)
+    out = {}
+    for name in program.relations:
+        got = set(model.tuples(name))
+        assert got == reference[name], name
+        out[name] = got
+    return out
+
+
+def paths(body: str) -> set[str]:
+    text = ".decl path(p: symbol)\n" + "".join(f'path("{p}").\n' for p in PATHS) + f"hit(P) :- path(P), {body}.\n"
+    return {t[0] for t in run(text)["hit"]}
+
+
+def test_contains_takes_the_substring_first() -> None:
+    assert paths('contains("/x/", P)') == {"src/x/b.py", "src/x/y/c.py"}
+    assert paths('!contains("/", P)') == {"README.md"}
+
+
+def test_starts_with_takes_the_prefix_first() -> None:
+    assert paths('starts_with("src/", P)') == {"src/a.py", "src/x/b.py", "src/x/y/c.py"}
+    assert paths('starts_with("", P)') == set(PATHS)
+
+
+def test_match_is_a_full_match() -> None:
+    assert paths('match("[a-z]+", P)') == set()
+    assert paths('match("[a-z]+/[a-z]+", P)') == {"a/b"}
+    assert paths('match(".*\\\\.md", P)') == {"README.md", "docs/a.md"}
+    assert paths('!match(".*\\\\.py", P)') == {"README.md", "docs/a.md", "a/b"}
+
+
+def test_glob_star_stays_in_one_directory_and_double_star_crosses() -> None:
+    assert paths('glob("src/*.py", P)') == {"src/a.py"}
+    assert paths('glob("src/**/*.py", P)') == {"src/a.py", "src/x/b.py", "src/x/y/c.py"}
+    assert paths('glob("src/**", P)') == {"src/a.py", "src/x/b.py", "src/x/y/c.py"}
+    assert paths('glob("*", P)') == {"README.md"}
+    assert paths('glob("?/?", P)') == {"a/b"}
+    assert paths('glob("**.md", P)') == {"README.md", "docs/a.md"}
+    assert paths('glob("*.md", P)') == {"README.md"}
+
+
+def test_glob_characters_other_than_wildcards_are_literal() -> None:
+    assert glob_regex("a.b[c]").fullmatch("a.b[c]")
+    assert not glob_regex("a.b").fullmatch("axb")
+    assert not glob_regex("src/*").fullmatch("src/a/b")
+
+
+def test_string_functors() -> None:
+    out = run(
+        """
+        .decl w(s: symbol)
+        w("hello"). w("").
+        len(S, N) :- w(S), N = strlen(S).
+        cut(S, T) :- w(S), T = substr(S, 1, 3).
+        rest(S, T) :- w(S), T = substr(S, 2, 100).
+        out(S, T) :- w(S), T = substr(S, 9, 1).
+        joined(T) :- w(S), S != "", T = cat(S, "-", S, "!").
+        code(N) :- N = ord("a").
+        shown(T) :- T = to_string(-42).
+        read(N) :- N = to_number("17") + to_number("-3") + to_number("0x10").
+        """
+    )
+    assert out["len"] == {("hello", 5), ("", 0)}
+    assert out["cut"] == {("hello", "ell"), ("", "")}
+    assert out["rest"] == {("hello", "llo"), ("", "")}
+    assert out["out"] == {("hello", ""), ("", "")}
+    assert out["joined"] == {("hello-hello!",)}
+    assert out["code"] == {(97,)}
+    assert out["shown"] == {("-42",)}
+    assert out["read"] == {(30,)}
+
+
+def test_functors_nest_and_appear_in_heads_and_atom_arguments() -> None:
+    out = run(
+        """
+        .decl w(s: symbol)
+        w("ab"). w("abab").
+        double(cat(S, S)) :- w(S).
+        pair(S) :- w(S), w(cat(S, S)).
+        longer(S) :- w(S), strlen(cat(S, "x")) > 3.
+        """
+    )
+    assert out["double"] == {("abab",), ("abababab",)}
+    assert out["pair"] == {("ab",)}
+    assert out["longer"] == {("abab",)}
+
+
+def test_to_number_of_a_non_numeral_is_an_evaluation_error() -> None:
+    program = compile_text('.decl w(s: symbol)\nw("x1").\nn(N) :- w(S), N = to_number(S).')
+    with pytest.raises(EvaluationError) as info:
+        evaluate(program)
+    assert info.value.code == "invalid_number"
+    assert "`to_number` of `x1`: not a number" in str(info.value)
+    assert "n(N) :- w(S), N = to_number(S)." in str(info.value)
+
+
+def test_a_regex_held_by_a_variable_that_does_not_compile_is_an_evaluation_error() -> None:
+    program = compile_text('.decl r(s: symbol)\nr("[").\nm(R) :- r(R), match(R, "a").')
+    with pytest.raises(EvaluationError) as info:
+        evaluate(program)
+    assert info.value.code == "invalid_regex"
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "at"),
+    [
+        ('match("[a-z", P)', "invalid_regex", '"[a-z"'),
+        ('match("(", P)', "invalid_regex", '"("'),
+        ("contains(1, P)", "type_mismatch", "1"),
+        ('N = strlen(1), contains("a", P)', "type_mismatch", "1"),
+        ("N = strlen(P) + 1, S = substr(P, P, 1)", "type_mismatch", "P, 1)"),
+        ("S = to_string(P)", "type_mismatch", "P)"),
+        ("S = cat(P, 1)", "type_mismatch", "1"),
+        ('contains("a", Q)', "unbound_variable", "Q"),
+        ("contains(_, P)", "safety_violations", "_"),
+    ],
+)
+def test_misuse_is_a_lint_time_diagnostic_with_a_span(body: str, code: str, at: str) -> None:
+    prefix = "hit(P) :- path(P), "
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(f".decl path(p: symbol)\n{prefix}{body}.", "t.rules")
+    first = info.value.diagnostics[0]
+    column = len(prefix) + body.index(at) + 1
+    assert (first.code, first.span.line, first.span.column) == (code, 2, column), info.value
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("p(X) :- q(X), X = foo(X).", "unknown_functor"),
+        ('p(X) :- q(X), X = substr("a", 1).', "arity_mismatch"),
+        ('p(X) :- q(X), glob("a").', "arity_mismatch"),
+        ('contains("a", "b").', "syntax"),
+        ('p(X) :- q(X).\nmatch("a", X) :- q(X).', "syntax"),
+    ],
+)
+def test_unknown_functors_wrong_arity_and_constraints_as_heads_do_not_parse(text: str, code: str) -> None:
+    with pytest.raises(OrdinanceError) as info:
+        parse(text)
+    assert info.value.code == code
+    assert info.value.diagnostics[0].span.line >= 1
+
+
+def test_constraints_and_functors_print_back() -> None:
+    text = 'p(cat(X, "a"), strlen(X)) :- q(X), !match("a.*", X), contains("b", X), X = substr(X, 0, to_number("1")).\n'
+    program = parse(text)
+    assert format_program(program) == text
+    body = program.rules[0].body
+    assert body[1] == ast.Predicate("match", (ast.Const("a.*"), ast.Var("X")), True)
+    assert isinstance(body[3], ast.Comparison) and isinstance(body[3].right, ast.Call)
+
+
+def test_why_and_why_not_show_constraints_and_functor_values() -> None:
+    program = compile_text(
+        '.decl path(p: symbol)\npath("src/a.py"). path("README.md").\n'
+        'py(P, N) :- path(P), glob("**/*.py", P), N = strlen(P).\n'
+        'doc(P) :- path(P), starts_with("docs/", P).'
+    )
+    model = evaluate(program)
+    proof = to_text(why(model, "py", ("src/a.py", 8)))
+    assert 'glob("**/*.py", "src/a.py")  holds' in proof
+    assert "N = 8  holds" in proof
+    answer = to_text(why_not(model, "doc", ("README.md",)))
+    assert 'fails at starts_with("docs/", "README.md"): is false' in answer

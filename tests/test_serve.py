@@ -1,0 +1,231 @@
+"""`ordinance serve` as a real process, driven by a real HTTP client."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from ordinance.cli.init import CLAUDE_CODE_POLICY
+from ordinance.explain import decision_json
+from ordinance.facts import open_store, schema_of
+from ordinance.gate import Gate
+from ordinance.rules import compile_text, load
+from served import AGENT, OTHER, OWNER, Served, write_tokens
+
+NOW = "2026-12-01T12:00:00Z"
+HOOKS = Path(__file__).parent / "claude_code"
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
+    write_tokens(tmp_path / "tokens.toml")
+    return tmp_path
+
+
+@pytest.fixture()
+def server(project: Path) -> Iterator[Served]:
+    with Served(project / "policy.rules", str(project / "o.db"), project / "tokens.toml",
+                extra=("--project", "/home/me/p")) as s:
+        yield s
+
+
+def grant_agent(server: Served) -> None:
+    r = server.post("/assert", OWNER, json={"text": 'grant("claude-code", "/home/me/p", 1).'})
+    assert r.status_code == 200, r.text
+
+
+def test_health_and_openapi_need_no_token(server: Served) -> None:
+    health = server.get("/health", None).json()
+    assert health["status"] == "ok" and health["revision"] == 0
+    doc = server.get("/openapi.json", None).json()
+    assert doc["openapi"].startswith("3.") and {"/check", "/assert", "/load", "/query", "/why", "/why-not",
+                                                  "/log", "/health", "/hooks/claude-code"} <= set(doc["paths"])
+
+
+def test_a_served_decision_is_logged_and_replays_identically(server: Served, project: Path) -> None:
+    grant_agent(server)
+    body = {"request": {"id": "a1", "kind": "write", "target": "/home/me/p/x", "epoch": 1, "scope": "/home/me/p"},
+            "now": NOW}
+    served = server.post("/check", json=body).json()
+    assert served["allowed"] is True and served["request"]["agent"] == "claude-code"
+    policy = load(str(project / "policy.rules"))
+    with open_store(str(project / "o.db"), schema_of(policy)) as store:
+        logged = store.events(kinds=["decision"])
+        assert len(logged) == 1 and logged[0].author == "claude-code" and logged[0].seq == served["seq"]
+        replayed = Gate(policy, store).replay(logged[0])
+    assert replayed.payload() == logged[0].payload
+    # the served JSON is the typed shape of that same decision
+    assert decision_json(replayed, program=policy, proofs=False) == {k: v for k, v in served.items() if k != "seq"}
+
+
+def test_the_principal_is_the_agent(server: Served) -> None:
+    grant_agent(server)
+    r = server.post("/check", json={"request": {"kind": "write", "target": "t", "agent": "jw", "epoch": 1}})
+    assert r.status_code == 403 and r.json()["error"]["code"] == "principal_mismatch"
+    r = server.post("/check", OTHER, json={"request": {"kind": "write", "target": "/home/me/p/x", "epoch": 1,
+                                                       "scope": "/home/me/p"}, "now": NOW})
+    assert r.json()["allowed"] is False and r.json()["request"]["agent"] == "bob"
+    r = server.post("/check", json={"request": {"kind": "w", "target": "t", "epoch": 1,
+                                                "attributes": {"request_owner": [[]]}}})
+    assert r.status_code == 403 and r.json()["error"]["code"] == "reserved_attribute"
+
+
+def test_an_agents_token_cannot_write_a_grant(server: Served) -> None:
+    for text in ('grant("claude-code", "/", 1).', 'resume("/home/me/p", 9).', 'stop("everything", 2026-01-01T00:00:00Z).'):
+        r = server.post("/assert", AGENT, json={"text": text})
+        assert r.status_code == 403 and r.json()["error"]["code"] == "may_not_assert", text
+    r = server.post("/assert", AGENT, json={"facts": [{"relation": "owner_only", "args": ["claim"]}]})
+    assert r.status_code == 403
+    assert server.get("/health").json()["revision"] == 0
+    # the agent writes what it may; the owner writes authority
+    assert server.post("/assert", AGENT, json={"facts": [
+        {"relation": "claim", "args": ["c1", "db", "role", "primary"]}]}).status_code == 200
+    assert server.post("/assert", OWNER, json={"text": 'grant("claude-code", "/", 1).'}).status_code == 200
+
+
+def test_bad_requests_get_error_data_and_write_nothing(server: Served) -> None:
+    cases = [
+        ("/check", {"content": b"{not json"}, 400, "bad_json"),
+        ("/check", {"json": {"request": {"kind": "w", "target": "t", "epoch": "one"}}}, 400, "gate"),
+        ("/check", {"json": {"request": {"kind": "w", "target": "t", "epoch": 1, "colour": 1}}}, 400, "gate"),
+        ("/assert", {"json": {"text": 'grant("a", "b"'}}, 400, "syntax"),
+        ("/assert", {"json": {"facts": [{"relation": "claim", "args": ["c", "s", "a", "v"]},
+                                        {"relation": "nope", "args": []}]}}, 400, "unknown_relation"),
+        ("/assert", {"json": {"facts": [{"relation": "claim", "args": ["c", "s", "a", "v"]},
+                                        {"relation": "claim_valid", "args": ["c", "yesterday", "forever"]}]}},
+         400, "bad_value"),
+        ("/assert", {"json": {"text": 'permit("x").'}}, 403, "derived_relation"),
+        ("/assert", {"json": {"text": 'request_tool("x", "Bash").'}}, 400, "request_fact"),
+        ("/load", {"content": b'{"relation": "claim", "args": ["c", "s", "a", "v"]}\n{oops\n'}, 400, "bad_jsonl"),
+        ("/query", {"json": {"pattern": "nope(X)"}}, 400, "unknown_relation"),
+        ("/why", {"json": {"fact": "current(C)"}}, 400, "not_ground"),
+        ("/nowhere", {"json": {}}, 404, "not_found"),
+    ]
+    for path, kw, status, code in cases:
+        r = server.post(path, **kw)  # type: ignore[arg-type]
+        assert r.status_code == status, (path, r.text)
+        error = r.json()["error"]
+        assert error["code"] == code, (path, error)
+        assert "Traceback" not in r.text and set(error) == {"code", "message", "span"}
+    assert server.post("/check", None, json={}).status_code == 401
+    assert server.post("/check", "wrong-token", json={}).json()["error"]["code"] == "unauthorized"
+    syntax = server.post("/assert", json={"text": 'claim("a", "b"'}).json()["error"]
+    assert syntax["span"] is not None and syntax["span"]["line"] == 1
+    assert server.get("/health").json()["revision"] == 0  # nothing half-written
+    stderr = server.stop()
+    assert "Traceback" not in stderr and AGENT not in stderr and OWNER not in stderr
+
+
+def test_query_why_why_not_log_and_state(server: Served) -> None:
+    grant_agent(server)
+    q = server.post("/query", json={"pattern": "current_grant(A, S, E)", "now": NOW}).json()
+    assert q["answers"] == [{"A": "claude-code", "S": "/home/me/p", "E": 1}]
+    request = {"id": "a9", "kind": "Bash", "target": "/home/me/p", "epoch": 1, "scope": "/home/me/p"}
+    why = server.post("/why", json={"fact": 'permit("a9")', "request": request, "now": NOW}).json()
+    assert why["holds"] and "grant" in json.dumps(why["proof"])
+    not_ = server.post("/why-not", OTHER, json={"fact": 'permit("b9")', "now": NOW, "request": {
+        **request, "id": "b9"}}).json()
+    assert not not_["holds"] and "current_grant" in json.dumps(not_["why_not"])
+    log = server.get("/log", params={"kind": "assert"}).json()
+    assert [e["relation"] for e in log["events"]] == ["grant"]
+    state = server.get("/state", params={"now": NOW}).json()
+    assert state["current_grant"] == [["claude-code", "/home/me/p", 1]]
+
+
+def test_the_server_follows_writes_by_other_processes(server: Served, project: Path) -> None:
+    request = {"kind": "write", "target": "/home/me/p/x", "epoch": 1, "scope": "/home/me/p"}
+    assert server.post("/check", json={"request": request, "now": NOW}).json()["allowed"] is False
+    policy = compile_text(CLAUDE_CODE_POLICY)
+    with open_store(str(project / "o.db"), schema_of(policy)) as store:
+        store.assert_facts([("grant", ("claude-code", "/home/me/p", 1))], author="jw")
+    assert server.post("/check", json={"request": request, "now": NOW}).json()["allowed"] is True
+    with open_store(str(project / "o.db"), schema_of(policy)) as store:
+        store.assert_facts([("stop", ("everything", 0))], author="jw")
+    denied = server.post("/check", json={"request": request, "now": NOW}).json()
+    assert denied["allowed"] is False and denied["reasons"][0]["code"] == "owner-stop"
+
+
+def test_the_claude_code_http_hook(server: Served) -> None:
+    grant_agent(server)
+    out = server.post("/hooks/claude-code", json=json.loads((HOOKS / "write_inside.json").read_text())).json()
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    out = server.post("/hooks/claude-code", json=json.loads((HOOKS / "compound_force_push.json").read_text())).json()
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    post = server.post("/hooks/claude-code", json=json.loads((HOOKS / "write_inside_post.json").read_text()))
+    assert post.status_code == 200 and post.json() == {}
+    receipts = [(e["args"][0], e["args"][1]) for e in server.get("/log", params={"kind": "receipt"}).json()["events"]]
+    assert receipts == [("cc-toolu_04", "intent"), ("cc-toolu_04", "outcome")]
+    # a bad token or a bad body: still a 200, and a deny (Claude Code ignores other statuses)
+    for token, body in ((None, b"{}"), ("nope", b"{}"), (AGENT, b"not json")):
+        r = server.post("/hooks/claude-code", token, content=body)
+        assert r.status_code == 200 and r.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_the_command_hook_asks_the_server(server: Served) -> None:
+    grant_agent(server)
+
+    def hook(name: str, token: str = AGENT) -> dict[str, str]:
+        run = subprocess.run([sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code",
+                              "--server", server.url], input=(HOOKS / f"{name}.json").read_bytes(),
+                             capture_output=True, timeout=60, env={"ORDINANCE_TOKEN": token, "PATH": ""})
+        assert run.returncode == 0, run.stderr
+        return dict(json.loads(run.stdout)["hookSpecificOutput"])
+
+    assert hook("bash_push")["permissionDecision"] == "allow"
+    assert hook("bash_c_wrapper")["permissionDecision"] == "deny"
+    assert hook("bash_push", token="stolen")["permissionDecision"] == "deny"
+
+
+def test_serving_on_a_unix_socket(project: Path, tmp_path: Path) -> None:
+    sock = str(tmp_path / "o.sock")
+    with Served(project / "policy.rules", str(project / "o.db"), project / "tokens.toml", uds=sock) as s:
+        assert s.get("/health", None).json()["status"] == "ok"
+        run = subprocess.run([sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code",
+                              "--server", f"unix:{sock}"], input=(HOOKS / "bash_push.json").read_bytes(),
+                             capture_output=True, timeout=60, env={"ORDINANCE_TOKEN": AGENT, "PATH": ""})
+        out = json.loads(run.stdout)["hookSpecificOutput"]
+        assert out["permissionDecision"] == "deny" and "no-grant" in out["permissionDecisionReason"]
+
+
+def test_two_servers_on_one_postgresql_share_a_lease(project: Path, pg_url: str) -> None:
+    policy = project / "policy.rules"
+    with Served(policy, pg_url, project / "tokens.toml") as one, \
+            Served(policy, pg_url, project / "tokens.toml") as two:
+        assert one.post("/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1). grant("bob", "repo", 1).'}
+                        ).status_code == 200
+        request = {"kind": "write", "target": "job-7", "epoch": 1, "scope": "repo"}
+        assert two.post("/check", OTHER, json={"request": request, "now": NOW}).json()["allowed"] is True
+        # claude-code takes the lease through server one...
+        taken = one.post("/assert", AGENT, json={"text": 'lease("job-7", "claude-code", 1, 2026-12-02T00:00:00Z).'})
+        assert taken.status_code == 200
+        # ...and bob's duplicate through server two is refused on its very next decision
+        dup = two.post("/check", OTHER, json={"request": request, "now": NOW}).json()
+        assert dup["allowed"] is False and [r["code"] for r in dup["reasons"]] == ["lease-held"]
+        assert one.post("/check", json={"request": request, "now": NOW}).json()["allowed"] is True
+
+
+def test_postgresql_notifies_the_follower_before_any_decision(pg_url: str) -> None:
+    import time
+
+    from ordinance.serve import Service
+    from ordinance.serve.follow import follow
+
+    policy = compile_text(CLAUDE_CODE_POLICY)
+    with open_store(pg_url, schema_of(policy)) as store, open_store(pg_url, schema_of(policy)) as writer:
+        service = Service(policy, store)
+        service.gate.model(service.gate._current_revision(), 0)  # warm, at revision 0
+        stop = follow(service, pg_url)
+        try:
+            rev = writer.assert_facts([("grant", ("claude-code", "repo", 1))])
+            deadline = time.monotonic() + 20
+            while service.gate._seen_revision < rev and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            stop()
+        assert service.gate._seen_revision == rev  # the listener extended the model, nobody asked
