@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from naive import naive_evaluate
-from ordinance.engine import evaluate, extend, overlay, to_json, why, why_not
+from ordinance.engine import evaluate, extend, overlay, why, why_not
+from ordinance.explain import decision_json, to_json
 from ordinance.engine.clock import advance, clockwork, horizon, refresh
 from ordinance.facts import Event, open_store, schema_of
 from ordinance.fuzz import Advance, Ask, Fact
@@ -108,17 +109,20 @@ def test_a_moved_model_equals_a_full_evaluation(gen, db, nows, extra):
         model = evaluate(program, db, now=nows[0])
     except Exception:
         return  # an evaluation error at the first `now` (e.g. a type clash): nothing to move
-    for t in nows[1:]:
+    for i, t in enumerate(nows[1:]):
         try:
             fresh = evaluate(program, db, now=t)
         except Exception:
             break
         held = horizon(model).holds(t)
         before = {r: set(model.tuples(r)) for r in arity}
+        reader = overlay(model, {}) if i % 2 else None  # a live overlay: the move must copy, not mutate
         earlier, model = model, advance(model, t)
         assert model.now == t
         same_model(model, fresh, arity)
-        assert {r: set(earlier.tuples(r)) for r in arity} == before  # moving left the earlier model as it was
+        if reader is not None:
+            assert {r: set(earlier.tuples(r)) for r in arity} == before  # the earlier model is as it was
+            assert {r: set(reader.tuples(r)) for r in arity} == before
         assert {r: set(fresh.tuples(r)) for r in arity} == {r: naive_evaluate(program, db, now=t)[r] for r in arity}
         if held:  # the horizon promised nothing changes, and nothing did (checked above)
             assert horizon(model).holds(t)
@@ -167,10 +171,13 @@ def test_filters_watch_and_values_move():
     h = horizon(model)
     assert h.holds(99) and not h.holds(100) and h.holds(-10**9)
     assert h.crossed(150) == {0: {(100,)}}  # the rule, with the filter binding that flips
-    moved = advance(model, 150)
-    assert set(moved.tuples("live")) == {("v",)} and set(model.tuples("live")) == {("v",), ("w",)}
+    reader = overlay(model, {})
+    moved = advance(model, 150)  # copies what it changes: `reader` still reads `model`
+    assert set(moved.tuples("live")) == {("v",)} and set(reader.tuples("live")) == {("v",), ("w",)}
+    del reader
     model = moved
     assert horizon(model).holds(199) and not horizon(model).holds(99)
+    assert advance(model, 250) is model and not set(model.tuples("live"))  # no reader: moved in place
 
 
 def test_program_facts_with_now_are_evaluated_anew_by_the_gate():
@@ -186,7 +193,7 @@ JUMPS = st.lists(st.integers(-3 * fuzz.HOUR, 3 * fuzz.HOUR), max_size=3)
 
 
 def _decision(d: Any) -> Any:
-    out = d.to_json(proofs=True)
+    out = decision_json(d, program=POLICY)  # with every reason's proof
     out.pop("seq", None)
     return out
 

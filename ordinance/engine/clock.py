@@ -225,10 +225,11 @@ def refresh(model: Model, touched: Iterable[str]) -> None:
 
 
 def advance(model: Model, t: int, limits: Limits | None = None) -> Model:
-    """The model at `now = t`, a new one sharing what does not change: every
-    relation where `model`'s horizon holds at `t`; otherwise the move copies
-    a relation before it changes it, so `model` and overlays over it stay as
-    they are."""
+    """The model at `now = t`: where `model`'s horizon holds at `t`, a new one
+    sharing every relation; otherwise `model` itself moved in place if no
+    overlay over it is alive, else a new one that copies a relation before
+    it changes it, so `model` and the overlays over it (earlier decisions'
+    lazy proofs) stay as they are."""
     if model.base is not None:
         raise ValueError("cannot move an overlay")
     old = horizon(model)
@@ -239,11 +240,16 @@ def advance(model: Model, t: int, limits: Limits | None = None) -> Model:
         return moved
     if not clockwork(model.prepared).fixed:
         raise ValueError("program facts mention `$now`: evaluate anew at the new `now`")
-    moved.borrowed = set(model.rels)
+    before = model.now
+    if not model.overlays:  # nothing reads `model` but its owner: move it in place
+        moved = model
+        model.now = t
+    else:
+        moved.borrowed = set(model.rels)
     crossed = old.crossed(t)
     heads = model.prepared.heads
     touched = recompute(moved, {heads[r] for r, b in crossed.items() if b is None}, limits,
-                        {r: b for r, b in crossed.items() if b is not None}, model.now)
+                        {r: b for r, b in crossed.items() if b is not None}, before)
     moved.borrowed = set()  # nothing is written after the move: what is still shared stays shared
     horizon(moved, old, touched)
     return moved

@@ -58,6 +58,7 @@ def overlay(model: Model, facts: Facts, limits: Limits | None = None, now: int |
     scratch.rounds = dict(model.rounds)
     scratch.inexact = set(model.inexact)
     scratch.base = model
+    model.overlays.add(scratch)
     extend(scratch, facts, limits)
     return scratch
 

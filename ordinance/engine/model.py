@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from weakref import WeakSet
 from typing import Any, Iterable, Mapping
 
 from .prepare import Prepared
@@ -46,6 +47,7 @@ class Model:
         self.base: Model | None = None  # set on overlays
         self.horizon: Any = None  # clock.Horizon, computed when first asked for
         self.borrowed: set[str] = set()  # relations shared with the model this one was moved from
+        self.overlays: WeakSet[Model] = WeakSet()  # live overlays over this model (clock.advance)
 
     @property
     def relations(self) -> tuple[str, ...]:
