@@ -41,7 +41,6 @@ __all__ = [
     "GateError",
 ]
 
-
 @dataclass(frozen=True, slots=True)
 class Span:
     """A region of source text; lines and columns are 1-based, end exclusive."""
@@ -198,11 +197,13 @@ class GateError(OrdinanceError):
 CODES: dict[str, tuple[str, str]] = {
     # the language (lint, load)
     "syntax": ("parse", "the text is not in the language"),
-    "encoding": ("parse", "a file is not valid UTF-8"),
+    "encoding": ("parse", "a file (a policy, a facts file) is not valid UTF-8"),
     "too_deep": ("parse", "nesting deeper than the parser allows"),
     "too_large": ("parse", "a file is larger than the size limit"),
     "include_not_found": ("load", "an `.include` names no stdlib module or file"),
     "include_cycle": ("load", "files include each other"),
+    "include_outside": ("load", "an `.include` outside the policy's directory tree, not allowed explicitly"),
+    "include_not_policy": ("load", "an included file that is not a policy (its contents are never shown)"),
     "unknown_type": ("check", "a `.decl` names a type that does not exist"),
     "duplicate_decl": ("check", "a relation is declared twice"),
     "arity_mismatch": ("check", "a relation is used with another number of arguments"),
@@ -235,6 +236,19 @@ CODES: dict[str, tuple[str, str]] = {
     "unknown_backend": ("store", "a store URL of no known backend"),
     "exists": ("store", "the store or file already exists"),
     "bad_jsonl": ("store", "a JSON Lines file that cannot be loaded"),
+    "derived_relation": ("store", "a fact of a relation the policy derives: never stored, on any write path"),
+    "no_schema": ("store", "a store opened without a policy's schema takes no facts"),
+    "bad_decision": ("store", "a decision event whose payload is not a decision"),
+    "no_reason": ("store", "a purge without a reason"),
+    "no_such_fact": ("store", "a retraction of a fact the store does not hold"),
+    "no_store": ("store", "a store that does not exist, given to a command that does not create one"),
+    "store_failed": ("store", "the database failed (the message names the store)"),
+    # values, checked once at the edge (store writes, requests, files)
+    "nul_byte": ("value", "a string holding a NUL byte"),
+    "lone_surrogate": ("value", "a string holding a lone surrogate (undecodable bytes)"),
+    "integer_range": ("value", "an integer outside signed 64 bits"),
+    "epoch_range": ("value", "an epoch outside 0 .. 2^63 - 1"),
+    "time_range": ("value", "a time outside years 1 .. 9999 that is not `forever`"),
     # the gate
     "gate": ("gate", "the gate was used wrongly (a bad request)"),
     # the server, its clients and hooks
@@ -245,12 +259,11 @@ CODES: dict[str, tuple[str, str]] = {
     "forbidden": ("serve", "the principal may not do this"),
     "principal_mismatch": ("serve", "a request for another agent than the principal"),
     "reserved_attribute": ("serve", "a request attribute the service fills itself"),
-    "derived_relation": ("serve", "a write of a relation the policy derives"),
     "may_not_assert": ("serve", "`may_assert` does not allow the write"),
     "bad_tokens": ("serve", "a tokens file that cannot be read"),
     "no_tokens": ("serve", "neither a principal nor a tokens file"),
     "no_principal": ("serve", "stdio MCP needs a principal"),
-    "missing_extra": ("serve", "the `server` extra is not installed"),
+    "missing_extra": ("serve", "an optional extra (`server`, `postgres`) is not installed"),
     "bad_hook_payload": ("serve", "a Claude Code hook payload of the wrong shape"),
     "unreachable": ("serve", "the gate server did not answer"),
     "hook": ("serve", "the command hook failed while deciding (it denies)"),

@@ -28,6 +28,12 @@ from typing import Any
 
 __all__ = [
     "FOREVER",
+    "MIN_INT",
+    "MAX_INT",
+    "MIN_INSTANT",
+    "MAX_INSTANT",
+    "string_problem",
+    "value_problem",
     "parse_instant",
     "format_instant",
     "parse_duration",
@@ -41,6 +47,9 @@ __all__ = [
 ]
 
 FOREVER = 2**53  # exact in JSON numbers and floats; beyond year 285 million
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1  # every integer is a signed 64-bit one
+MIN_INSTANT = -62135596800  # 0001-01-01T00:00:00Z
+MAX_INSTANT = 253402300799  # 9999-12-31T23:59:59Z; beyond it only `forever`
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"^(\d+)(s|m|h|d|w)$")
 # C0 controls, DEL, C1 controls; bidi embeddings/overrides/isolates, zero-width
@@ -148,3 +157,35 @@ def to_value(value: Any, type_: str) -> str | int:
     if isinstance(value, (int, str)):
         return value
     raise ValueError(f"unsupported value {value!r}")
+
+
+def string_problem(text: str) -> tuple[str, str] | None:
+    """(code, what is wrong) if `text` cannot be stored and printed as UTF-8
+    text: a NUL byte, or a lone surrogate (what undecodable bytes become)."""
+    if "\x00" in text:
+        return _problem(code="nul_byte", what="holds a NUL byte")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _problem(code="lone_surrogate", what="holds a lone surrogate (not valid UTF-8 text)")
+    return None
+
+
+def _problem(*, code: str, what: str) -> tuple[str, str]:
+    return code, what
+
+
+def value_problem(value: object, type_: str = "any") -> tuple[str, str] | None:
+    """(code, what is wrong) if `value` is not a value of a column of
+    `type_`: a string (see `string_problem`), or a signed 64-bit integer;
+    a `time` lies in years 1..9999 or is `forever`. None if it is fine.
+    The one check every path into the store and the gate applies."""
+    if isinstance(value, str):
+        return string_problem(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "type_mismatch", f"is {value!r:.40}, not a string or an integer"
+    if not MIN_INT <= value <= MAX_INT:
+        return _problem(code="integer_range", what=f"is an integer of {value.bit_length()} bits, outside signed 64 bits")
+    if type_ == "time" and value != FOREVER and not MIN_INSTANT <= value <= MAX_INSTANT:
+        return _problem(code="time_range", what=f"is {value}, not an instant in years 1 to 9999 nor `forever`")
+    return None

@@ -355,3 +355,12 @@ def test_checked_program_contents_and_hash() -> None:
     assert compile_text(reformatted).source_hash == program.source_hash
     assert compile_text(text.replace("X > 0", "X > 1")).source_hash != program.source_hash
     assert len(program.source_hash) == 64
+
+
+def test_the_policy_hash_covers_what_decides_not_tests_or_invariants() -> None:
+    text = '.decl e(a: number)\ne(1).\np(X) :- e(X), X > 0.\n'
+    base = compile_text(text).source_hash
+    more = text + 'test "new" { e(2). expect p(2). }\n.invariant "i" :- p(X), !e(X).\n.hint e(1 | 2)\n'
+    assert compile_text(more).source_hash == base
+    assert compile_text(text + ".decl f(a: symbol)\n").source_hash != base
+    assert compile_text(text + "e(3).\n").source_hash != base

@@ -196,7 +196,8 @@ def test_load_fact_lines_with_iso_times(project: Path) -> None:
 def test_load_refuses_a_bad_file_whole(project: Path) -> None:
     good = json.dumps({"relation": "grant", "args": ["alice", "prod", 1]})
     bad = json.dumps({"relation": "grant", "args": ["alice", "prod"]})
-    one_error_line(run("load", "-", input=f"{good}\n{bad}\n"), "bad_jsonl")
+    line = one_error_line(run("load", "-", input=f"{good}\n{bad}\n"), "arity_mismatch")
+    assert "<stdin>:2:" in line
     one_error_line(run("load", "-", input=f"{good}\n{{not json\n"), "bad_jsonl")
     assert revision(project) == 0
 
@@ -374,7 +375,9 @@ def test_bad_input_is_one_error_line(project: Path, args: list[str]) -> None:
 
 def test_an_unreachable_store_is_one_line(project: Path) -> None:
     one_error_line(run("log", "--db", "mysql://nowhere/db"), "unknown_backend")
-    one_error_line(run("log", "--db", str(project / "no" / "such" / "dir.db")), "store")
+    missing = str(project / "no" / "such" / "dir.db")
+    assert missing in one_error_line(run("log", "--db", missing), "no_store")
+    assert missing in one_error_line(run("assert", GRANT, "--db", missing), "store_failed")
 
 
 def test_main_never_raises(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,7 +21,7 @@ import sys
 from ordinance.facts import Event, open_store
 url, batch, first = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 make = lambda b: [Event("assert", "w", (b, i)) for i in range(batch)]
-with open_store(url) as store:
+with open_store(url, {"w": ("number", "number"), "write": ("number", "number")}) as store:
     b, ready = first, make(first)
     while True:
         store.append(ready)
@@ -58,13 +58,13 @@ def crash_writer(url: str, first: int, acks_before_kill: int) -> set[int]:
 
 
 def test_sigkill_mid_batch_loses_nothing_acknowledged(store_url: str) -> None:
-    with open_store(store_url) as store:
+    with open_store(store_url, {"w": ("number", "number"), "write": ("number", "number")}) as store:
         store.append([Event("assert", "w", (-1, 0))])
     acked: set[int] = set()
     first = 0
     for round_ in range(ROUNDS):
         acked |= crash_writer(store_url, first, acks_before_kill=2 + round_)
-        with open_store(store_url) as store:
+        with open_store(store_url, {"w": ("number", "number"), "write": ("number", "number")}) as store:
             events = store.events()
             assert [e.seq for e in events] == list(range(1, len(events) + 1))
             batches: dict[int, list[int]] = defaultdict(list)
@@ -79,6 +79,6 @@ def test_sigkill_mid_batch_loses_nothing_acknowledged(store_url: str) -> None:
     if not store_url.startswith("postgresql"):
         with sqlite3.connect(store_url) as db:
             assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    with open_store(store_url) as store:  # and the store still takes writes
+    with open_store(store_url, {"w": ("number", "number"), "write": ("number", "number")}) as store:  # and the store still takes writes
         revision = store.revision()
         assert store.append([Event("assert", "w", (first, 0))]) == revision + 1

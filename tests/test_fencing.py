@@ -25,7 +25,7 @@ def racer(url: str, epoch: int, barrier: Any, out: Any) -> None:
     """One writer: wait for the others, then append ATTEMPTS single-event batches."""
     results: list[tuple[str, int, str]] = []
     pause = random.Random(epoch)
-    with open_store(url) as store:
+    with open_store(url, {"w": ("number", "number"), "write": ("number", "number")}) as store:
         barrier.wait()
         for attempt in range(ATTEMPTS):
             time.sleep(pause.random() / 500)  # let the writers interleave
@@ -55,13 +55,13 @@ def run_race(url: str, epochs: list[int]) -> dict[int, list[tuple[str, int, str]
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_racing_writers_are_fenced_by_epoch(store_url: str, seed: int) -> None:
-    with open_store(store_url) as store:  # create the schema before the race
+    with open_store(store_url, {"w": ("number", "number"), "write": ("number", "number")}) as store:  # create the schema before the race
         store.fence(RESOURCE, 1)
     epochs = list(range(1, WRITERS + 1))
     random.Random(seed).shuffle(epochs)
     results = run_race(store_url, epochs)
 
-    with open_store(store_url) as store:
+    with open_store(store_url, {"w": ("number", "number"), "write": ("number", "number")}) as store:
         events = store.events()
         # no lost or duplicated event: seqs are gapless, each accepted write is there once
         assert [e.seq for e in events] == list(range(1, len(events) + 1))

@@ -1,4 +1,4 @@
-"""Every scenario in fixtures/ replays against a real SQLite store."""
+"""Every seed scenario (ordinance/testing/scenarios/) replays against a real SQLite store."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ordinance.explain import decision_json
 from ordinance.gate import Gate
 from ordinance.testing.scenario import load_scenario, run_scenario
 
-FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").glob("*.toml"))
+FIXTURES = sorted((Path(__file__).parent.parent / "ordinance" / "testing" / "scenarios").glob("*.toml"))
 
 
 def test_the_required_stories_are_present() -> None:

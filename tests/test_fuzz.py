@@ -182,3 +182,44 @@ def test_requests_borrow_from_earlier_facts() -> None:
     ask = steps[1]
     assert isinstance(ask, Ask)
     assert (ask.request.agent, ask.request.scope, ask.request.epoch) == ("alice", "hub", 1)
+
+
+# ---------------------------------------------------------------- what a run exercised
+
+FORCE_PUSH = """\
+.include "continuity"
+.invariant "no force push is ever permitted" :- request(A, "git-push-force", _, _, _), permit(A).
+"""
+
+GHOST = """\
+.include "continuity"
+.decl ghost(a: symbol)
+ghost(A) :- grant(A, _, _), A != A.
+.invariant "ghosts never act" :- ghost(Ag), request(_, _, _, Ag, _).
+"""
+
+
+def test_request_kinds_come_from_the_policy_without_a_hint(tmp_path: Path) -> None:
+    assert "git-push-force" in strategies.pools(Harness.from_text(FORCE_PUSH).program)["request"][1]
+    result = CliRunner().invoke(cli, ["fuzz", str(write(tmp_path, "p.rules", FORCE_PUSH)), "-n", "200"])
+    assert result.exit_code == 1, result.output
+    assert 'BROKEN  "no force push is ever permitted"' in result.output
+    assert '"git-push-force"' in result.output
+
+
+def test_an_invariant_never_exercised_is_vacuous_not_holding(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["fuzz", str(write(tmp_path, "g.rules", GHOST)), "-n", "30"])
+    assert result.exit_code == 0, result.output
+    assert 'VACUOUS "ghosts never act"' in result.output and "`ghost(Ag)`" in result.output
+    assert "0 held, 0 broken, 1 vacuous (not exercised)" in result.output
+    held = CliRunner().invoke(cli, ["fuzz", str(write(tmp_path, "c.rules", CORRECT)), "-n", "50"])
+    assert '  holds   "superseded is never current"' in held.output
+
+
+def test_the_stdlib_invariants_run_only_with_all(tmp_path: Path) -> None:
+    path = write(tmp_path, "s.rules", '.include "continuity"\n')
+    result = CliRunner().invoke(cli, ["fuzz", str(path), "-n", "2"])
+    assert result.exit_code == 0 and "no invariants to fuzz (the standard library's run with --all)" in result.output
+    result = CliRunner().invoke(cli, ["fuzz", str(path), "-n", "2", "--all"])
+    assert result.exit_code in (0, 1) and "fuzzing" in result.output
+    assert len(Harness.from_path(path).targets) > 1

@@ -17,7 +17,11 @@ SCHEMA = {"claim": ("symbol", "symbol", "symbol", "symbol"), "edge": ("number", 
 def fill(store: Store) -> None:
     store.assert_facts([("claim", ("c1", "db", "röle", "primary")), ("edge", (1, 2))], source="ops", author="al")
     store.append([Event("assert", "claim", ("c2", "db", "role", '"quoted"\n'))], fence=("deploy", 3))
-    store.log_decision({"allowed": False, "nested": {"b": [1, "x", None], "a": 2.5}})
+    store.log_decision({
+        "request": {"id": "a1", "kind": "deploy", "target": "prod", "agent": "al", "epoch": 1},
+        "allowed": False, "now": 0, "revision": 3, "policy_hash": "h", "reasons": [],
+        "nested": {"b": [1, "x", None], "a": 2.5},
+    })
     store.purge([2], "retention")
 
 

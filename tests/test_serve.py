@@ -229,3 +229,13 @@ def test_postgresql_notifies_the_follower_before_any_decision(pg_url: str) -> No
         finally:
             stop()
         assert service.gate._seen_revision == rev  # the listener extended the model, nobody asked
+
+
+def test_the_server_outlives_the_commands_deadline(project: Path) -> None:
+    import time
+
+    with Served(project / "policy.rules", str(project / "o.db"), project / "tokens.toml",
+                env={"ORDINANCE_DEADLINE": "1"}) as s:
+        time.sleep(2.5)  # a one-shot command would have been stopped by now
+        assert s.get("/health", None).json()["status"] == "ok"
+        assert s.proc.poll() is None

@@ -31,6 +31,14 @@ def store(store_url: str):
         yield s
 
 
+def decision(allowed: bool = True, **extra: object) -> dict[str, object]:
+    """A minimal valid decision payload (the store refuses anything less)."""
+    return {
+        "request": {"id": "a1", "kind": "deploy", "target": "prod", "agent": "alice", "epoch": 1},
+        "allowed": allowed, "now": 0, "revision": 0, "policy_hash": "h", "reasons": [], **extra,
+    }
+
+
 def claim(c: str, v: str = "primary") -> Event:
     return Event("assert", "claim", (c, "db", "role", v), "ops", "alice")
 
@@ -61,7 +69,7 @@ def test_events_round_trip_every_field(store: Store) -> None:
 def test_events_filters_by_range_and_kind(store: Store) -> None:
     store.append([claim("c1")])
     store.append([Event("supersede", "supersedes", ("c2", "c1"))])
-    store.log_decision({"allowed": True})
+    store.log_decision(decision())
     store.append([claim("c3")])
     assert [e.seq for e in store.events(since=1, until=3)] == [2, 3]
     assert [e.seq for e in store.events(kinds=["assert"])] == [1, 4]
@@ -74,12 +82,13 @@ def test_events_filters_by_range_and_kind(store: Store) -> None:
 def test_fact_kinds_replay_and_log_kinds_do_not(store: Store) -> None:
     store.assert_facts([("supersedes", ("c2", "c1"))], kind="supersede", source="ops")
     store.assert_facts([("receipt", ("a1", "intent", "bot", 5))], kind="receipt")
-    seq = store.log_decision({"allowed": False, "reasons": ["stale-epoch"]}, author="gate")
+    payload = decision(False, reasons=[{"code": "stale-epoch", "detail": "w"}])
+    seq = store.log_decision(payload, author="gate")
     assert seq == 3
     assert store.facts() == {"supersedes": {("c2", "c1")}, "receipt": {("a1", "intent", "bot", 5)}}
-    [decision] = store.decisions()
-    assert decision.seq == 3 and decision.author == "gate"
-    assert decision.payload == {"allowed": False, "reasons": ["stale-epoch"]}
+    [logged] = store.decisions()
+    assert logged.seq == 3 and logged.author == "gate"
+    assert logged.payload == payload
 
 
 def test_kind_must_match_relation(store: Store) -> None:
@@ -122,27 +131,34 @@ def test_event_shape_is_checked(store: Store) -> None:
         Event("decision", "decision", (), payload={"when": object()}),
         Event("decision", "decision", ("x",), payload={}),
         Event("purge", "purge", ("1",), payload={"reason": "r"}),
+        Event("decision", "decision", (), payload={"allowed": True}),
+        Event("purge", "purge", (1,), payload={}),
     ]
     with pytest.raises(StoreError) as err:
         store.append(bad)
     assert [d.code for d in err.value.diagnostics] == [
-        "type_mismatch", "bad_payload", "bad_payload", "bad_payload"
+        "type_mismatch", "bad_payload", "bad_decision", "bad_payload", "bad_decision", "no_reason"
     ]
     assert [d.message.split(":")[0] for d in err.value.diagnostics] == [
-        "event 1", "event 2", "event 3", "event 4"
+        "event 1", "event 2", "event 3", "event 4", "event 5", "event 6"
     ]
     assert store.revision() == 0
 
 
-def test_schema_can_be_set_later_and_none_accepts_any_relation(store_url: str) -> None:
+def test_schema_can_be_set_later_and_without_one_no_fact_is_taken(store_url: str) -> None:
+    """Without a policy's schema the store cannot tell a derived relation
+    from a stored one, so it takes log events only."""
     with open_store(store_url) as s:
-        s.assert_facts([("anything", ("x", 1))])
+        with pytest.raises(StoreError) as err:
+            s.assert_facts([("anything", ("x", 1))])
+        assert err.value.code == "no_schema"
+        s.log_decision(decision())
         s.schema = {"edge": ("number", "number")}
         with pytest.raises(StoreError) as err:
             s.assert_facts([("anything", ("x", 1))])
         assert err.value.code == "unknown_relation"
         s.assert_facts([("edge", (1, 2))])
-        assert s.facts() == {"anything": {("x", 1)}, "edge": {(1, 2)}}
+        assert s.facts() == {"edge": {(1, 2)}}
 
 
 def test_schema_of_a_checked_program() -> None:
@@ -194,7 +210,7 @@ def test_events_cannot_be_updated_or_deleted(store: Store) -> None:
 
 def test_purge_is_an_event_and_hides_facts_from_later_revisions(store: Store) -> None:
     store.append([claim("c1"), claim("c2")])
-    store.log_decision({"allowed": True})
+    store.log_decision(decision())
     seq = store.purge([1, 3], "retention: 30 days", author="janitor")
     assert seq == 4
     purge = store.events(kinds=["purge"])[0]
@@ -259,7 +275,7 @@ def test_store_persists_across_reopen(store_url: str) -> None:
 
 def test_open_store_urls(tmp_path: Path) -> None:
     path = tmp_path / "a.db"
-    with open_store(f"sqlite://{path}") as s:
+    with open_store(f"sqlite://{path}", SCHEMA) as s:
         s.assert_facts([("note", ("x",))])
     with open_store(str(path)) as s:
         assert s.facts() == {"note": {("x",)}}
@@ -296,3 +312,28 @@ def test_replay_in_sql_agrees_with_replay_in_python(store: Store, batches) -> No
     events = store.events()
     for revision in range(start, store.revision() + 1):
         assert store.facts(revision) == replay(events, revision)
+
+
+def test_a_postgresql_url_without_the_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if `ordinance[postgres]` were not installed
+    monkeypatch.delitem(sys.modules, "ordinance.facts.postgres", raising=False)
+    with pytest.raises(StoreError) as err:
+        open_store("postgresql://localhost/nowhere")
+    assert err.value.code == "missing_extra"
+    assert "ordinance[postgres]" in str(err.value)
+
+
+def test_the_seed_scenarios_are_package_data() -> None:
+    """`ordinance demo` reads them from the installed package, not a clone."""
+    import tomllib
+
+    from ordinance.cli.demo import scenario_dir
+
+    here = scenario_dir()
+    assert here.parent.name == "testing" and here.parent.parent.name == "ordinance"
+    data = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    patterns = data["tool"]["setuptools"]["package-data"]["ordinance"]
+    shipped = {p for pattern in patterns for p in (here.parents[1]).glob(pattern)}
+    assert sorted(here.glob("*.toml")) and set(here.glob("*.toml")) <= shipped

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import click
 
 from .common import fail
+from .deadline import with_deadline
 
 __all__ = ["main", "cli", "COMMAND_MODULES"]
 
@@ -22,7 +23,7 @@ __all__ = ["main", "cli", "COMMAND_MODULES"]
 # `command` (or `commands`, a tuple).
 COMMAND_MODULES = (
     "init", "facts", "query", "check", "explain", "test", "lint", "log", "demo", "fuzz",
-    "serve", "hook", "mcp",
+    "export", "retention", "serve", "hook", "mcp",
 )
 # commands whose module has another name; the rest live in the module of their name
 _MODULE_OF = {"assert": "facts", "load": "facts", "why": "explain", "why-not": "explain", "replay": "log"}
@@ -102,7 +103,7 @@ def _load(name: str) -> None:
     module = importlib.import_module(f"{__name__}.{name}")
     for command in getattr(module, "commands", None) or (module.command,):
         if command.name not in cli._commands:  # (add_command would read `commands`, registering all)
-            cli._commands[str(command.name)] = command
+            cli._commands[str(command.name)] = with_deadline(command)
 
 
 def _register() -> None:

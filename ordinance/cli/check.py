@@ -6,9 +6,9 @@ import click
 
 from ..explain import annotator, decision_json, explain_text
 from ..gate import Gate, Request
+from ..rules import check_declared, parse_facts
+from .deadline import limits
 from .common import (
-    check_declared,
-    ground_facts,
     json_option,
     load_policy,
     model_options,
@@ -49,12 +49,12 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
     no rule). Prints the decision and, for each reason, the proof that made it.
     """
     program = load_policy(policy)
-    parsed = ground_facts(facts, "request fact")
+    parsed = parse_facts(facts, "request fact")
     check_declared(program, parsed)
     request = Request.from_facts(parsed)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        gate = Gate(program, store)
+        gate = Gate(program, store, limits=limits())
         decision = gate.check(request, at)
         # claim windows from the gate's model; events only for the leaves shown
         windows = {"claim_valid": gate.model(decision.revision, decision.now).tuples("claim_valid")}

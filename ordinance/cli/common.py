@@ -12,11 +12,11 @@ import json
 import os
 import sys
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import click
 
-from ..diagnostics import OrdinanceError, arity_message
+from ..diagnostics import OrdinanceError
 from ..values import escape, parse_instant
 
 if TYPE_CHECKING:  # (imported when used: a command loads only what it needs)
@@ -37,8 +37,9 @@ __all__ = [
     "model_options",
     "path_option",
     "load_policy",
+    "allowed_includes",
+    "INCLUDE_ENV",
     "open_db",
-    "ground_facts",
     "now_or_clock",
     "error_line",
     "fail",
@@ -46,7 +47,6 @@ __all__ = [
     "print_table",
     "new_table",
     "default_author",
-    "check_declared",
 ]
 
 DB_ENV = "ORDINANCE_DB"
@@ -125,54 +125,24 @@ def load_policy(path: str) -> CheckedProgram:
             f"policy file `{path}` not found (run `ordinance init`, or pass --policy / set {POLICY_ENV})",
             code="no_policy",
         )
-    return load(path)
+    return load(path, allow_includes=allowed_includes())
 
 
-def open_db(url: str, policy: CheckedProgram | None = None) -> Store:
-    """The store at `url`, validating writes against `policy`'s declarations."""
+INCLUDE_ENV = "ORDINANCE_INCLUDE_PATH"
+
+
+def allowed_includes() -> tuple[str, ...]:
+    """Directories outside a policy's own tree that its `.include`s may
+    name: ORDINANCE_INCLUDE_PATH, separated like PATH."""
+    return tuple(d for d in os.environ.get(INCLUDE_ENV, "").split(os.pathsep) if d)
+
+
+def open_db(url: str, policy: CheckedProgram | None = None, *, create: bool = False) -> Store:
+    """The store at `url`, validating writes against `policy`'s schema.
+    Only `create=True` (init, assert, load) makes a store that is not there."""
     from ..facts import open_store, schema_of
 
-    return open_store(url, schema_of(policy) if policy is not None else None)
-
-
-def ground_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tuple[Any, ...]]]:
-    """Facts written in the rule language (`grant("alice", "deploy", 1).`;
-    several per argument are fine, the final period is optional) as
-    (relation, arguments) pairs."""
-    from ..rules import parse
-    from ..rules.ast import Const, Rule
-
-    out: list[tuple[str, tuple[Any, ...]]] = []
-    for n, text in enumerate(texts, 1):
-        program = parse(text, file=f"<{what} {n}>")
-        items = program.items
-        if not items:
-            raise OrdinanceError(f"{what} {n} is empty", code="syntax")
-        for item in items:
-            if not isinstance(item, Rule) or not item.is_fact:
-                raise OrdinanceError(
-                    f"{what} {n}: expected a fact such as `grant(\"alice\", \"deploy\", 1).`",
-                    code="not_a_fact",
-                )
-            bad = [a for a in item.head.args if not isinstance(a, Const)]
-            if bad:
-                raise OrdinanceError(
-                    f"{what} {n}: `{item.head.relation}` has a variable or expression; facts are ground",
-                    code="not_ground",
-                )
-            args = tuple(a.value for a in item.head.args if isinstance(a, Const))
-            out.append((item.head.relation, args))
-    return out
-
-
-def check_declared(policy: CheckedProgram, facts: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
-    """Every fact names a relation the policy declares, with its arity."""
-    for rel, args in facts:
-        decl = policy.relations.get(rel)
-        if decl is None:
-            raise OrdinanceError(f"relation `{rel}` is not declared by the policy", code="unknown_relation")
-        if decl.arity != len(args):
-            raise OrdinanceError(arity_message(rel, len(args), decl.arity), code="arity_mismatch")
+    return open_store(url, schema_of(policy) if policy is not None else None, create=create)
 
 
 def print_table(table: Table) -> None:

@@ -1,7 +1,7 @@
 """`ordinance demo`: the seed scenarios through the gate, explained.
 
-The scenarios are the TOML files of `fixtures/` at the root of a clone (the
-package is installed editable from it); `--dir` points elsewhere.
+The scenarios are package data, `ordinance/testing/scenarios/*.toml`, so the
+demo runs from an installed wheel; `--dir` points elsewhere.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ __all__ = ["command", "scenario_dir", "scenario_files"]
 
 
 def scenario_dir() -> Path:
-    """`fixtures/` beside the package: the clone it is installed from."""
-    return Path(__file__).resolve().parents[2] / "fixtures"
+    """The seed scenarios shipped with the package."""
+    return Path(__file__).resolve().parents[1] / "testing" / "scenarios"
 
 
 def scenario_files(directory: Path, only: tuple[str, ...] = ()) -> list[Path]:
@@ -31,7 +31,7 @@ def scenario_files(directory: Path, only: tuple[str, ...] = ()) -> list[Path]:
     `only` if given, sorted."""
     if not directory.is_dir():
         raise OrdinanceError(
-            f"no scenarios at `{directory}`: install from a clone (`pip install -e .`) or pass --dir",
+            f"no scenarios at `{directory}` (pass --dir a directory of scenario .toml files)",
             code="no_scenarios",
         )
     paths = sorted(directory.glob("*.toml"))
@@ -82,7 +82,7 @@ Examples:
 @click.argument("only", nargs=-1, metavar="[NAME]...")
 @click.option("--brief", is_flag=True, help="Show decisions and reasons without proof trees.")
 @click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Read scenarios from this directory (default: fixtures/ of the clone).")
+              help="Read scenarios from this directory (default: the seed scenarios shipped with ordinance).")
 def command(only: tuple[str, ...], brief: bool, directory: Path | None) -> None:
     """Play the seed scenarios through the gate and explain each decision.
 

@@ -11,10 +11,10 @@ from ..diagnostics import OrdinanceError
 from ..engine import evaluate, overlay, why, why_not
 from ..explain import annotator, to_dot, to_json, to_text
 from ..gate import Request, is_request_side
+from ..rules import check_declared, parse_facts
 from ..values import escape
+from .deadline import limits
 from .common import (
-    check_declared,
-    ground_facts,
     load_policy,
     model_options,
     now_or_clock,
@@ -45,7 +45,7 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> Ite
     sees a request: an overlay of the store's model), and an annotator that
     reads only the events behind the facts it shows (the store stays open)."""
     program = load_policy(policy)
-    extra = ground_facts(given, "given fact")
+    extra = parse_facts(given, "given fact")
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if is_request_side(rel, program.relations.get(rel))]
     if asked:  # a request as the gate sees it (its scope defaults to its target)
@@ -57,7 +57,7 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> Ite
     at = now_or_clock(now)
     with open_db(db, program) as store:
         rev = store.revision()
-        model = overlay(evaluate(program, store.facts(rev), now=at), grouped, now=at)
+        model = overlay(evaluate(program, store.facts(rev), now=at, limits=limits()), grouped, now=at)
         yield program, model, annotator(store, rev, {"claim_valid": model.tuples("claim_valid")})
 
 

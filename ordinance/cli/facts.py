@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from typing import IO, Any, Iterable
+import io
+from typing import IO
 
 import click
 
-from ..diagnostics import Diagnostic, StoreError
-from ..facts import Event, import_jsonl
-from ..facts import kind_of
-from ..gate.request import is_request_side
-from ..values import to_value
-from .common import check_declared, db_option, default_author, ground_facts, load_policy, open_db, policy_option
+from ..facts import decode_text, import_jsonl, is_export, read_facts
+from ..rules import parse_facts
+from .common import db_option, default_author, load_policy, open_db, policy_option
 
 __all__ = ["commands", "assert_command", "load_command"]
 
@@ -35,59 +32,18 @@ Examples:
 def assert_command(facts: tuple[str, ...], source: str, author: str, db: str, policy: str) -> None:
     """Append facts, written in the rule language, to the store.
 
-    Every fact is checked against the policy's declarations (relation,
-    arity, argument types) before anything is written; the batch is written
-    as one transaction. `supersedes`, `correction`, tombstone, `receipt` and
-    `observation` facts are logged under their own event kinds.
+    The store checks every fact against the policy (a declared relation,
+    its arity and argument types; never a derived relation such as
+    `permit`, never a request fact) before anything is written; the batch
+    is written as one transaction. `supersedes`, `correction`, tombstone,
+    `receipt` and `observation` facts are logged under their own event kinds.
     """
     program = load_policy(policy)
-    parsed = ground_facts(facts)
-    check_declared(program, parsed)
-    _not_request(rel for rel, _ in parsed)
-    events = [Event(kind_of(rel), rel, args, source, author) for rel, args in parsed]
-    with open_db(db, program) as store:
-        revision = store.append(events)
-    noun = "fact" if len(events) == 1 else "facts"
-    click.echo(f"asserted {len(events)} {noun}; store at revision {revision}")
-
-
-def _not_request(relations: Iterable[str]) -> None:
-    """Request facts live in the gate's overlay, never in the store."""
-    for rel in relations:
-        if is_request_side(rel):
-            raise StoreError(f"`{rel}` facts describe a request: pass them to `ordinance check`, not the store",
-                             code="request_fact")
-
-
-def _fact_events(fp: Iterable[str], program: Any, source: str, author: str) -> list[Event]:
-    """Lines `{"relation": ..., "args": [...]}` (optional `source`,
-    `author`) as events; times may be ISO-8601 strings."""
-    events: list[Event] = []
-    problems: list[Diagnostic] = []
-    for lineno, line in enumerate(fp, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-            rel, args = obj["relation"], obj["args"]
-            _not_request([rel])
-            decl = program.relations.get(rel)
-            if decl is None:
-                raise ValueError(f"relation `{rel}` is not declared by the policy")
-            if not isinstance(args, list) or len(args) != decl.arity:
-                raise ValueError(f"relation `{rel}` takes {decl.arity} arguments")
-            types = decl.types or ("any",) * decl.arity
-            values = tuple(to_value(v, t) for v, t in zip(args, types))
-            events.append(
-                Event(kind_of(rel), rel, values, str(obj.get("source", source)), str(obj.get("author", author)))
-            )
-        except (ValueError, KeyError, TypeError, AttributeError, StoreError) as err:
-            what = (f"missing field {err}" if isinstance(err, KeyError)
-                    else err.diagnostics[0].message if isinstance(err, StoreError) else str(err))
-            problems.append(Diagnostic("bad_jsonl", f"line {lineno}: {what}".replace("\n", " ")))
-    if problems:
-        raise StoreError(problems)
-    return events
+    parsed = parse_facts(facts)
+    with open_db(db, program, create=True) as store:
+        revision = store.assert_facts(parsed, source=source, author=author)
+    noun = "fact" if len(parsed) == 1 else "facts"
+    click.echo(f"asserted {len(parsed)} {noun}; store at revision {revision}")
 
 
 @click.command(
@@ -99,13 +55,13 @@ Examples:
   ordinance load backup.jsonl          # an export: lines with "seq" keep it
 """,
 )
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.File("rb"))
 @click.option("--source", default="load", show_default=True, help="Source recorded on facts that name none.")
 @click.option("--author", default=default_author, show_default="your login name",
               help="Author recorded on facts that name none.")
 @db_option
 @policy_option
-def load_command(file: IO[str], source: str, author: str, db: str, policy: str) -> None:
+def load_command(file: IO[bytes], source: str, author: str, db: str, policy: str) -> None:
     """Append JSON Lines to the store (FILE, or - for stdin).
 
     Each line is either a fact, `{"relation": "grant", "args": ["alice",
@@ -115,29 +71,21 @@ def load_command(file: IO[str], source: str, author: str, db: str, policy: str) 
     validated against the policy first and written in one transaction.
     """
     program = load_policy(policy)
-    lines = file.readlines()
+    name = str(getattr(file, "name", None) or "<stdin>")
+    name = "<stdin>" if name in ("-", "<stdin>") else name
+    lines = decode_text(file.read(), name).splitlines(keepends=True)
     first = next((line for line in lines if line.strip()), None)
     if first is None:
         click.echo("nothing to load")
         return
-    exported = _is_export(first)
-    with open_db(db, program) as store:
-        before = store.revision()
-        if exported:
-            import io
-
+    with open_db(db, program, create=True) as store:
+        if is_export(first):  # a batch is gapless: what it wrote is its own line count
             revision = import_jsonl(store, io.StringIO("".join(lines)))
+            count = sum(1 for line in lines if line.strip())
         else:
-            revision = store.append(_fact_events(iter(lines), program, source, author))
-    click.echo(f"loaded {revision - before} events; store at revision {revision}")
-
-
-def _is_export(line: str) -> bool:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError:
-        return False
-    return isinstance(obj, dict) and "seq" in obj
+            events = read_facts(lines, store.schema, source, author, name=name)
+            revision, count = store.append(events), len(events)
+    click.echo(f"loaded {count} events; store at revision {revision}")
 
 
 commands = (assert_command, load_command)

@@ -6,9 +6,14 @@ one is broken (the shrunk counterexample is printed), 2 on an error.
 
 from __future__ import annotations
 
+import contextlib
+from typing import Any, Callable, Iterator
+
 import click
 
+from ..rules import format_atom
 from ..rules.invariants import DEFAULT_EXAMPLES
+from ..rules.loader import STDLIB_PREFIX
 from ..values import escape, format_value
 
 __all__ = ["command"]
@@ -23,6 +28,7 @@ Examples:
   ordinance fuzz policy.rules --examples 1000 --seed 7
   ordinance fuzz policy.rules --save fixtures/broken.toml
   ordinance fuzz policy.rules --replay fixtures/broken.toml
+  ordinance fuzz policy.rules --all      the standard library's invariants too
 """,
 )
 @click.argument("policy", type=click.Path(exists=True, dir_okay=False))
@@ -36,9 +42,11 @@ Examples:
               help="Write the first counterexample as a scenario fixture (TOML).")
 @click.option("--replay", "replay_from", type=click.Path(exists=True, dir_okay=False), default=None,
               metavar="FILE", help="Replay a saved fixture instead of generating histories.")
+@click.option("--all", "everything", is_flag=True,
+              help="Also fuzz the invariants of the included standard library.")
 def command(
     policy: str, examples: int, seed: int, only: tuple[str, ...],
-    save_to: str | None, replay_from: str | None,
+    save_to: str | None, replay_from: str | None, everything: bool,
 ) -> None:
     """Run every `.invariant` of POLICY against generated event histories.
 
@@ -47,9 +55,14 @@ def command(
     replayed through a real store and the gate; an invariant is broken by
     any binding that makes its body true. A broken invariant is reported
     with the shrunk history, the binding and the proof of each fact in it.
+    An invariant one of whose body atoms never matched anything in any
+    history is reported as vacuous: it was not exercised (add facts or a
+    `.hint` so it is). Request kinds and other constants are drawn from the
+    policy's own rules. The standard library's invariants run with --all.
+    Exits 1 if an invariant is broken.
     """
     # imported here: every other command starts without loading hypothesis
-    from ..fuzz import Harness, fuzz, load_history, replay, report, save
+    from ..fuzz import Harness, load_history, outcomes, replay, report, save
 
     harness = Harness.from_path(policy)
     if replay_from is not None:
@@ -60,28 +73,59 @@ def command(
             return
         click.echo(report(harness, history, breach, shrunk=False))
         raise click.exceptions.Exit(1)
-    targets = [t for t in harness.targets if not only or t.name in only]
+    targets = [t for t in harness.targets
+               if (not only or t.name in only) and (everything or only or not _stdlib(t))]
     missing = sorted(set(only) - {t.name for t in targets})
     if missing:
         raise click.BadParameter(f"no invariant named `{missing[0]}` in {policy}", param_hint="--invariant")
     if not targets:
-        click.echo(escape(f"{policy}: no invariants to fuzz"))
+        hidden = "" if everything else " (the standard library's run with --all)"
+        click.echo(escape(f"{policy}: no invariants to fuzz{hidden}"))
         return
     click.echo(escape(f"fuzzing {len(targets)} invariant(s) of {policy}, {examples} histories each, seed {seed}"))
-    broken = 0
-    for target, found in fuzz(harness, examples=examples, seed=seed, targets=targets):
-        if found is None:
-            click.echo(f"  holds   {format_value(target.name)}")
-            continue
-        click.echo(f"  BROKEN  {format_value(target.name)}  ({len(found.history)} events after shrinking)")
-        click.echo("")
-        click.echo("\n".join("    " + line for line in report(harness, found.history, found.breach).splitlines()))
-        click.echo("")
-        if save_to is not None and broken == 0:
-            save(harness, found.history, found.breach, save_to, policy, seed=seed)
-            click.echo(escape(f"    saved to {save_to}; replay with: ordinance fuzz {policy} --replay {save_to}"))
+    broken = vacuous = 0
+    with _progress(len(targets) * examples) as tick:
+        for outcome in outcomes(harness, examples=examples, seed=seed, targets=targets, on_example=tick):
+            target, found = outcome.target, outcome.counterexample
+            if found is None and outcome.vacuous:
+                atoms = ", ".join(f"`{escape(format_atom(a))}`" for a in outcome.unmatched)
+                click.echo(f"  VACUOUS {format_value(target.name)}  (never matched in {examples} histories: {atoms})")
+                vacuous += 1
+                continue
+            if found is None:
+                click.echo(f"  holds   {format_value(target.name)}")
+                continue
+            click.echo(f"  BROKEN  {format_value(target.name)}  ({len(found.history)} events after shrinking)")
             click.echo("")
-        broken += 1
-    click.echo(f"{len(targets) - broken} held, {broken} broken")
+            click.echo("\n".join("    " + line for line in report(harness, found.history, found.breach).splitlines()))
+            click.echo("")
+            if save_to is not None and broken == 0:
+                save(harness, found.history, found.breach, save_to, policy, seed=seed)
+                click.echo(escape(f"    saved to {save_to}; replay with: ordinance fuzz {policy} --replay {save_to}"))
+                click.echo("")
+            broken += 1
+    held = len(targets) - broken - vacuous
+    note = f", {vacuous} vacuous (not exercised)" if vacuous else ""
+    click.echo(f"{held} held, {broken} broken{note}")
     if broken:
         raise click.exceptions.Exit(1)
+
+
+def _stdlib(target: Any) -> bool:
+    return (target.invariant.span.file or "").startswith(STDLIB_PREFIX)
+
+
+@contextlib.contextmanager
+def _progress(total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr while histories run, when it is a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    if total < 50 or not console.is_terminal:
+        yield lambda: None
+        return
+    with Progress(TextColumn("fuzzing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("fuzz", total=total)
+        yield lambda: bar.advance(task)

@@ -129,7 +129,7 @@ def _claude_code(root: Path, force: bool) -> None:
     tokens.chmod(0o600)
     program = load_policy(str(root / "policy.rules"))
     project = str(root.resolve())
-    with open_db(str(root / "ordinance.db"), program) as store:
+    with open_db(str(root / "ordinance.db"), program, create=True) as store:
         revision = store.assert_facts([("grant", ("claude-code", project, 1))], source="init", author=owner)
     click.echo(f"created {root / 'policy.rules'}: no force push to main, no writes outside the project, "
                "the owner's stop halts everything")
@@ -150,7 +150,7 @@ Examples:
 """,
 )
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
-@click.option("--force", is_flag=True, help="Overwrite an existing policy.rules.")
+@click.option("--force", is_flag=True, help="Overwrite an existing policy.rules (an existing store is kept).")
 @click.option("--claude-code", "claude_code", is_flag=True,
               help="Also write .claude/settings.json, tokens.toml and a policy for Claude Code's tool calls.")
 def command(directory: str, force: bool, claude_code: bool) -> None:
@@ -171,13 +171,19 @@ def command(directory: str, force: bool, claude_code: bool) -> None:
     if policy.exists() and not force:
         raise OrdinanceError(f"`{policy}` already exists (use --force to overwrite it)", code="exists")
     root.mkdir(parents=True, exist_ok=True)
+    replaced = policy.exists()
     policy.write_text(POLICY_TEMPLATE, encoding="utf-8")
     program = load_policy(str(policy))
     db = root / "ordinance.db"
-    with open_db(str(db), program) as store:
+    existed = db.exists()
+    with open_db(str(db), program, create=True) as store:
         revision = store.revision()
-    click.echo(escape(f"created {policy}: the continuity stdlib, an example rule and a test block"))
-    click.echo(escape(f"created {db}: an empty store (revision {revision})"))
+    what = "overwrote" if replaced else "created"
+    click.echo(escape(f"{what} {policy}: the continuity stdlib, an example rule and a test block"))
+    if existed:
+        click.echo(escape(f"kept {db}: the existing store, untouched (revision {revision})"))
+    else:
+        click.echo(escape(f"created {db}: an empty store (revision {revision})"))
     if root.resolve() != Path.cwd().resolve():
         click.echo(escape(f"next: cd {directory} && ordinance test"))
     else:

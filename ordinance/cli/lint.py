@@ -13,18 +13,27 @@ import click
 from ..diagnostics import Diagnostic, OrdinanceError, Span
 from ..rules import check, parse, read_source, render_diagnostics, sort_diagnostics
 from ..rules.loader import decode
+from .common import allowed_includes
 from ..values import escape
 
-__all__ = ["command", "lint_file", "MAX_BYTES"]
+__all__ = ["command", "lint_file", "MAX_BYTES", "MAX_SHOWN"]
 
 # Fact lines parse at about half a second per megabyte, rules at about five,
 # and the AST takes some 30 bytes of memory per byte of source: the default
 # bounds lint to about a gigabyte. --max-bytes raises the limit.
 MAX_BYTES = 32_000_000
+MAX_SHOWN = 50  # errors printed by default; the count of the rest follows
+
+
+def _policy_sources(sources: dict[str, str], top: str) -> dict[str, str]:
+    """The sources whose lines an error may print: the file linted, the
+    stdlib and `.rules` files, never another file an include named."""
+    return {f: t for f, t in sources.items() if f == top or f.endswith(".rules")}
 
 
 def lint_file(
-    name: str, existential_negation: bool = False, max_bytes: int = MAX_BYTES
+    name: str, existential_negation: bool = False, max_bytes: int = MAX_BYTES,
+    allow_includes: tuple[str, ...] = (),
 ) -> tuple[list[Diagnostic], dict[str, str]]:
     """Diagnostics of one file and the sources they point into.
 
@@ -39,7 +48,7 @@ def lint_file(
     try:
         text = decode(data, name)
         sources[name] = text
-        check(parse(text, name), existential_negation=existential_negation)
+        check(parse(text, name), existential_negation=existential_negation, allow_includes=allow_includes)
         return [], sources
     except OrdinanceError as e:
         found = list(e.diagnostics)
@@ -58,6 +67,7 @@ def lint_file(
 Examples:
   ordinance lint policy.rules
   ordinance lint rules/*.rules
+  ordinance lint big.rules --max-errors 0     every error, not the first 50
 """,
 )
 @click.argument("files", nargs=-1, required=True)
@@ -73,15 +83,22 @@ Examples:
     show_default=True,
     help="Refuse files larger than this (0: no limit).",
 )
+@click.option(
+    "--max-errors",
+    type=click.IntRange(min=0),
+    default=MAX_SHOWN,
+    show_default=True,
+    help="Print at most this many errors, then how many more there are (0: all).",
+)
 @click.pass_context
 def command(
-    ctx: click.Context, files: tuple[str, ...], existential_negation: bool, max_bytes: int
+    ctx: click.Context, files: tuple[str, ...], existential_negation: bool, max_bytes: int, max_errors: int
 ) -> None:
     """Check rule FILES and report every error, with its source line."""
-    status, errors = 0, 0
+    status, errors, shown = 0, 0, 0
     for name in files:
         try:
-            found, sources = lint_file(name, existential_negation, max_bytes)
+            found, sources = lint_file(name, existential_negation, max_bytes, allowed_includes())
         except OSError as e:
             click.echo(escape(f"error: cannot read `{name}`: {e.strerror or e}"), err=True)
             status = 2
@@ -92,9 +109,13 @@ def command(
             status = 2
             continue
         if found:
-            click.echo(render_diagnostics(found, sources), nl=False)
+            room = len(found) if not max_errors else max(max_errors - shown, 0)
+            if room:
+                click.echo(render_diagnostics(found[:room], _policy_sources(sources, name)), nl=False)
+            shown += min(room, len(found))
             errors += len(found)
             status = max(status, 1)
     if errors:
-        click.echo(f"found {errors} error{'s' if errors != 1 else ''}")
+        rest = f" ({errors - shown} not shown: --max-errors 0 shows all)" if shown < errors else ""
+        click.echo(f"found {errors} error{'s' if errors != 1 else ''}{rest}")
     ctx.exit(status)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 from typing import Any
 
 import click
 from ..explain import decision_json
-from ..facts import Event
+from ..facts import FACT_KINDS, Event
 from ..gate import Decision, Gate, Request
 from ..values import format_instant
+from .deadline import limits
 from .common import (
+    Instant,
     db_option,
     json_option,
     load_policy,
@@ -24,58 +28,111 @@ __all__ = ["commands", "log_command", "replay_command"]
 
 
 def _codes(payload: Any) -> list[str]:
-    return sorted({r["code"] for r in payload.get("reasons", [])})
+    return sorted({str(r.get("code")) for r in payload.get("reasons", []) if isinstance(r, dict)})
 
 
 @click.command(
     "log",
     epilog="""\b
 Examples:
-  ordinance log
-  ordinance log --last 5
-  ordinance log --json | jq '.[] | select(.allowed == false)'
+  ordinance log                           the newest 50 decisions
+  ordinance log --denied --agent alice    alice's denied requests
+  ordinance log --since 2026-08-14T00:00:00Z --limit 200
+  ordinance log --after 1200              the page after seq 1200, oldest first
+  ordinance log --request d1 --json
 """,
 )
-@click.option("--last", type=click.IntRange(min=1), default=None, help="Only the newest N decisions.")
+@click.option("--denied", is_flag=True, help="Only denied decisions.")
+@click.option("--agent", default=None, help="Only requests of this agent.")
+@click.option("--request", "request_id", default=None, metavar="ID", help="Only the request with this id.")
+@click.option("--since", type=Instant(), default=None, help="Only decisions logged at or after this instant.")
+@click.option("--after", type=click.IntRange(min=0), default=None, metavar="SEQ",
+              help="Page forward: the decisions after this seq, oldest first.")
+@click.option("--limit", "--last", "limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="At most this many decisions (the newest, unless --after).")
 @json_option
 @db_option
-def log_command(last: int | None, as_json: bool, db: str) -> None:
-    """Show the decision log, newest last.
+def log_command(denied: bool, agent: str | None, request_id: str | None, since: int | None,
+                after: int | None, limit: int, as_json: bool, db: str) -> None:
+    """Show the decision log, oldest first, filtered and paged in the store.
 
     Every `ordinance check` (and every Gate.check of a program) appends one
     decision: the request, allowed or not, the reason codes, and the store
-    revision, policy hash and `now` it was made at.
+    revision, policy hash and `now` it was made at. Without --after the
+    newest --limit decisions are shown; a full page ends with the command
+    for the next one.
     """
+    since_text = None if since is None else format_instant(since).removesuffix("Z") + ".000000Z"
     with open_db(db) as store:
-        decisions = store.decisions()
-    if last is not None:
-        decisions = decisions[-last:]
+        decisions = store.decision_page(after=after or 0, limit=limit, newest=after is None, denied=denied,
+                                        agent=agent, request=request_id, since=since_text)
     if as_json:
         print_json([{**decision_json(Decision.from_payload(e.payload or {}, e.seq), proofs=False), "time": e.time}
                     for e in decisions])
         return
     if not decisions:
-        click.echo("the decision log is empty")
+        click.echo("no decisions match" if denied or agent or request_id or since or after else
+                   "the decision log is empty")
         return
     table = new_table("seq", "request", "action", "decision", "reasons", "now", "revision")
     for e in decisions:
         d = Decision.from_payload(e.payload or {}, e.seq)
         r = d.request
-        table.add_row(
+        table.add_row(  # plain strings: new_table shows them escaped, never as markup
             str(e.seq), r.id, f"{r.agent} {r.kind} {r.target}",
             "allowed" if d.allowed else "DENIED", ", ".join(d.codes) or "-",
             format_instant(d.now), str(d.revision),
         )
     print_table(table)
+    if len(decisions) == limit:
+        click.echo(f"{limit} shown; next page: ordinance log --after {decisions[-1].seq}"
+                   if after is not None else f"the newest {limit} shown; older ones: --limit, or --after SEQ")
 
 
-def _recheck(gate: Gate, event: Event, revision: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the logged payload, the payload of the decision made again)."""
+def _fact_revisions(store: Any) -> list[int]:
+    """The seqs of the events that change the facts (fact kinds, purges):
+    the store's facts at revision R are its facts at the newest of these <= R."""
+    return [e.seq for e in store.events(kinds=FACT_KINDS + ("purge",))]
+
+
+def _recheck(gate: Gate, event: Event, revision: int, logged: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the logged payload, the payload of the decision made again at
+    `revision`, reported as made at `logged`: the same facts)."""
     payload = dict(event.payload or {})
     request = Request.from_json(payload["request"])
-    at = int(payload["revision"]) if revision is None else revision
-    again = gate.decide(request, int(payload["now"]), revision=at)
-    return payload, again.payload()
+    again = gate.decide(request, int(payload["now"]), revision=revision).payload()
+    again["revision"] = logged
+    return payload, again
+
+
+def _progress(total: int) -> Any:
+    """A progress bar on stderr for a long run on a terminal, else nothing."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    if total < 200 or not console.is_terminal:
+        return None
+    return Progress(TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=console, transient=True)
+
+
+_PAGE = 1000
+
+
+def _compare(seq: int, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    same = {k: before.get(k) for k in ("allowed", "reasons", "errors")} == {
+        k: after.get(k) for k in ("allowed", "reasons", "errors")
+    }
+    return {
+        "seq": seq,
+        "request": before["request"]["id"],
+        "same": same,
+        "was": {"allowed": before.get("allowed"), "codes": _codes(before),
+                "policy_hash": before.get("policy_hash"), "revision": before.get("revision")},
+        "now": {"allowed": after["allowed"], "codes": _codes(after),
+                "policy_hash": after["policy_hash"], "revision": after["revision"]},
+    }
 
 
 def _summary(p: dict[str, Any]) -> str:
@@ -111,22 +168,23 @@ def replay_command(revision: int | None, as_json: bool, db: str, policy: str) ->
     with open_db(db, program) as store:
         if revision is not None:
             store.as_of(revision)  # refuses a revision not in the log
-        gate = Gate(program, store)
-        decisions = store.decisions()
-        for event in decisions:
-            before, after = _recheck(gate, event, revision)
-            same = {k: before.get(k) for k in ("allowed", "reasons", "errors")} == {
-                k: after.get(k) for k in ("allowed", "reasons", "errors")
-            }
-            rows.append({
-                "seq": event.seq,
-                "request": before["request"]["id"],
-                "same": same,
-                "was": {"allowed": before.get("allowed"), "codes": _codes(before),
-                        "policy_hash": before.get("policy_hash"), "revision": before.get("revision")},
-                "now": {"allowed": after["allowed"], "codes": _codes(after),
-                        "policy_hash": after["policy_hash"], "revision": after["revision"]},
-            })
+        gate = Gate(program, store, limits=limits())
+        changes = _fact_revisions(store)
+        progress = _progress(store.count("decision"))
+        task = progress.add_task("replay", total=store.count("decision")) if progress else None
+        after = 0
+        with progress or contextlib.nullcontext():
+            while page := store.decision_page(after=after, limit=_PAGE):  # streamed, a page at a time
+                for event in page:
+                    logged = int((event.payload or {}).get("revision", 0)) if revision is None else revision
+                    # the same facts as at the newest fact-changing event: decisions
+                    # logged between two changes share a warm model per `now`
+                    at = changes[bisect.bisect_right(changes, logged) - 1] if changes and changes[0] <= logged else 0
+                    before, again = _recheck(gate, event, at, logged)
+                    rows.append(_compare(event.seq, before, again))
+                if progress is not None and task is not None:
+                    progress.advance(task, len(page))
+                after = page[-1].seq
     differ = [r for r in rows if not r["same"]]
     if as_json:
         print_json(rows)

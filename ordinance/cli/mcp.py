@@ -44,7 +44,7 @@ def command(principal: str | None, http: bool, tokens: str | None, host: str, po
     if not http and principal is None:
         raise OrdinanceError("stdio needs --principal NAME", code="no_principal")
     program = load_policy(policy)
-    with open_db(db, program) as store:
+    with open_db(db, program, create=True) as store:  # it takes writes, as assert and load do
         service = Service(program, store)
         if http:
             url = f"http://{host}:{port}"

@@ -7,8 +7,9 @@ from typing import Any
 import click
 from ..diagnostics import OrdinanceError
 from ..engine import evaluate
+from ..rules import check_declared
+from .deadline import limits
 from .common import (
-    check_declared,
     json_option,
     load_policy,
     model_options,
@@ -83,7 +84,7 @@ def command(pattern: str, as_json: bool, now: int | None, db: str, policy: str) 
     decl = program.relations[relation]
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        model = evaluate(program, store.facts(), now=at)
+        model = evaluate(program, store.facts(), now=at, limits=limits())
     rows = answers(model, relation, args)
     types = {v: (decl.types[i] if decl.types else None) for i, (k, v) in enumerate(args) if k == "var"}
     columns = list(types)

@@ -55,7 +55,7 @@ def command(host: str, port: int, uds: str | None, tokens: str | None, anonymous
     if tokens is None and anonymous is None:
         raise OrdinanceError("give --tokens FILE (or --anonymous PRINCIPAL for a private socket)", code="no_tokens")
     program = load_policy(policy)
-    store = open_db(db, program)
+    store = open_db(db, program, create=True)  # it takes writes, as assert and load do
     service = Service(program, store)
     app = create_app(service, Tokens.from_file(tokens) if tokens else None,
                      anonymous=Principal(anonymous) if anonymous else None, project=project, epoch=epoch)

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 from ..rules.checked import CheckedProgram
 from .evaluate import load_relations, run_stratum
 from .incremental import extend, overlay, renumber, retract, warm
-from .limits import Budget, Limits
+from .limits import GATE_DEADLINE_S, Budget, Limits
 from .model import Model, Note
 from .prepare import Prepared, prepare
 from .provenance import Failure, ProofNode, WhyNot, why, why_not
@@ -25,6 +25,7 @@ __all__ = [
     "prepare",
     "Prepared",
     "Limits",
+    "GATE_DEADLINE_S",
     "Model",
     "Note",
     "ProofNode",

@@ -14,7 +14,12 @@ from typing import Sequence
 
 from ..diagnostics import Diagnostic, LimitExceeded
 
-__all__ = ["Limits", "Budget"]
+__all__ = ["Limits", "Budget", "GATE_DEADLINE_S"]
+
+# the gate's default deadline, per evaluation it runs (the warm model, then
+# the request's overlay): a decision has an upper bound even when a request
+# makes the rules diverge, and is then denied with `limit_exceeded`
+GATE_DEADLINE_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)

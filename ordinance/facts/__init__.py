@@ -10,9 +10,9 @@ See store.py for the write transaction, events.py for kinds and fields.
 """
 
 from .events import FACT_KINDS, KINDS, LOG_KINDS, Event, Value, kind_of
-from .jsonl import export_jsonl, import_jsonl
+from .jsonl import decode_text, export_jsonl, import_jsonl, is_export, read_facts
 from .replay import replay
-from .schema import Schema, schema_of, validate
+from .schema import Schema, decision_problem, is_request_relation, schema_of, validate
 from .open import open_store
 from .store import Facts, Store, StoreView
 
@@ -26,7 +26,12 @@ __all__ = [
     "Store",
     "StoreView",
     "Value",
+    "decision_problem",
+    "decode_text",
     "export_jsonl",
+    "is_export",
+    "is_request_relation",
+    "read_facts",
     "import_jsonl",
     "kind_of",
     "open_store",

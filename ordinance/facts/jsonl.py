@@ -11,14 +11,15 @@ whole with `StoreError` and messages `jsonl:LINE: ...`.
 from __future__ import annotations
 
 import json
-from typing import IO, Any
+from typing import IO, Any, Iterable, Mapping, Sequence
 
 from ..diagnostics import Diagnostic, StoreError
-from .events import Event
+from ..values import to_value
+from .events import Event, kind_of
 from .schema import validate
 from .store import Store
 
-__all__ = ["export_jsonl", "import_jsonl"]
+__all__ = ["export_jsonl", "import_jsonl", "read_facts", "decode_text", "is_export"]
 
 _FIELDS = {
     "seq": (int,),
@@ -42,11 +43,35 @@ def export_jsonl(store: Store, fp: IO[str], since: int = 0, until: int | None = 
     return len(events)
 
 
-def _parse(line: str, lineno: int) -> tuple[Event | None, str | None]:
+def decode_text(data: bytes, name: str) -> str:
+    """`data` as UTF-8 text, or StoreError `encoding` naming `name`, the line and the byte."""
     try:
-        obj: Any = json.loads(line)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise StoreError([Diagnostic(
+            "encoding", f"{name}:{line}: invalid UTF-8 at byte {err.start}")]) from None
+
+
+def _json(line: str) -> tuple[Any, str | None]:
+    try:
+        return json.loads(line), None
     except json.JSONDecodeError as err:
         return None, f"not JSON: {err.msg.lower()}"
+    except (ValueError, RecursionError):  # e.g. an integer of more than 4300 digits
+        return None, "not JSON this store reads (a number too long, or nested too deeply)"
+
+
+def is_export(line: str) -> bool:
+    """A line of an export (an event with its `seq`), not a plain fact."""
+    obj, _ = _json(line)
+    return isinstance(obj, dict) and "seq" in obj
+
+
+def _parse(line: str, lineno: int) -> tuple[Event | None, str | None]:
+    obj, error = _json(line)
+    if error is not None:
+        return None, error
     if not isinstance(obj, dict):
         return None, "expected a JSON object"
     missing = sorted(set(_FIELDS) - set(obj))
@@ -100,3 +125,53 @@ def import_jsonl(store: Store, fp: IO[str]) -> int:
     if problems:
         raise StoreError(problems)
     return store._import(events)
+
+
+def read_facts(fp: Iterable[str], schema: Mapping[str, Sequence[str]] | None, source: str, author: str,
+               name: str = "jsonl") -> list[Event]:
+    """Lines `{"relation": ..., "args": [...]}` (optional "source", "author")
+    as fact events; arguments of `time` and `duration` columns may be written
+    `2026-08-14T12:00:00Z` / `4h`. Every line is checked by `validate`, as the
+    store will check it again; a bad file raises StoreError `NAME:LINE: ...`
+    for each bad line and nothing is returned."""
+    events: list[Event] = []
+    lines: list[int] = []
+    problems: list[Diagnostic] = []
+    order: list[int] = []  # the line of each problem
+
+    def bad(lineno: int, code: str, message: str) -> None:
+        problems.append(Diagnostic(code, f"{name}:{lineno}: {message}"))  # the message says where
+        order.append(lineno)
+
+    for lineno, line in enumerate(fp, 1):
+        if not line.strip():
+            continue
+        obj, error = _json(line)
+        if error is None and not isinstance(obj, dict):
+            error = "expected a JSON object"
+        if error is None and (not isinstance(obj.get("relation"), str) or not isinstance(obj.get("args"), list)):
+            error = 'a fact line is {"relation": NAME, "args": [...]}'
+        extra = sorted(set(obj) - {"relation", "args", "source", "author"}) if error is None else []
+        if extra:
+            error = f"unexpected field `{extra[0]}`"
+        if error is not None:
+            bad(lineno, "bad_jsonl", error)
+            continue
+        relation = obj["relation"]
+        types = (schema or {}).get(relation) or ("any",) * len(obj["args"])
+        try:
+            args = tuple(
+                to_value(v, t) if isinstance(v, str) and t in ("time", "duration") else v
+                for v, t in zip(obj["args"], types)
+            ) + tuple(obj["args"][len(types):])
+        except ValueError as err:
+            bad(lineno, "type_mismatch", str(err))
+            continue
+        events.append(Event(kind_of(relation), relation, args, obj.get("source", source), obj.get("author", author)))
+        lines.append(lineno)
+    for d in validate(events, schema):  # "event N: ...", N counting the facts read
+        number, _, message = d.message.partition(": ")
+        bad(lines[int(number.removeprefix("event ")) - 1], d.code, message)
+    if problems:
+        raise StoreError([d for _, d in sorted(zip(order, problems), key=lambda p: p[0])])
+    return events

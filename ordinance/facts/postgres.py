@@ -9,11 +9,12 @@ gapless and in commit order. Triggers refuse UPDATE, DELETE and TRUNCATE of
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from .schema import Schema
+from ..diagnostics import StoreError
 from .store import COLUMNS, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
 
 __all__ = ["PostgresStore"]
@@ -31,11 +32,26 @@ CREATE OR REPLACE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
 """
 
 
+def _redacted(url: str) -> str:
+    """`url` without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 class _Txn(SqlTxn):
     mark = "%s"
 
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, object]:
         return f"{column} = ANY(%s)", list(values)
+
+    def payload_text(self, path: Sequence[str]) -> str:
+        return "(payload::jsonb #>> '{" + ",".join(path) + "}')"
+
+    def allowed(self) -> str:
+        return "coalesce((payload::jsonb ->> 'allowed') = 'true', false)"
 
     def insert(self, rows: list[Row]) -> None:
         with self.db.cursor().copy(f"COPY events ({COLUMNS}) FROM STDIN") as copy:
@@ -49,12 +65,23 @@ class PostgresStore(SqlStore):
     txn = _Txn
     _concat = "string_agg(args, ',')"
 
-    def __init__(self, url: str, schema: Schema | None = None) -> None:
+    def __init__(self, url: str, schema: Mapping[str, Sequence[str]] | None = None, *, create: bool = True) -> None:
         super().__init__(url, schema)
-        self.db = psycopg.connect(url, autocommit=True)
-        with self.db.transaction():
-            self.db.execute("SELECT pg_advisory_xact_lock(%s)", (_INIT_LOCK,))
-            self.db.execute(_DDL)
+        try:
+            self.db = psycopg.connect(url, autocommit=True)
+            if not create and self.db.execute("SELECT to_regclass('events')").fetchone()[0] is None:
+                self.db.close()
+                raise StoreError(f"no store at `{_redacted(url)}` (the database has no ordinance tables: "
+                                 "run `ordinance init --db URL`)", code="no_store")
+            with self.db.transaction():
+                self.db.execute("SELECT pg_advisory_xact_lock(%s)", (_INIT_LOCK,))
+                self.db.execute(_DDL)
+        except psycopg.Error as exc:
+            raise self._driver_error(exc) from None
+
+    def _driver_error(self, exc: Exception) -> StoreError:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return StoreError(f"store `{_redacted(self.url)}`: {first}", code="store_failed")
 
     def _write(self, work: Callable[[WriteTxn], T]) -> T:
         with self.db.transaction():

@@ -8,10 +8,11 @@ one transaction. Triggers refuse any UPDATE or DELETE of `events`.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from .schema import Schema
+from ..diagnostics import StoreError
 from .store import COLUMNS, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
 
 __all__ = ["SqliteStore"]
@@ -31,6 +32,12 @@ class _Txn(SqlTxn):
     def in_list(self, column: str, values: Sequence[Any]) -> tuple[str, object]:
         return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
 
+    def payload_text(self, path: Sequence[str]) -> str:
+        return "json_extract(payload, '$." + ".".join(path) + "')"
+
+    def allowed(self) -> str:
+        return "coalesce(json_extract(payload, '$.allowed') = 1, 0)"
+
     def insert(self, rows: list[Row]) -> None:
         self.db.executemany(f"INSERT INTO events ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
 
@@ -40,15 +47,28 @@ class SqliteStore(SqlStore):
 
     txn = _Txn
 
-    def __init__(self, path: str, schema: Schema | None = None) -> None:
+    def __init__(self, path: str, schema: Mapping[str, Sequence[str]] | None = None, *, create: bool = True) -> None:
         super().__init__(path, schema)
-        # check_same_thread=False: the Store docstring allows sharing a store between
-        # threads under the caller's own lock (ordinance serve does)
-        self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-        self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        self.db.execute("PRAGMA journal_mode = WAL")
-        self.db.execute("PRAGMA synchronous = FULL")
-        self.db.executescript("BEGIN IMMEDIATE;" + _DDL + "COMMIT;")
+        if path != ":memory:" and not os.path.exists(path):
+            if not create:
+                raise StoreError(f"no store at `{path}` (run `ordinance init`, or pass --db / set ORDINANCE_DB)",
+                                 code="no_store")
+            try:  # a new store is private to its owner: 0600, before SQLite writes a byte
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                pass
+            except OSError as err:
+                raise StoreError(f"cannot create the store `{path}`: {(err.strerror or str(err)).lower()}",
+                                 code="store_failed") from None
+        try:
+            # check_same_thread off: the store's lock serializes threads
+            self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = FULL")
+            self.db.executescript("BEGIN IMMEDIATE;" + _DDL + "COMMIT;")
+        except sqlite3.Error as exc:
+            raise self._driver_error(exc) from None
 
     def _write(self, work: Callable[[WriteTxn], T]) -> T:
         self.db.execute("BEGIN IMMEDIATE")

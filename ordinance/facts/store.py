@@ -16,6 +16,7 @@ it from every model built after it, it does not scrub the disk).
 from __future__ import annotations
 
 import json
+import threading
 from abc import ABC, abstractmethod
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
@@ -28,9 +29,10 @@ from .events import (
     decode_row,
     encode_args,
     encode_payload,
+    kind_of,
     now_text,
 )
-from .schema import Schema, validate
+from .schema import Schema, fence_problem, validate
 
 __all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "tables_sql"]
 
@@ -64,10 +66,13 @@ class Store(ABC):
 
     url: str
 
-    def __init__(self, url: str, schema: Schema | None = None) -> None:
+    def __init__(self, url: str, schema: Mapping[str, Sequence[str]] | None = None) -> None:
         self.url = url
-        self._schema: dict[str, tuple[str, ...]] | None = None
+        self._schema: Schema | None = None
         self.schema = schema
+        # one connection, many threads: every use of it holds this lock, so
+        # a shared store serializes its callers instead of losing writes
+        self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- backend
 
@@ -103,13 +108,14 @@ class Store(ABC):
     # ---------------------------------------------------------------- schema
 
     @property
-    def schema(self) -> dict[str, tuple[str, ...]] | None:
-        """Relation name -> argument types; None accepts any relation."""
+    def schema(self) -> Schema | None:
+        """Relation name -> argument types, and the derived relations; None
+        (no policy) takes log events only (see schema.py)."""
         return self._schema
 
     @schema.setter
-    def schema(self, schema: Schema | None) -> None:
-        self._schema = None if schema is None else {k: tuple(v) for k, v in schema.items()}
+    def schema(self, schema: Mapping[str, Sequence[str]] | None) -> None:
+        self._schema = None if schema is None else Schema.of(schema)
 
     # ---------------------------------------------------------------- writing
 
@@ -125,11 +131,14 @@ class Store(ABC):
         epoch recorded for `resource` (which it then becomes); otherwise
         `StaleEpochError` and nothing is written.
         """
-        batch = list(events)
+        try:
+            batch = list(events)
+        except TypeError:
+            raise _error("type_mismatch", "a batch is an iterable of events") from None
         problems = validate(batch, self._schema)
         resource, epoch = self._check_fence(fence)
         for n, e in enumerate(batch, 1):
-            if (e.resource, e.epoch) != (None, None) and (e.resource, e.epoch) != (resource, epoch):
+            if isinstance(e, Event) and (e.resource, e.epoch) not in ((None, None), (resource, epoch)):
                 problems.append(
                     Diagnostic("fence_mismatch", f"event {n}: carries a fence the batch was not written under")
                 )
@@ -137,7 +146,7 @@ class Store(ABC):
             raise StoreError(problems)
         time = now_text()
         stamped = [(e, time, resource, epoch) for e in batch]
-        return self._write(lambda txn: self._commit(txn, stamped, fence, imported=False))
+        return self._locked_write(lambda txn: self._commit(txn, stamped, fence, imported=False))
 
     def assert_facts(
         self,
@@ -145,12 +154,13 @@ class Store(ABC):
         *,
         source: str = "",
         author: str = "",
-        kind: str = "assert",
+        kind: str | None = None,
         fence: tuple[str, int] | None = None,
     ) -> int:
-        """Append `relation(args)` facts as events of one kind; return the revision."""
+        """Append `relation(args)` facts as events of `kind` (default: the
+        kind each relation is logged as, see `kind_of`); return the revision."""
         return self.append(
-            [Event(kind, rel, tuple(args), source, author) for rel, args in facts], fence=fence
+            [Event(kind or kind_of(rel), rel, tuple(args), source, author) for rel, args in facts], fence=fence
         )
 
     def fence(self, resource: str, epoch: int) -> int:
@@ -169,13 +179,31 @@ class Store(ABC):
         """Append a decision event (payload: a JSON object); return its seq."""
         return self.append([Event("decision", "decision", (), source, author, payload=payload)], fence=fence)
 
-    def purge(self, seqs: Iterable[int], reason: str, *, source: str = "", author: str = "") -> int:
+    def purge(
+        self, seqs: Iterable[int], reason: str, *, source: str = "", author: str = "", retract: bool = False
+    ) -> int:
         """Append a retention purge of the events `seqs` (not purges, not
-        already purged); return its seq. See the module docstring."""
-        targets = tuple(sorted(set(seqs)))
-        return self.append(
-            [Event("purge", "purge", targets, source, author, payload={"reason": reason})]
-        )
+        already purged); return its seq. See the module docstring.
+        `retract=True` records that the facts were a mistake (`ordinance
+        retract`), not kept past their retention: the replay is the same."""
+        try:
+            targets = tuple(sorted(set(seqs)))
+        except TypeError:
+            raise _error("bad_payload", "a purge names the purged sequence numbers") from None
+        payload: dict[str, Any] = {"reason": reason}
+        if retract:
+            payload["retract"] = True
+        return self.append([Event("purge", "purge", targets, source, author, payload=payload)])
+
+    def seqs_of(self, relation: str, args: Sequence[Value]) -> list[int]:
+        """The seqs of the live (not purged) fact events carrying exactly
+        `relation(args)`."""
+        purged = self.purged()
+        return [s for s in self._fact_seqs(relation, encode_args(args)) if s not in purged]
+
+    @abstractmethod
+    def _fact_seqs(self, relation: str, args: str) -> list[int]:
+        """Seqs of fact events whose relation and encoded args are these."""
 
     def _import(self, events: Sequence[Event]) -> int:
         """Append events keeping their seq, time and fence (JSON Lines import)."""
@@ -183,15 +211,32 @@ class Store(ABC):
         if problems:
             raise StoreError(problems)
         stamped = [(e, e.time, e.resource, e.epoch) for e in events]
-        return self._write(lambda txn: self._commit(txn, stamped, None, imported=True))
+        return self._locked_write(lambda txn: self._commit(txn, stamped, None, imported=True))
+
+    def _locked_write(self, work: Callable[[WriteTxn], T]) -> T:
+        with self._lock:
+            try:
+                return self._write(work)
+            except StoreError:
+                raise
+            except Exception as exc:
+                raise self._driver_error(exc) from exc
+
+    def _driver_error(self, exc: Exception) -> StoreError:
+        """A backend driver's error as a StoreError naming the store."""
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return _error("store_failed", f"store `{self.url}`: {first}")
 
     @staticmethod
     def _check_fence(fence: tuple[str, int] | None) -> tuple[str | None, int | None]:
         if fence is None:
             return None, None
-        resource, epoch = fence
-        if not isinstance(resource, str) or isinstance(epoch, bool) or not isinstance(epoch, int):
+        if not isinstance(fence, tuple) or len(fence) != 2:
             raise _error("bad_fence", "a fence is a (resource string, integer epoch) pair")
+        resource, epoch = fence
+        problem = fence_problem(resource, epoch)
+        if problem is not None:
+            raise _error(*problem)
         return resource, epoch
 
     def _commit(
@@ -203,20 +248,7 @@ class Store(ABC):
     ) -> int:
         revision = txn.revision()
         if fence is not None:
-            resource, epoch = fence
-            newest = txn.newest_epoch(resource)
-            if newest is not None and epoch < newest:
-                raise StaleEpochError(
-                    [
-                        Diagnostic(
-                            "stale_epoch",
-                            f"epoch {epoch} for `{resource}` is older than the newest epoch "
-                            f"{newest} (revision {revision})",
-                        )
-                    ]
-                )
-            if newest is None or epoch > newest:
-                txn.set_epoch(resource, epoch)
+            self._fence(txn, fence[0], fence[1], revision)
         rows: list[Row] = []
         written = 0
         for n, (e, time, resource_, epoch_) in enumerate(stamped, 1):
@@ -225,9 +257,9 @@ class Store(ABC):
                 if e.seq != seq:
                     raise _error("bad_seq", f"event {n}: seq {e.seq} does not follow revision {seq - 1}")
                 if resource_ is not None and epoch_ is not None:
-                    newest = txn.newest_epoch(resource_)
-                    if newest is None or epoch_ > newest:
-                        txn.set_epoch(resource_, epoch_)
+                    # an imported event was written under a fence: the same
+                    # check as a live write (a stale one is refused)
+                    self._fence(txn, resource_, epoch_, seq - 1, f"event {n}: ")
             if e.kind == "purge":  # may purge earlier events of this batch: write them first
                 if rows:
                     txn.insert(rows)
@@ -240,6 +272,19 @@ class Store(ABC):
         if rows:
             txn.insert(rows)
         return revision + written + len(rows)
+
+    @staticmethod
+    def _fence(txn: WriteTxn, resource: str, epoch: int, revision: int, where: str = "") -> None:
+        """Fencing: refuse `epoch` if older than the newest for `resource`,
+        else record it. The one check every fenced write runs, in its transaction."""
+        newest = txn.newest_epoch(resource)
+        if newest is not None and epoch < newest:
+            raise StaleEpochError([Diagnostic(
+                "stale_epoch",
+                f"{where}epoch {epoch} for `{resource}` is older than the newest epoch {newest} (revision {revision})",
+            )])
+        if newest is None or epoch > newest:
+            txn.set_epoch(resource, epoch)
 
     @staticmethod
     def _check_purge(txn: WriteTxn, n: int, targets: Sequence[Value]) -> None:
@@ -298,6 +343,40 @@ class Store(ABC):
         """Decision events at `revision` (latest if None), minus purged ones."""
         purged = self.purged(revision)
         return [e for e in self.events(0, revision, ("decision",)) if e.seq not in purged]
+
+    def decision_page(
+        self,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        newest: bool = False,
+        denied: bool = False,
+        agent: str | None = None,
+        request: str | None = None,
+        since: str | None = None,
+    ) -> list[Event]:
+        """Live decision events, filtered and paged in the database (never all
+        loaded): seq > `after`; only denied ones; of one `agent` or `request`
+        id; logged at or after the wall-clock `since` (an `Event.time` text);
+        the oldest `limit` of them in seq order, or with `newest` the newest
+        `limit` (still returned in seq order)."""
+        rows = self._decision_rows(after, limit, newest, denied, agent, request, since, sorted(self.purged()))
+        return [decode_row(r) for r in rows]
+
+    def count(self, kind: str) -> int:
+        """How many events of `kind` the log holds (purged ones included)."""
+        if kind not in KINDS:
+            raise _error("unknown_kind", f"kinds must be among {', '.join(KINDS)}")
+        return self._count(kind)
+
+    @abstractmethod
+    def _count(self, kind: str) -> int:
+        """The number of events of `kind`."""
+
+    @abstractmethod
+    def _decision_rows(self, after: int, limit: int | None, newest: bool, denied: bool, agent: str | None,
+                       request: str | None, since: str | None, exclude: Sequence[int]) -> list[Row]:
+        """The rows `decision_page` returns."""
 
     def as_of(self, revision: int) -> StoreView:
         """A read-only view of the store as it was at `revision`."""
@@ -380,6 +459,14 @@ class SqlTxn:
         """SQL true when `column` is one of `values`, and its one parameter."""
         raise NotImplementedError
 
+    def payload_text(self, path: Sequence[str]) -> str:
+        """SQL for the text at `path` inside the JSON `payload`."""
+        raise NotImplementedError
+
+    def allowed(self) -> str:
+        """SQL true when a decision's payload says `allowed: true`."""
+        raise NotImplementedError
+
     def insert(self, rows: list[Row]) -> None:
         raise NotImplementedError
 
@@ -429,7 +516,7 @@ class SqlStore(Store):
                 where, param = self.txn(self.db).in_list("kind", kinds)
             sql += f" AND {where}"
             params.append(param)
-        return self.db.execute(sql + " ORDER BY seq", params).fetchall()  # type: ignore[no-any-return]
+        return self._query(sql + " ORDER BY seq", params)
 
     def _fact_groups(self, revision: int, exclude: Sequence[int]) -> Iterable[tuple[str, str]]:
         sql = (
@@ -441,7 +528,49 @@ class SqlStore(Store):
             where, param = self.txn(self.db).in_list("seq", exclude)
             sql += f" AND NOT ({where})"
             params.append(param)
-        return self.db.execute(sql + " GROUP BY relation", params).fetchall()  # type: ignore[no-any-return]
+        return self._query(sql + " GROUP BY relation", params)
+
+    def _decision_rows(self, after: int, limit: int | None, newest: bool, denied: bool, agent: str | None,
+                       request: str | None, since: str | None, exclude: Sequence[int]) -> list[Row]:
+        txn, mark = self.txn(self.db), self.txn.mark
+        sql = f"SELECT {COLUMNS} FROM events WHERE kind = 'decision' AND seq > {mark}"
+        params: list[object] = [after]
+        if denied:
+            sql += f" AND NOT {txn.allowed()}"
+        for path, value in ((("request", "agent"), agent), (("request", "id"), request)):
+            if value is not None:
+                sql += f" AND {txn.payload_text(path)} = {mark}"
+                params.append(value)
+        if since is not None:
+            sql += f" AND time >= {mark}"
+            params.append(since)
+        if exclude:
+            where, param = txn.in_list("seq", exclude)
+            sql += f" AND NOT ({where})"
+            params.append(param)
+        sql += " ORDER BY seq DESC" if newest else " ORDER BY seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        rows = self._query(sql, params)
+        return rows[::-1] if newest else rows
+
+    def _count(self, kind: str) -> int:
+        return int(self._query(f"SELECT count(*) FROM events WHERE kind = {self.txn.mark}", (kind,))[0][0])
+
+    def _fact_seqs(self, relation: str, args: str) -> list[int]:
+        mark = self.txn.mark
+        rows = self._query(
+            f"SELECT seq FROM events WHERE relation = {mark} AND args = {mark} "
+            f"AND kind IN ({_FACT_KINDS_SQL}) ORDER BY seq", (relation, args))
+        return [int(r[0]) for r in rows]
+
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        """All rows of one read, under the connection's lock."""
+        with self._lock:
+            try:
+                return self.db.execute(sql, params).fetchall()  # type: ignore[no-any-return]
+            except Exception as exc:
+                raise self._driver_error(exc) from exc
 
     def _rows_at(self, seqs: Sequence[int]) -> list[Row]:
         where, param = self.txn(self.db).in_list("seq", seqs)
@@ -454,7 +583,9 @@ class SqlStore(Store):
         return self.db.execute(sql, (relation, args, revision)).fetchall()  # type: ignore[no-any-return]
 
     def revision(self) -> int:
-        return self.txn(self.db).revision()
+        row = self._query("SELECT coalesce(max(seq), 0) FROM events")
+        return int(row[0][0]) if row else 0
 
     def close(self) -> None:
-        self.db.close()
+        with self._lock:
+            self.db.close()

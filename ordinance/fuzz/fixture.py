@@ -1,4 +1,4 @@
-"""Counterexamples as scenario fixtures (the TOML format of `fixtures/`).
+"""Counterexamples as scenario fixtures (the TOML format of ordinance/testing/scenarios/).
 
 A saved history is a scenario (see ordinance/scenario.py): `[policy]`
 includes the policy file by a path relative to the fixture; one `[[step]]`

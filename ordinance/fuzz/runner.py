@@ -11,14 +11,15 @@ lets hypothesis generate and shrink histories until one breaks an invariant.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as seed_decorator
 
 from ..engine import ProofNode, evaluate, why
-from ..facts import Event, Store, open_store, schema_of
+from ..facts import Event, Store, is_request_relation, open_store, schema_of
 from ..gate import Decision, Gate
+from ..rules.ast import Atom
 from ..rules.invariants import DEFAULT_EXAMPLES, Harness, Target, invariant_head
 from . import strategies
 from .history import Advance, Ask, Fact, History
@@ -33,6 +34,8 @@ __all__ = [
     "search",
     "minimize",
     "fuzz",
+    "outcomes",
+    "Outcome",
     "DEFAULT_EXAMPLES",
 ]
 
@@ -55,10 +58,13 @@ class Breach:
 class _Replay:
     """One history going through one fresh store."""
 
-    def __init__(self, harness: Harness, store: Store, targets: tuple[Target, ...]):
+    def __init__(self, harness: Harness, store: Store, targets: tuple[Target, ...],
+                 matched: set[str] | None = None):
         self.harness = harness
         self.store = store
         self.targets = targets
+        self.matched = matched  # candidate relations (body atoms) seen holding
+        self.asked: dict[str, set[tuple[Any, ...]]] = {}  # request-side facts of an ungated policy
         self.gate = Gate(harness.program, store) if harness.gated else None
         self.origins: dict[tuple[str, tuple[Any, ...]], int] = {}
         self.decisions: list[Decision] = []
@@ -66,12 +72,22 @@ class _Replay:
     def model(self, now: int, ask: Ask | None) -> Any:
         if self.gate is not None:
             if ask is not None:
-                return self.gate.overlay(ask.request, now)
-            return self.gate.model(self.store.revision(), now)
-        return evaluate(self.harness.program, self.store.facts(), now=now)
+                model = self.gate.overlay(ask.request, now)
+            else:
+                model = self.gate.model(self.store.revision(), now)
+            return model.overlay(self.asked) if self.asked else model
+        facts = self.store.facts()
+        for relation, tuples in self.asked.items():  # request-side facts: never in the store
+            facts.setdefault(relation, set()).update(tuples)
+        return evaluate(self.harness.program, facts, now=now)
 
     def breach(self, now: int, step: int, ask: Ask | None) -> Breach | None:
         model = self.model(now, ask)
+        if self.matched is not None:
+            for target in self.targets:
+                for relation, _ in target.candidates:
+                    if relation not in self.matched and model.tuples(relation):
+                        self.matched.add(relation)
         for target in self.targets:
             found = sorted(model.tuples(target.relation), key=repr)
             if found:
@@ -83,7 +99,11 @@ class _Replay:
     def run(self, history: History) -> Breach | None:
         now, dirty = history.base, True
         for n, step in enumerate(history.steps, 1):
-            if isinstance(step, Fact):
+            if isinstance(step, Fact) and is_request_relation(step.relation):
+                self.asked.setdefault(step.relation, set()).add(step.args)  # (a policy without a gate)
+                self.origins.setdefault((step.relation, step.args), n)
+                dirty = True
+            elif isinstance(step, Fact):
                 self.store.append([Event(step.kind, step.relation, step.args, "fuzz", "fuzz")])
                 self.origins.setdefault((step.relation, step.args), n)
                 dirty = True
@@ -104,14 +124,16 @@ def replay(
     history: History,
     targets: tuple[Target, ...] | None = None,
     store_url: str = ":memory:",
+    matched: set[str] | None = None,
 ) -> tuple[Breach | None, list[Decision]]:
     """Replay `history` into a fresh store at `store_url`; the first breach
-    of one of `targets` (default: every invariant), and the gate's decisions."""
+    of one of `targets` (default: every invariant), and the gate's decisions.
+    `matched` collects the candidate relations (see Target) seen holding."""
     schema = schema_of(harness.program)
     with open_store(store_url, schema) as store:
         if store.revision() != 0:
             raise ValueError(f"store `{store_url}` is not empty")
-        run = _Replay(harness, store, harness.targets if targets is None else targets)
+        run = _Replay(harness, store, harness.targets if targets is None else targets, matched)
         found = run.run(history)
         return found, run.decisions
 
@@ -138,9 +160,13 @@ def search(
     examples: int = DEFAULT_EXAMPLES,
     seed: int = 0,
     max_steps: int = strategies.MAX_STEPS,
+    matched: set[str] | None = None,
+    on_example: Callable[[], None] | None = None,
 ) -> Counterexample | None:
     """Generate up to `examples` histories (deterministic for a `seed`)
-    looking for one that breaks `target`; return it shrunk, or None."""
+    looking for one that breaks `target`; return it shrunk, or None.
+    `matched` collects the body atoms seen matching; `on_example` is called
+    after each history."""
     strategy = strategies.histories(
         harness.program, harness.relevant(target), gated=harness.gated, max_steps=max_steps
     )
@@ -158,7 +184,9 @@ def search(
     )
     @given(strategy)
     def probe(history: History) -> None:
-        found, _ = replay(harness, history, (target,))
+        found, _ = replay(harness, history, (target,), matched=matched)
+        if on_example is not None:
+            on_example()
         if found is not None:
             raise _Found(history, found)
 
@@ -182,6 +210,39 @@ def minimize(harness: Harness, target: Target, history: History, breach: Breach)
             steps, breach = list(candidate.steps), found
         i = min(i - 1, len(steps) - 1)
     return Counterexample(History(history.base, tuple(steps)), breach)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What fuzzing one invariant found: a counterexample, or that it held;
+    `unmatched` lists the body atoms that never had a matching tuple in any
+    generated history (if any, the invariant held vacuously: it was never
+    exercised, and says nothing)."""
+
+    target: Target
+    counterexample: Counterexample | None
+    unmatched: tuple[Atom, ...]
+
+    @property
+    def vacuous(self) -> bool:
+        return self.counterexample is None and bool(self.unmatched)
+
+
+def outcomes(
+    harness: Harness,
+    *,
+    examples: int = DEFAULT_EXAMPLES,
+    seed: int = 0,
+    targets: Iterable[Target] | None = None,
+    on_example: Callable[[], None] | None = None,
+) -> Iterator[Outcome]:
+    """`search` every invariant (or `targets`), in source order, saying
+    which held vacuously."""
+    for target in harness.targets if targets is None else targets:
+        matched: set[str] = set()
+        found = search(harness, target, examples=examples, seed=seed, matched=matched, on_example=on_example)
+        unmatched = () if found is not None else tuple(a for rel, a in target.candidates if rel not in matched)
+        yield Outcome(target, found, unmatched)
 
 
 def fuzz(

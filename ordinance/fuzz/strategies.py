@@ -20,6 +20,7 @@ from typing import Any, Iterable
 from hypothesis import strategies as st
 
 from ..gate.request import REQUEST_RELATIONS, Request
+from ..rules.ast import Atom, Const, Negation
 from ..rules.checked import CheckedProgram
 from ..rules.depends import depends_on, uses_of
 from ..values import FOREVER, parse_instant
@@ -30,6 +31,7 @@ __all__ = [
     "HOUR",
     "REQUEST_RELATIONS",
     "pools",
+    "policy_constants",
     "input_relations",
     "uses_of",
     "depends_on",
@@ -111,6 +113,9 @@ def pools(program: CheckedProgram) -> Pools:
         names = [p.name for p in params] or [f"x{i}" for i in range(rel.arity)]
         types = rel.types or ("symbol",) * rel.arity
         out[name] = tuple(_pool(name, i, n, t) for i, (n, t) in enumerate(zip(names, types)))
+    for (name, i), values in policy_constants(program).items():  # what the rules test for is drawn too
+        if name in out and i < len(out[name]):
+            out[name] = out[name][:i] + (tuple(dict.fromkeys(out[name][i] + values)),) + out[name][i + 1:]
     for hint in program.hints:
         if hint.relation not in out:
             continue
@@ -120,6 +125,22 @@ def pools(program: CheckedProgram) -> Pools:
                 current[i] = tuple(c.value for c in values)
         out[hint.relation] = tuple(current)
     return out
+
+
+def policy_constants(program: CheckedProgram) -> dict[tuple[str, int], tuple[Any, ...]]:
+    """(relation, argument index) -> the constants the policy's rules (and
+    invariants, compiled to rules) compare that argument with, in order: a
+    user's `request(_, "git-push-force", ...)` gets requests of that kind."""
+    found: dict[tuple[str, int], dict[Any, None]] = {}
+    for rule in program.rules:
+        for lit in rule.body:
+            atom = lit.atom if isinstance(lit, Negation) else lit
+            if not isinstance(atom, Atom):
+                continue
+            for i, arg in enumerate(atom.args):
+                if isinstance(arg, Const):
+                    found.setdefault((atom.relation, i), {})[arg.value] = None
+    return {key: tuple(values) for key, values in found.items()}
 
 
 def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from functools import partial
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from ..diagnostics import GateError, diagnostic_of
-from ..engine import evaluate, extend, overlay, retract, warm, why, why_not
+from ..engine import GATE_DEADLINE_S, Limits, evaluate, extend, overlay, retract, warm, why, why_not
 from ..engine.clock import advance, clockwork, horizon, refresh
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
@@ -44,13 +44,17 @@ def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ..
 class Gate:
     """`Gate(policy, store).check(request, now) -> Decision`."""
 
-    def __init__(self, policy: CheckedProgram, store: Store, *, limits: Any = None) -> None:
+    def __init__(self, policy: CheckedProgram, store: Store, *, limits: Limits | None = None) -> None:
+        """`limits` bound each evaluation the gate runs; the default keeps the
+        engine's tuple and round limits and adds a deadline of
+        GATE_DEADLINE_S seconds, so a decision always ends (a request that
+        makes the rules diverge is denied with `limit_exceeded`)."""
         for rel in ("permit", "forbid"):
             if rel not in policy.relations:
                 raise GateError(f"policy has no `{rel}` relation; include \"continuity\"")
         self.policy = policy
         self.store = store
-        self.limits = limits
+        self.limits = limits if limits is not None else Limits(deadline=GATE_DEADLINE_S)
         self._warm: OrderedDict[int, Any] = OrderedDict()
         self._fact_revision = -1  # newest revision whose facts the cache reflects
         self._seen_revision = -1  # newest revision known to have those same facts

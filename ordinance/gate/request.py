@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..diagnostics import GateError
+from ..values import value_problem
 
 __all__ = ["Request", "REQUEST_RELATIONS", "request_relations", "is_request_side", "with_defaults"]
 
@@ -143,6 +144,24 @@ class Request:
             if not is_request_side(rel) or rel in REQUEST_RELATIONS:
                 raise GateError(f"`{rel}` is not a request attribute: its name must start with `{PREFIX}`"
                                 " and it must not be one of the request's own fields")
+        for name, value in self._values():  # the values check every edge applies
+            problem = value_problem(value)
+            if problem is not None:
+                raise GateError(f"request field `{name}` {problem[1]}", code=problem[0])
+
+    def _values(self) -> Iterable[tuple[str, Any]]:
+        for name in ("id", "kind", "target", "agent", "epoch", "scope", "key", "lease_epoch"):
+            if getattr(self, name) is not None:
+                yield name, getattr(self, name)
+        for name in ("uses", "routes", "requires"):
+            for value in getattr(self, name):
+                yield name, value
+        for need in self.needs:
+            for value in need:
+                yield "needs", value
+        for rel, args in self.attributes:
+            for value in args:
+                yield rel, value
 
     @property
     def authority_scope(self) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 from .checked import CheckedProgram, Relation
 from .checks import check
+from .ground import check_declared, parse_facts
 from .loader import decode, read_source
 from .parser import parse
 from .printer import format_atom, format_literal, format_program, format_rule, format_term
@@ -21,6 +22,8 @@ from .report import render_diagnostics, sort_diagnostics
 
 __all__ = [
     "parse",
+    "parse_facts",
+    "check_declared",
     "check",
     "load",
     "compile_text",

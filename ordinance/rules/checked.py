@@ -36,7 +36,7 @@ class CheckedProgram:
     tests: tuple[TestBlock, ...] = ()
     invariants: tuple[Invariant, ...] = ()
     hints: tuple[Hint, ...] = ()
-    source_hash: str = ""  # sha256 of the flattened program text (policy hash)
+    source_hash: str = ""  # the policy hash: sha256 of the flattened rules and declarations, not tests
     files: tuple[str, ...] = field(default=())  # every file read, includes too
     _types: dict[int, dict[str, str]] = field(default_factory=dict, compare=False, repr=False)
 

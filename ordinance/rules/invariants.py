@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from . import check, parse
-from .ast import Atom, Comparison, Invariant, Program, Rule, Var
+from .ast import Atom, Comparison, Const, Invariant, Program, Rule, Var
 from .checked import CheckedProgram
 from .checks.walk import term_vars
 from .depends import depends_on
 from .loader import decode
 
-__all__ = ["Target", "Harness", "invariant_head", "DEFAULT_EXAMPLES"]
+__all__ = ["Target", "Harness", "invariant_head", "candidate_head", "DEFAULT_EXAMPLES"]
 
 DEFAULT_EXAMPLES = 200  # histories the fuzzer tries per invariant unless told
 
@@ -32,6 +32,10 @@ class Target:
     relation: str  # the head relation of the compiled rule
     variables: tuple[str, ...]
     types: tuple[str | None, ...]  # each variable's type where a body atom declares it
+    # one (relation, atom) per positive body atom: the relation holds iff the
+    # atom has a matching tuple, so the fuzzer can tell an invariant that was
+    # exercised from one whose body never had a candidate binding (vacuous)
+    candidates: tuple[tuple[str, Atom], ...] = ()
 
     @property
     def name(self) -> str:
@@ -42,6 +46,11 @@ class Target:
 def invariant_head(n: int) -> str:
     """The relation whose tuples are the bindings breaking invariant `n`."""
     return f"invariant_{n}_broken"
+
+
+def candidate_head(n: int, k: int) -> str:
+    """The relation that holds when body atom `k` of invariant `n` matches."""
+    return f"invariant_{n}_atom_{k}"
 
 
 def _body_variables(body: tuple[Any, ...]) -> dict[str, None]:
@@ -89,12 +98,14 @@ class Harness:
             head = invariant_head(n)
             names = tuple(v for v in _body_variables(inv.body) if _is_bound(v, inv.body))
             extra.append(Rule(Atom(head, tuple(Var(v) for v in names)), inv.body, inv.span))
-            compiled.append((inv, head, names))
+            atoms = tuple((candidate_head(n, k), a) for k, a in enumerate(a for a in inv.body if isinstance(a, Atom)))
+            extra.extend(Rule(Atom(rel, (Const(1, "number"),)), (a,), inv.span) for rel, a in atoms)
+            compiled.append((inv, head, names, atoms))
         checked = check(replace(program, items=program.items + tuple(extra)))
         targets = []
-        for inv, head, names in compiled:
+        for inv, head, names, atoms in compiled:
             types = checked.body_types(inv.body)
-            targets.append(Target(inv, head, names, tuple(types.get(v) for v in names)))
+            targets.append(Target(inv, head, names, tuple(types.get(v) for v in names), atoms))
         gated = "permit" in checked.relations and "forbid" in checked.relations
         return cls(checked, tuple(targets), gated)
 

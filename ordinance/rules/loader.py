@@ -4,6 +4,12 @@
 `ordinance/rules/stdlib/continuity.rules`); anything else is a path relative
 to the including file (`.rules` may be left off). Each file is included once;
 including a file from inside itself, directly or not, is `include_cycle`.
+
+An included file must lie inside the top policy file's directory tree, or
+inside a directory passed in `allow` (`include_outside`); it may be at most
+MAX_SOURCE_BYTES long (`too_large`); a file that is not a `.rules` file and
+does not parse is reported as one `include_not_policy` error, without its
+contents.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from .parser import parse
 __all__ = [
     "STDLIB_PREFIX",
     "MAX_INCLUDE_DEPTH",
+    "MAX_SOURCE_BYTES",
     "Flattened",
     "flatten",
     "decode",
@@ -29,6 +36,7 @@ __all__ = [
 
 STDLIB_PREFIX = "<stdlib>/"
 MAX_INCLUDE_DEPTH = 32
+MAX_SOURCE_BYTES = 32_000_000  # as `ordinance lint` reads a top file
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -80,8 +88,14 @@ def _locate(path: str, directory: str) -> str | None:
     return None
 
 
+def _inside(path: str, roots: tuple[str, ...]) -> bool:
+    real = os.path.realpath(path)
+    return any(os.path.commonpath([real, root]) == root for root in roots)
+
+
 class _Flattener:
-    def __init__(self) -> None:
+    def __init__(self, roots: tuple[str, ...] = ()) -> None:
+        self.roots = roots  # real paths an include may lie under
         self.items: list[ast.Item] = []
         self.files: list[str] = []
         self.sources: dict[str, str] = {}
@@ -107,6 +121,16 @@ class _Flattener:
                 self.diagnostics.append(Diagnostic("include_not_found", message, inc.span))
                 return
             name, key = located, os.path.realpath(located)
+            if self.roots and not _inside(located, self.roots):
+                message = (f"include `{inc.path}` is outside the policy's directory "
+                           "(allow its directory explicitly to include it)")
+                self.diagnostics.append(Diagnostic("include_outside", message, inc.span))
+                return
+            size = os.path.getsize(located)
+            if size > MAX_SOURCE_BYTES:
+                message = f"include `{inc.path}` is {size:,} bytes; an include holds at most {MAX_SOURCE_BYTES:,}"
+                self.diagnostics.append(Diagnostic("too_large", message, inc.span))
+                return
         keys = [k for k, _ in chain]
         if key in keys:
             cycle = [n for _, n in chain[keys.index(key) :]] + [name]
@@ -132,20 +156,31 @@ class _Flattener:
             return
         except ParseError as e:
             self.syntax = True
-            self.diagnostics.extend(e.diagnostics)
+            if name.endswith(".rules") or name.startswith(STDLIB_PREFIX):
+                self.diagnostics.extend(e.diagnostics)
+            else:  # not a policy: say so, and show nothing of what it holds
+                self.sources.pop(name, None)
+                message = f"include `{inc.path}` is not a policy file (not `.rules`, and not in the rule language)"
+                self.diagnostics.append(Diagnostic("include_not_policy", message, inc.span))
             return
         sub_directory = directory if name.startswith(STDLIB_PREFIX) else os.path.dirname(name)
         self.visit(program, sub_directory, chain + [(key, name)])
 
 
-def flatten(program: ast.Program, base_dir: str | os.PathLike[str] | None = None) -> Flattened:
-    """Replace every `.include` by the items of the file it names, recursively."""
+def flatten(
+    program: ast.Program,
+    base_dir: str | os.PathLike[str] | None = None,
+    allow: tuple[str | os.PathLike[str], ...] = (),
+) -> Flattened:
+    """Replace every `.include` by the items of the file it names, recursively.
+    Includes stay under the top file's directory (or `base_dir`) and `allow`."""
     root = program.file
     if base_dir is not None:
         directory = os.fspath(base_dir)
     else:
         directory = os.path.dirname(root) if root else ""
-    flat = _Flattener()
+    roots = tuple(os.path.realpath(os.fspath(d)) for d in (directory or ".", *allow))
+    flat = _Flattener(roots)
     chain: list[tuple[str, str]] = []
     if root:
         flat.files.append(root)

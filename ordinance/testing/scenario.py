@@ -1,6 +1,6 @@
 """Scenarios: a failure story as data, replayed against a real store.
 
-A scenario file (TOML, see fixtures/README.md) holds the policy (the stdlib
+A scenario file (TOML, see scenarios/README.md) holds the policy (the stdlib
 `continuity` plus optional extra rules), steps (batches of facts appended to
 the store, each optionally labelled so checks can name its revision),
 checks (a request at a `now`, with the expected decision and reason codes)

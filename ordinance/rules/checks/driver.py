@@ -67,6 +67,7 @@ def check(
     base_dir: str | os.PathLike[str] | None = None,
     extensional: Mapping[str, int] | None = None,
     existential_negation: bool = False,
+    allow_includes: tuple[str | os.PathLike[str], ...] = (),
 ) -> CheckedProgram:
     """Resolve includes and run every static pass; raise with all findings.
 
@@ -75,7 +76,7 @@ def check(
     diagnostic); `.code` is the first diagnostic's code.
     """
     extensional = dict(extensional or {})
-    flat = flatten(program, base_dir)
+    flat = flatten(program, base_dir, allow_includes)
     if flat.diagnostics:
         raise (ParseError if flat.syntax else CheckError)(flat.diagnostics)
     found, strata = run_passes(flat.items, extensional, existential_negation)
@@ -83,7 +84,11 @@ def check(
         if any(d.code in SAFETY_CODES for d in found):
             raise SafetyViolationError(found)
         raise CheckError(found)
-    text = format_program(ast.Program(flat.items))
+    # the policy hash covers what decides (rules, declarations, includes
+    # flattened), not test blocks, invariants or fuzz hints: adding a test
+    # does not make every logged decision foreign to `replay`
+    deciding = tuple(i for i in flat.items if not isinstance(i, (ast.TestBlock, ast.Invariant, ast.Hint)))
+    text = format_program(ast.Program(deciding))
     return CheckedProgram(
         rules=tuple(i for i in flat.items if isinstance(i, ast.Rule)),
         relations=_relations(flat.items, extensional),
@@ -91,6 +96,6 @@ def check(
         tests=tuple(i for i in flat.items if isinstance(i, ast.TestBlock)),
         invariants=tuple(i for i in flat.items if isinstance(i, ast.Invariant)),
         hints=tuple(i for i in flat.items if isinstance(i, ast.Hint)),
-        source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),  # the policy hash
         files=flat.files,
     )

@@ -1,0 +1,110 @@
+"""Every command runs under a deadline: `--deadline SECONDS` (envvar
+ORDINANCE_DEADLINE, default 10; 0 for none).
+
+A one-shot command (check, query, why, log, ...) gets a watchdog for the
+whole run: past the deadline it stops with `error[limit_exceeded]`, and a
+write it was in the middle of rolls back (the store's transaction never
+commits half a batch). Every evaluation a command starts is also bounded by
+the time left, inside the engine, so the gate denies with `limit_exceeded`
+as data instead of being cut off. Commands that walk many items (replay,
+fuzz, test, demo, load, export, lint) bound each evaluation by the deadline,
+and the servers (serve, mcp) each decision by the gate's; they have no
+watchdog unless `--deadline` / ORDINANCE_DEADLINE is given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import signal
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Iterator
+
+import click
+
+from ..diagnostics import Diagnostic, LimitExceeded
+if TYPE_CHECKING:
+    from ..engine import Limits
+
+__all__ = ["DEADLINE_ENV", "DEFAULT_DEADLINE_S", "BATCH_COMMANDS", "SERVERS", "with_deadline", "limits"]
+
+DEADLINE_ENV = "ORDINANCE_DEADLINE"
+DEFAULT_DEADLINE_S = 10.0
+BATCH_COMMANDS = frozenset({"replay", "fuzz", "test", "demo", "load", "export", "lint"})
+# long-running services: never a whole-run deadline (`--deadline` bounds each evaluation)
+SERVERS = frozenset({"serve", "mcp"})
+
+_state = threading.local()  # the running command's deadline (monotonic) and per-evaluation seconds
+
+
+def limits() -> Limits:
+    """The engine limits of an evaluation started now: its deadline is the
+    time left (or, for batch commands, the per-evaluation deadline)."""
+    from ..engine import Limits  # here: importing the engine costs a hook's start-up
+
+    ends_at: float | None = getattr(_state, "ends_at", None)
+    each: float | None = getattr(_state, "each", DEFAULT_DEADLINE_S)
+    if ends_at is not None:
+        return Limits(deadline=max(ends_at - time.monotonic(), 0.001))
+    return Limits(deadline=each)
+
+
+def _expired(seconds: float) -> LimitExceeded:
+    return LimitExceeded([Diagnostic(
+        "limit_exceeded",
+        f"limit exceeded: deadline of {seconds:g} seconds passed (set --deadline or {DEADLINE_ENV}; 0 for none)",
+    )])
+
+
+@contextlib.contextmanager
+def _watchdog(seconds: float) -> Iterator[None]:
+    """Raise LimitExceeded in the main thread after `seconds` (no-op elsewhere)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def ring(signum: int, frame: Any) -> None:
+        raise _expired(seconds)
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    # a backstop: the engine stops itself at the deadline; the watchdog
+    # rings a little later, for what no limit inside the engine covers
+    signal.setitimer(signal.ITIMER_REAL, seconds * 1.05 + 0.1)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def with_deadline(command: click.Command) -> click.Command:
+    """Add `--deadline` to `command` and run its callback under it."""
+    batch = command.name in BATCH_COMMANDS
+    default_text = "none for the whole run; 10 per evaluation" if batch or command.name in SERVERS else "10"
+    command.params.append(click.Option(
+        ["--deadline"], type=click.FloatRange(min=0), default=None, envvar=DEADLINE_ENV, show_envvar=True,
+        metavar="SECONDS", show_default=default_text,
+        help="Stop with error[limit_exceeded] after this many seconds (0: no deadline).",
+    ))
+    callback = command.callback
+    if callback is None:
+        return command
+
+    @functools.wraps(callback)
+    def run(*args: Any, deadline: float | None = None, **kwargs: Any) -> Any:
+        if command.name in SERVERS:
+            _state.each = (deadline or None) if deadline is not None else DEFAULT_DEADLINE_S
+            return callback(*args, **kwargs)
+        seconds = deadline if deadline is not None or batch else DEFAULT_DEADLINE_S
+        _state.each = (seconds or None) if deadline is not None else DEFAULT_DEADLINE_S
+        _state.ends_at = None if not seconds else time.monotonic() + seconds
+        try:
+            with _watchdog(seconds) if seconds else contextlib.nullcontext():
+                return callback(*args, **kwargs)
+        finally:
+            _state.ends_at = None
+            _state.each = DEFAULT_DEADLINE_S
+
+    command.callback = run
+    return command

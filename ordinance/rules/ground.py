@@ -1,0 +1,52 @@
+"""Ground facts written in the rule language: `grant("alice", "deploy", 1).`
+
+What `ordinance assert` and `ordinance check` read from the command line.
+Only parsing happens here; whether a fact may be stored is the store's
+check (facts/schema.py), whether it describes a request is the gate's.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from ..diagnostics import CheckError, Diagnostic, ParseError, arity_message
+from .ast import Const, Rule
+from .checked import CheckedProgram
+from .parser import parse
+
+__all__ = ["parse_facts", "check_declared"]
+
+
+def parse_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tuple[str | int, ...]]]:
+    """(relation, arguments) pairs of the facts in `texts` (several per text
+    are fine, the final period is optional); ParseError if a text is empty,
+    not in the language, a rule, or not ground."""
+    out: list[tuple[str, tuple[str | int, ...]]] = []
+    for n, text in enumerate(texts, 1):
+        program = parse(text, file=f"<{what} {n}>")
+        if not program.items:
+            raise ParseError(f"{what} {n} is empty", code="syntax")
+        for item in program.items:
+            if not isinstance(item, Rule) or not item.is_fact:
+                raise ParseError([Diagnostic(
+                    "not_a_fact", f"{what} {n}: expected a fact such as `grant(\"alice\", \"deploy\", 1).`",
+                    item.span,
+                )])
+            if not all(isinstance(a, Const) for a in item.head.args):
+                raise ParseError([Diagnostic(
+                    "not_ground", f"{what} {n}: `{item.head.relation}` has a variable or expression; facts are ground",
+                    item.head.span,
+                )])
+            out.append((item.head.relation, tuple(a.value for a in item.head.args if isinstance(a, Const))))
+    return out
+
+
+def check_declared(program: CheckedProgram, facts: Iterable[tuple[str, Sequence[object]]]) -> None:
+    """CheckError unless every fact (or query pattern) names a relation
+    `program` declares, with its arity."""
+    for rel, args in facts:
+        decl = program.relations.get(rel)
+        if decl is None:
+            raise CheckError(f"relation `{rel}` is not declared by the policy", code="unknown_relation")
+        if decl.arity != len(args):
+            raise CheckError(arity_message(rel, len(args), decl.arity), code="arity_mismatch")

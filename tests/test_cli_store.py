@@ -1,0 +1,98 @@
+"""Store operations from the command line: export, purge, retract; no
+command creates a store silently; init --force keeps the store and says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from ordinance.cli import cli
+from ordinance.facts import open_store
+
+NOW = "2026-12-24T12:00:00Z"
+GRANT = 'grant("alice", "prod", 1).'
+REQUEST = 'request("a1", "deploy", "prod", "alice", 1).'
+
+
+def run(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def error(result: Result) -> str:
+    assert result.exit_code == 2, (result.output, result.stderr)
+    [line] = result.stderr.strip().splitlines()
+    return line
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str) -> str:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ORDINANCE_POLICY", raising=False)
+    monkeypatch.setenv("ORDINANCE_DB", store_url)
+    assert run("init", ".").exit_code == 0
+    return store_url
+
+
+def test_export_writes_what_load_reads_back(project: str, tmp_path: Path) -> None:
+    assert run("assert", GRANT).exit_code == 0
+    run("check", REQUEST, "--now", NOW)
+    out = run("export")
+    assert out.exit_code == 0
+    lines = [json.loads(line) for line in out.output.splitlines()]
+    assert [e["kind"] for e in lines] == ["assert", "decision"]
+    assert run("export", str(tmp_path / "b.jsonl"), "--since", "1").exit_code == 0
+    assert len((tmp_path / "b.jsonl").read_text().splitlines()) == 1
+
+
+def test_purge_needs_a_reason_and_hides_the_fact(project: str) -> None:
+    assert run("assert", GRANT).exit_code == 0
+    assert run("check", REQUEST, "--now", NOW).exit_code == 0
+    assert run("purge", "1").exit_code == 2  # --reason is required
+    result = run("purge", "1", "--reason", "retention: 90 days")
+    assert result.exit_code == 0, result.stderr
+    assert "purged 1 events" in result.output
+    assert run("check", REQUEST, "--now", NOW).exit_code == 1
+    with open_store(project) as store:
+        [purge] = store.events(kinds=["purge"])
+        assert purge.payload == {"reason": "retention: 90 days"}
+        assert store.as_of(2).facts() == {"grant": {("alice", "prod", 1)}}
+    assert "no seq 99" in error(run("purge", "99", "--reason", "x"))
+
+
+def test_retract_corrects_a_mistaken_fact(project: str) -> None:
+    assert run("assert", 'grant("bob", "prod", 1).', GRANT).exit_code == 0
+    result = run("retract", 'grant("bob", "prod", 1).', "--reason", "granted to the wrong agent")
+    assert result.exit_code == 0, result.stderr
+    assert "retracted 1 fact" in result.output
+    with open_store(project) as store:
+        assert store.facts() == {"grant": {("alice", "prod", 1)}}
+        [purge] = store.events(kinds=["purge"])
+        assert purge.payload == {"reason": "granted to the wrong agent", "retract": True}
+        assert ("bob", "prod", 1) in store.as_of(2).facts()["grant"]
+    assert "error[no_such_fact]" in error(run("retract", 'grant("bob", "prod", 1).', "--reason", "again"))
+
+
+def test_no_command_but_init_assert_load_creates_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ORDINANCE_DB", raising=False)
+    monkeypatch.delenv("ORDINANCE_POLICY", raising=False)
+    (tmp_path / "policy.rules").write_text('.include "continuity"\n')
+    for args in (["check", REQUEST, "--db", "new.db"], ["log"], ["replay"], ["query", "grant(A, S, E)"],
+                 ["export"], ["purge", "1", "--reason", "x"]):
+        line = error(run(*args))
+        assert line.startswith("error[no_store]") and ("new.db" in line or "ordinance.db" in line), line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["policy.rules"]
+    assert run("assert", GRANT, "--db", "made.db").exit_code == 0
+    assert (tmp_path / "made.db").exists()
+
+
+def test_init_force_says_what_it_kept(tmp_path: Path) -> None:
+    assert run("init", str(tmp_path)).exit_code == 0
+    assert run("assert", GRANT, "--db", str(tmp_path / "ordinance.db"),
+               "--policy", str(tmp_path / "policy.rules")).exit_code == 0
+    result = run("init", str(tmp_path), "--force")
+    assert result.exit_code == 0
+    assert "overwrote" in result.output and "kept" in result.output and "revision 1" in result.output

@@ -1,0 +1,77 @@
+"""Deadlines: the gate and every command have an upper bound."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from ordinance.cli import cli
+from ordinance.cli.deadline import with_deadline
+from ordinance.diagnostics import LimitExceeded
+from ordinance.engine import GATE_DEADLINE_S, Limits
+from ordinance.facts import open_store, schema_of
+from ordinance.gate import Gate, Request
+from ordinance.rules import compile_text
+
+# a request makes the rules count up forever: only a limit ends it
+DIVERGING = """
+.include "continuity"
+.decl up(x: number)
+up(E) :- request(_, "count", _, _, E).
+up(Y) :- up(X), Y = X + 1.
+forbid(A, "counted", "x") :- request(A, _, _, _, _), up(-1).
+"""
+COUNT = 'request("r1", "count", "prod", "alice", 1).'
+
+
+def test_the_gate_has_a_deadline_by_default(tmp_path: Path) -> None:
+    policy = compile_text(DIVERGING)
+    with open_store(str(tmp_path / "g.db"), schema_of(policy)) as store:
+        assert Gate(policy, store).limits.deadline == GATE_DEADLINE_S
+        gate = Gate(policy, store, limits=Limits(deadline=0.3))
+        decision = gate.check(Request("r1", "count", "prod", "alice", 1), 0)
+    assert not decision.allowed
+    [error] = decision.errors
+    assert error.code == "limit_exceeded" and "deadline" in error.message
+
+
+def test_check_denies_a_diverging_request_within_its_deadline(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "policy.rules").write_text(DIVERGING)
+    monkeypatch.setenv("ORDINANCE_POLICY", str(tmp_path / "policy.rules"))
+    monkeypatch.setenv("ORDINANCE_DB", str(tmp_path / "o.db"))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["assert", 'grant("alice", "prod", 1).']).exit_code == 0
+    result = runner.invoke(cli, ["check", COUNT, "--json", "--deadline", "0.5"])
+    assert result.exit_code == 2, result.output
+    data = json.loads(result.output)
+    assert data["allowed"] is False
+    assert [r["code"] for r in data["reasons"]] == ["limit_exceeded"]
+    monkeypatch.setenv("ORDINANCE_DEADLINE", "0.5")  # the same from the environment
+    result = runner.invoke(cli, ["check", COUNT])
+    assert result.exit_code == 2 and "limit_exceeded" in result.output
+    with open_store(str(tmp_path / "o.db")) as store:
+        assert len(store.decisions()) == 2  # denied decisions are logged like any other
+
+
+def test_a_command_past_its_deadline_stops_with_one_line() -> None:
+    @click.command("nap", epilog="Example: ordinance nap")
+    def nap() -> None:
+        """Sleep."""
+        time.sleep(5)
+
+    group = click.Group(commands=[with_deadline(nap)])
+    result = CliRunner().invoke(group, ["nap", "--deadline", "0.2"])
+    assert isinstance(result.exception, LimitExceeded)
+    assert "deadline of 0.2 seconds passed" in str(result.exception)
+
+
+def test_every_command_takes_a_deadline() -> None:
+    for name, command in cli.commands.items():
+        assert "--deadline" in [o for p in command.params for o in getattr(p, "opts", [])], name
