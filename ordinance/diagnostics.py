@@ -36,9 +36,11 @@ __all__ = [
     "SafetyViolationError",
     "EvaluationError",
     "LimitExceeded",
+    "InputError",
     "StoreError",
     "StaleEpochError",
     "GateError",
+    "ProjectionError",
 ]
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,12 @@ class LimitExceeded(EvaluationError):
     default_code = "limit_exceeded"
 
 
+class InputError(OrdinanceError):
+    """A fact file could not be read, or a line of it is malformed (phase: input)."""
+
+    default_code = "fact_file"
+
+
 class StoreError(OrdinanceError):
     """The fact store refused or failed an operation (phase: store)."""
 
@@ -191,6 +199,12 @@ class GateError(OrdinanceError):
     """The gate was used wrongly (a bad request); policy outcomes never raise."""
 
     default_code = "gate"
+
+
+class ProjectionError(OrdinanceError):
+    """A projection could not be rendered (unknown projection or audience, a cap too small)."""
+
+    default_code = "projection"
 
 
 # code -> (phase, meaning). Every code a diagnostic or error carries is here.
@@ -215,10 +229,16 @@ CODES: dict[str, tuple[str, str]] = {
     "cyclic_negation": ("check", "a relation depends negatively on itself"),
     "unsupported": ("check", "a construct the engine does not run"),
     "unknown_functor": ("parse", "a call of a built-in functor that does not exist"),
+    "invalid_regex": ("check", "a regular expression that does not compile"),
+    "range_position": ("check", "`range` where it cannot give several values"),
+    "cyclic_type": ("check", "a `.type` defined in terms of itself"),
+    "duplicate_attribute": ("check", "a `.decl` names an attribute twice"),
+    "io_parameter": ("check", "an I/O directive parameter that does not exist or fit"),
     "check": ("check", "a static check failed"),
     # evaluation
     "evaluation": ("engine", "evaluation could not complete"),
     "division_by_zero": ("engine", "a rule divides by zero"),
+    "invalid_number": ("engine", "a conversion of text that is not a number"),
     "limit_exceeded": ("engine", "a tuple, round or time limit was reached"),
     # the store
     "store": ("store", "the store refused or failed an operation"),
@@ -249,8 +269,19 @@ CODES: dict[str, tuple[str, str]] = {
     "integer_range": ("value", "an integer outside signed 64 bits"),
     "epoch_range": ("value", "an epoch outside 0 .. 2^63 - 1"),
     "time_range": ("value", "a time outside years 1 .. 9999 that is not `forever`"),
+    "bad_layer": ("store", "an event whose privacy layer is not a non-empty string"),
     # the gate
     "gate": ("gate", "the gate was used wrongly (a bad request)"),
+    # projections (ordinance.project)
+    "projection": ("project", "a projection could not be rendered"),
+    "unknown_projection": ("project", "the policy declares no such projection"),
+    "unknown_section": ("project", "a line in a section its projection does not declare"),
+    "bad_cap": ("project", "a byte cap too small for the projection's heading"),
+    "bad_bound": ("project", "a byte bound too small for the rehydration bundle"),
+    "bad_layers": ("project", "the policy's layers are inconsistent (several default layers)"),
+    "unknown_layer": ("project", "a layer the policy does not declare"),
+    "unknown_audience": ("project", "an audience the policy does not declare"),
+    "bad_records": ("project", "a file of Markdown records that cannot be read"),
     # the server, its clients and hooks
     "bad_request": ("serve", "a request body of the wrong shape"),
     "bad_json": ("serve", "a body that is not JSON"),
@@ -276,6 +307,7 @@ CODES: dict[str, tuple[str, str]] = {
     "no_scenarios": ("cli", "no scenario files where the demo looks"),
     "bad_fixture": ("cli", "a fuzz fixture that cannot be replayed"),
     "io": ("cli", "a file could not be read or written"),
+    "fact_file": ("input", "a fact file that cannot be read, or a malformed line of one"),
     "aborted": ("cli", "interrupted"),
     "internal": ("cli", "a bug in ordinance (please report it)"),
     "error": ("any", "an error of no more specific kind"),

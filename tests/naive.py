@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from ordinance.rules.ast import (
     Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Now, Predicate, Rule, Term, Var, Wildcard,
 )
-from ordinance.rules.functors import FUNCTORS, PREDICATES
+from ordinance.rules.functors import FUNCTORS, OPERATORS, PREDICATES, Unsigned, constant
 from ordinance.rules.checked import CheckedProgram
 
 __all__ = ["naive_evaluate"]
@@ -154,20 +154,16 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
         if isinstance(lit, Comparison):
             left, right = _ready(lit.left, b, uses), _ready(lit.right, b, uses)
             if left and right:
-                x, y = _value(lit.left, b, now, db, uses), _value(lit.right, b, now, db, uses)
-                if x is not None and y is not None and _compare(lit.op, x, y):
+                xs, ys = _values(lit.left, b, now, db, uses), _values(lit.right, b, now, db, uses)
+                if any(x is not None and y is not None and _compare(lit.op, x, y) for x in xs for y in ys):
                     yield from _solve(rest, b, db, now, uses)
                 return
-            if lit.op == "=" and isinstance(lit.left, Var) and right:
-                v = _value(lit.right, b, now, db, uses)
-                if v is not None:
-                    yield from _solve(rest, {**b, lit.left.name: v}, db, now, uses)
-                return
-            if lit.op == "=" and isinstance(lit.right, Var) and left:
-                v = _value(lit.left, b, now, db, uses)
-                if v is not None:
-                    yield from _solve(rest, {**b, lit.right.name: v}, db, now, uses)
-                return
+            for var, other, ready in ((lit.left, lit.right, right), (lit.right, lit.left, left)):
+                if lit.op == "=" and isinstance(var, Var) and ready:
+                    for v in _values(other, b, now, db, uses):
+                        if v is not None:
+                            yield from _solve(rest, {**b, var.name: v}, db, now, uses)
+                    return
     for i, lit in enumerate(lits):  # expression arguments waiting for each other: check them later
         if isinstance(lit, Atom):
             rest = lits[:i] + lits[i + 1 :]
@@ -187,6 +183,13 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
 def _injected(t: Aggregate, uses: Counter[str]) -> set[str]:
     target = t.target.name if isinstance(t.target, Var) else None
     return {v for v in _vars(t) if uses[v] > 0 and v != target}
+
+
+def _values(t: Term, b: dict[str, Any], now: int, db: DB, uses: Counter[str]) -> list[Any]:
+    """A term's values: several for `range(...)`."""
+    if isinstance(t, Call) and FUNCTORS[t.func].multi:
+        return list(FUNCTORS[t.func].fn(*(_value(a, b, now, db, uses) for a in t.args)))
+    return [_value(t, b, now, db, uses)]
 
 
 def _ground(t: Term, b: dict[str, Any]) -> bool:
@@ -217,7 +220,7 @@ def _match(atom: Atom, t: tuple[Any, ...], b: dict[str, Any], now: int) -> dict[
 
 
 def _same(x: Any, y: Any) -> bool:
-    return type(x) is type(y) and x == y
+    return isinstance(x, str) == isinstance(y, str) and x == y
 
 
 def _compare(op: str, x: Any, y: Any) -> bool:
@@ -225,7 +228,7 @@ def _compare(op: str, x: Any, y: Any) -> bool:
         return _same(x, y)
     if op == "!=":
         return not _same(x, y)
-    if isinstance(x, int) != isinstance(y, int):
+    if isinstance(x, str) != isinstance(y, str):
         raise TypeError("a number compared with a symbol")
     return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y}[op]
 
@@ -234,7 +237,7 @@ def _value(t: Term, b: dict[str, Any], now: int, db: DB | None = None, uses: Cou
     if isinstance(t, Var):
         return b[t.name]
     if isinstance(t, Const):
-        return t.value
+        return constant(t)
     if isinstance(t, Now):
         return now
     if isinstance(t, BinOp):
@@ -247,8 +250,12 @@ def _value(t: Term, b: dict[str, Any], now: int, db: DB | None = None, uses: Cou
             return x - y
         if t.op == "*":
             return x * y
-        q = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
-        return q if t.op == "/" else x - y * q
+        if t.op == "/" and (isinstance(x, float) or isinstance(y, float)):
+            return x / y
+        if t.op in ("/", "%") and not isinstance(x, Unsigned) and not isinstance(y, Unsigned):
+            q = abs(x) // abs(y) * (1 if (x >= 0) == (y >= 0) else -1)
+            return q if t.op == "/" else x - y * q
+        return OPERATORS[t.op](x, y)  # the others as the language defines them (functors.py)
     if isinstance(t, Call):  # the functions are the language's definition, in functors.py
         return FUNCTORS[t.func].fn(*(_value(a, b, now, db, uses) for a in t.args))
     if isinstance(t, Aggregate):

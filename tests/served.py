@@ -39,7 +39,7 @@ class Served:
                  env: dict[str, str] | None = None):
         from ordinance.facts import open_store
 
-        open_store(db).close()  # the store exists first (`ordinance init`): serve never creates one
+        open_store(db).close()  # the store exists first, as after `ordinance init`
         self.port = free_port()
         args = [sys.executable, "-c", "from ordinance.cli import main; main()", "serve", "--policy", str(policy),
                 "--db", db, "--tokens", str(tokens), *extra]

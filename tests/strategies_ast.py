@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from ordinance.diagnostics import NO_SPAN
 from ordinance.rules import ast
 from ordinance.rules.functors import FUNCTORS, PREDICATES
 from ordinance.values import FOREVER
 
-RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"} | set(PREDICATES)
+RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"} | set(PREDICATES) | {
+    "band", "bor", "bxor", "bshl", "bshr", "bshru", "bnot", "land", "lor", "lxor", "lnot",
+    "cat", "strlen", "substr", "ord", "to_string", "to_number", "to_float", "to_unsigned", "range",
+    "eqrel", "btree", "btree_delete", "brie", "inline", "no_inline", "magic", "no_magic", "overridable",
+}
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True).filter(
     lambda s: s not in RESERVED
@@ -21,7 +26,9 @@ instants = st.builds(
     ast.Const, st.integers(0, 4102444800) | st.just(FOREVER), st.just("time")
 )
 durations = st.builds(ast.Const, st.integers(-(10**9), 10**9), st.just("duration"))
-consts = symbols | numbers | instants | durations
+unsigneds = st.builds(ast.Const, st.integers(0, 2**64 - 1), st.just("unsigned"))
+floats = st.builds(ast.Const, st.floats(allow_nan=False, allow_infinity=False), st.just("float"))
+consts = symbols | numbers | instants | durations | unsigneds | floats
 
 leaves: st.SearchStrategy[ast.Term] = st.one_of(
     st.builds(ast.Var, names), st.builds(ast.Wildcard), st.builds(ast.Now), consts
@@ -34,7 +41,7 @@ def atoms_of(term_strategy: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[as
 
 def _arity(builtin_name: str, table: dict) -> st.SearchStrategy[int]:  # type: ignore[type-arg]
     b = table[builtin_name]
-    return st.integers(len(b.params), len(b.params) + 2) if b.variadic else st.just(len(b.params))
+    return st.integers(len(b.params), b.most or len(b.params) + 2) if b.variadic else st.just(len(b.params))
 
 
 def calls_of(term_strategy: st.SearchStrategy[ast.Term], table: dict, build):  # type: ignore[no-untyped-def,type-arg]
@@ -53,12 +60,17 @@ def calls_of(term_strategy: st.SearchStrategy[ast.Term], table: dict, build):  #
 def literals_of(term_strategy: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Literal]:
     atom = atoms_of(term_strategy)
     predicates = calls_of(term_strategy, PREDICATES, lambda n, a, draw: ast.Predicate(n, a, draw(st.booleans())))
-    return st.one_of(
+    plain = st.one_of(
         atom,
         st.builds(ast.Negation, atom),
         st.builds(ast.Comparison, st.sampled_from(ast.COMPARISON_OPS), term_strategy, term_strategy),
         predicates,
     )
+    # `(a ; b, c)`: two or more branches (one branch would be mere parentheses)
+    branch = st.lists(plain, min_size=1, max_size=2).map(tuple)
+    disjunctions = st.builds(ast.Disjunction, st.lists(branch, min_size=2, max_size=3).map(tuple))
+    nested = st.builds(ast.Disjunction, st.lists(st.tuples(disjunctions) | branch, min_size=2, max_size=2).map(tuple))
+    return plain | disjunctions | nested
 
 
 def _compound(children: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Term]:
@@ -83,12 +95,16 @@ atoms = atoms_of(terms)
 literals = literals_of(terms)
 bodies = st.lists(literals, min_size=1, max_size=4).map(tuple)
 
-rules = st.builds(ast.Rule, atoms, st.lists(literals, max_size=4).map(tuple))
+rules = st.builds(ast.Rule, atoms, st.lists(literals, max_size=4).map(tuple)) | st.builds(
+    ast.Rule, atoms, bodies, st.just(NO_SPAN), st.lists(atoms, max_size=2).map(tuple)
+)
 facts = st.builds(ast.Rule, atoms)
 decls = st.builds(
     ast.Decl,
     names,
     st.lists(st.builds(ast.Param, names, st.sampled_from(ast.TYPES)), max_size=4).map(tuple),
+    st.just(NO_SPAN),
+    st.lists(st.sampled_from(("eqrel", "btree", "brie", "inline")), max_size=2).map(tuple),
 )
 includes = st.builds(ast.Include, st.text(max_size=12))
 tests = st.builds(
@@ -103,5 +119,9 @@ hints = st.builds(
     ast.Hint, names, st.lists(st.lists(consts, max_size=3).map(tuple), max_size=3).map(tuple)
 )
 
-items = st.one_of(rules, decls, includes, tests, invariants, hints)
+type_decls = st.builds(ast.TypeDecl, names, names, st.just(())) | st.builds(
+    ast.TypeDecl, names, st.none(), st.lists(names, min_size=1, max_size=3).map(tuple)
+)
+
+items = st.one_of(rules, decls, includes, tests, invariants, hints, type_decls)
 programs = st.builds(ast.Program, st.lists(items, max_size=6).map(tuple))

@@ -3,8 +3,8 @@
 hypothesis writes random safe, stratified programs over a small integer domain:
 relation `p<i>` may use EDB relations and `p<j>` for j <= i positively
 (recursion included) and only EDB relations and `p<j>` for j < i under
-negation; comparisons and arithmetic (`E = X + c, E < 5`, which keeps the
-domain finite) use bound variables. The engine and the naive evaluator are
+negation; comparisons and arithmetic (`E = X op c, E < 5` for an operator
+or functor of OPERATIONS, which keeps the domain finite) use bound variables. The engine and the naive evaluator are
 compared on every program; pyDatalog on the fragment it handles well:
 negation, comparisons and recursion, without arithmetic and constants.
 """
@@ -66,7 +66,8 @@ def programs(draw: Any, arithmetic: bool) -> Generated:
             extra_theirs: list[str] = []
             if arithmetic and draw(st.booleans()):
                 x, c = draw(st.sampled_from(bound)), draw(st.integers(1, 2))
-                extra_ours += [f"E = {x} + {c}", "E < 5"]
+                form = draw(st.sampled_from(OPERATIONS))
+                extra_ours += [f"E = {form.format(x=x, c=c)}", "E < 5"]
                 bound.append("E")
             for _ in range(draw(st.integers(0, 2))):
                 op = draw(st.sampled_from(["<", "!=", "<=", ">"]))
@@ -85,6 +86,15 @@ def programs(draw: Any, arithmetic: bool) -> Generated:
             theirs_lits = [atom(r, a) for r, a in body] + extra_theirs + [f"~{atom(r, a)}" for r, a in negs]
             theirs.append(f"{atom(head_rel, head)} <= {' & '.join(theirs_lits)}")
     return Generated("\n".join(ours), "\n".join(theirs), arity, arithmetic)
+
+
+# each keeps a non-negative domain non-negative, so `E < 5` keeps it finite
+OPERATIONS = (
+    "{x} + {c}", "{x} * {c}", "{x} ^ {c}", "{x} % {c}", "{x} / {c}", "{x} band {c}", "{x} bor {c}",
+    "{x} bxor {c}", "{x} bshl {c}", "{x} bshr {c}", "{x} bshru {c}", "{x} land {c}", "{x} lor {c}",
+    "{x} lxor {c}", "lnot {x}", "max({x}, {c})", "min({x}, {c}, 3)", "strlen(to_string({x} + {c}))",
+    "to_number(cat(to_string({x}), \"\"))", "({x} + {c}) bxor ({x} band 1)",
+)
 
 
 facts = st.fixed_dictionaries(

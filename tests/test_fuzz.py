@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 
 from ordinance.cli import cli
 from ordinance.facts import Event, schema_of, validate
-from ordinance.fuzz import Ask, Fact, Harness, History, load_history, replay, report, save, search
+from ordinance.fuzz import Ask, Fact, Harness, History, load_history, report, run_history, save, search
 from ordinance.fuzz import strategies
 from ordinance.gate import Request
 from ordinance.testing.scenario import load_scenario, run_scenario
@@ -66,7 +66,7 @@ def test_the_planted_bug_is_found_and_shrunk(tmp_path: Path) -> None:
     proved = [(c.relation, c.tuple) for c in children]
     assert proved == [("current", (claim,)), ("superseded", (claim,))]
     # replaying the shrunk history breaks the invariant again, with the same binding
-    again, _ = replay(harness, found.history)
+    again, _ = run_history(harness, found.history)
     assert again is not None and again.binding == (claim,)
     text = report(harness, found.history, found.breach)
     assert 'invariant "superseded is never current" is broken' in text

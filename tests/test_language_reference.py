@@ -21,7 +21,7 @@ def rows() -> list[tuple[str, str, str, str]]:
     for line in text.splitlines():
         m = ROW.match(line)
         if m:
-            unescape = lambda s: s.replace("\\\\|", "|")  # noqa: E731  (a `|` inside a table cell)
+            unescape = lambda s: s.replace("\\|", "|")  # noqa: E731  (a `|` inside a table cell)
             found.append((m["what"], unescape(m["ok"]), unescape(m["bad"]), m["code"]))
     return found
 

@@ -75,7 +75,7 @@ def test_the_tools_in_process(store: Store) -> None:
 
 def test_over_stdio(tmp_path: Path) -> None:
     (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
-    open_store(str(tmp_path / "o.db")).close()  # mcp never creates a store
+    open_store(str(tmp_path / "o.db")).close()  # as after `ordinance init`
     params = StdioServerParameters(command=sys.executable, args=[
         "-c", "from ordinance.cli import main; main()", "mcp", "--principal", "claude-code",
         "--policy", str(tmp_path / "policy.rules"), "--db", str(tmp_path / "o.db")])
@@ -95,7 +95,7 @@ def test_over_streamable_http_with_tokens(tmp_path: Path) -> None:
     import subprocess
 
     (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
-    open_store(str(tmp_path / "o.db")).close()  # mcp never creates a store
+    open_store(str(tmp_path / "o.db")).close()  # as after `ordinance init`
     tokens = write_tokens(tmp_path / "tokens.toml")
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-c", "from ordinance.cli import main; main()", "mcp", "--http",

@@ -186,15 +186,15 @@ def test_spans_point_at_tokens() -> None:
 
 
 def test_several_syntax_errors_are_reported_at_once() -> None:
-    found = errors('a(X) :- b(X.\nok(1).\nc(1) :- ,\nd("x).\ne(1).\n.decl p(x: float)\n')
+    found = errors('a(X) :- b(X.\nok(1).\nc(1) :- ,\nd("x).\ne(1).\np(X) :- q(X), X = foo(X).\n')
     assert [(code, line) for code, line, _, _ in found] == [
         ("syntax", 1),
         ("syntax", 3),
         ("syntax", 4),
-        ("unknown_type", 6),
+        ("unknown_functor", 6),
     ]
     assert found[2][3] == "unterminated string"
-    assert found[3][3].startswith("unknown type `float`")
+    assert found[3][3].startswith("unknown functor `foo`")
 
 
 def test_error_messages_name_what_was_expected() -> None:

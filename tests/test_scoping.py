@@ -36,6 +36,8 @@ def test_an_aggregate_compared_with_a_bound_variable_is_a_comparison() -> None:
 
 def test_an_aggregate_target_shadows_the_outer_variable_of_its_name() -> None:
     assert answer("r(1). r(5). r(3). m(a) :- a = max a : { r(a) }.", "m") == {(5,)}
+    model = evaluate(compile_text("r(1). r(5). m(a) :- a = max a : { r(a) }."))
+    assert "max a : { r(a) } = 5  aggregate" in to_text(why(model, "m", (5,)))
     assert answer("r(1). r(5). r(3). m(a) :- a = min a : { r(a) }.", "m") == {(1,)}
     # the outer `X` is bound by q; the inner one ranges over all of r
     assert answer("q(7). r(1). r(5). m(X, N) :- q(X), N = max X : { r(X) }.", "m") == {(7, 5)}

@@ -139,7 +139,8 @@ def allowed_includes() -> tuple[str, ...]:
 
 def open_db(url: str, policy: CheckedProgram | None = None, *, create: bool = False) -> Store:
     """The store at `url`, validating writes against `policy`'s schema.
-    Only `create=True` (init, assert, load) makes a store that is not there."""
+    Only `create=True` (init, assert, load, serve, mcp: the commands that write)
+    makes a store that is not there."""
     from ..facts import open_store, schema_of
 
     return open_store(url, schema_of(policy) if policy is not None else None, create=create)

@@ -7,9 +7,9 @@ write it was in the middle of rolls back (the store's transaction never
 commits half a batch). Every evaluation a command starts is also bounded by
 the time left, inside the engine, so the gate denies with `limit_exceeded`
 as data instead of being cut off. Commands that walk many items (replay,
-fuzz, test, demo, load, export, lint) bound each evaluation by the deadline,
-and the servers (serve, mcp) each decision by the gate's; they have no
-watchdog unless `--deadline` / ORDINANCE_DEADLINE is given.
+fuzz, test, demo, load, export, lint) bound each evaluation by the deadline
+and have no watchdog unless `--deadline` / ORDINANCE_DEADLINE is given; the
+servers (serve, mcp) never have one, `--deadline` bounds their evaluations.
 """
 
 from __future__ import annotations

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import click
 
-from ..diagnostics import OrdinanceError
-from ..engine import evaluate, overlay, why, why_not
-from ..explain import annotator, to_dot, to_json, to_text
+from ..engine import Model, ProofNode, WhyNot, evaluate, parse_pattern, why, why_not
+from ..explain import Annotate, annotator, to_dot, to_json, to_text
 from ..gate import Request, is_request_side
+from ..project import Projector
+from ..rules.checked import CheckedProgram
 from ..rules import check_declared, parse_facts
 from ..values import escape
 from .deadline import limits
@@ -21,7 +21,7 @@ from .common import (
     open_db,
     print_json,
 )
-from .query import parse_pattern
+from .state import audience_option
 
 __all__ = ["commands", "why_command", "why_not_command"]
 
@@ -33,44 +33,43 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="A fact added for this question only, e.g. a request (repeatable)."),
         click.option("--json", "fmt", flag_value="json", help="Print the tree as JSON."),
         click.option("--dot", "fmt", flag_value="dot", help="Print the tree as a Graphviz DOT graph."),
+        audience_option,
         model_options,
     ):
         f = option(f)
     return f
 
 
-@contextmanager
-def _model(policy: str, db: str, now: int | None, given: tuple[str, ...]) -> Iterator[tuple[Any, Any, Any]]:
-    """The policy, the model of the store plus `given` at `now` (as the gate
-    sees a request: an overlay of the store's model), and an annotator that
-    reads only the events behind the facts it shows (the store stays open)."""
+def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
+           audience: str | None = None) -> tuple[CheckedProgram, Model, Annotate]:
+    """The policy, the model of the store (the layers `audience` may see)
+    plus `given` at `now`, and an annotator over the same events."""
     program = load_policy(policy)
     extra = parse_facts(given, "given fact")
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if is_request_side(rel, program.relations.get(rel))]
     if asked:  # a request as the gate sees it (its scope defaults to its target)
-        overlay_facts = Request.from_facts(asked).facts()
-        extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay_facts.items() for t in ts]
-    grouped: dict[str, set[tuple[Any, ...]]] = {}
-    for rel, args in extra:
-        grouped.setdefault(rel, set()).add(args)
-    at = now_or_clock(now)
+        overlay = Request.from_facts(asked).facts()
+        extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay.items() for t in ts]
     with open_db(db, program) as store:
-        rev = store.revision()
-        model = overlay(evaluate(program, store.facts(rev), now=at, limits=limits()), grouped, now=at)
-        yield program, model, annotator(store, rev, {"claim_valid": model.tuples("claim_valid")})
+        seen: Any = store  # with an audience: only the events of the layers it sees
+        if audience is None:
+            facts = store.facts()
+        else:
+            seen = Projector(program, store).sources(audience)
+            facts = {r: set(ts) for r, ts in seen.facts.items()}
+        for rel, args in extra:
+            facts.setdefault(rel, set()).add(args)
+        annotate = annotator(seen, store.revision(), facts, lookups=False)  # used after the store closes
+    return program, evaluate(program, facts, now=now_or_clock(now), limits=limits()), annotate
 
 
-def _target(program: Any, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
-    relation, args = parse_pattern(text.rstrip().rstrip("."))
-    check_declared(program, [(relation, tuple(args))])
-    if not partial and any(kind != "const" for kind, _ in args):
-        raise OrdinanceError(f"`{relation}` has a variable; `why` takes a fact such as `current(\"c1\")`",
-                             code="not_ground")
-    return relation, tuple(value if kind == "const" else None for kind, value in args)
+def _target(program: CheckedProgram, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
+    asked = parse_pattern(text, program, ground=not partial)
+    return asked.relation, asked.values
 
 
-def _show(tree: Any, fmt: str | None, annotate: Any, program: Any) -> None:
+def _show(tree: ProofNode | WhyNot, fmt: str | None, annotate: Annotate, program: CheckedProgram) -> None:
     if fmt == "json":
         print_json(to_json(tree, annotate, program))
     elif fmt == "dot":
@@ -87,23 +86,25 @@ Examples:
   ordinance why 'forbid("a1", "stale-epoch", "job")' \\
                 --given 'request("a1", "write", "job", "alice", 1).' --now 2026-08-14T23:00:00Z
   ordinance why 'current("c2")' --dot | dot -Tsvg > proof.svg
+  ordinance why 'current("c2")' --audience public
 """,
 )
 @_options
-def why_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int | None, db: str, policy: str) -> None:
+def why_command(fact: str, given: tuple[str, ...], fmt: str | None, audience: str | None, now: int | None,
+                db: str, policy: str) -> None:
     """Show why FACT holds: the proof tree of rules and stored facts.
 
     Each rule node shows the rule and its bindings; each stored fact shows
     the revision, author and source that put it there. Exits 1 if FACT does
     not hold (then try `ordinance why-not`).
     """
-    with _model(policy, db, now, given) as (program, model, annotate):
-        relation, t = _target(program, fact, partial=False)
-        proof = why(model, relation, t)
-        if proof is None:
-            click.echo(f"{escape(fact.strip().rstrip('.'))} does not hold; `ordinance why-not` says what is missing")
-            raise click.exceptions.Exit(1)
-        _show(proof, fmt, annotate, program)
+    program, model, annotate = _model(policy, db, now, given, audience)
+    relation, t = _target(program, fact, partial=False)
+    proof = why(model, relation, t)
+    if proof is None:
+        click.echo(f"{escape(fact.strip().rstrip('.'))} does not hold; `ordinance why-not` says what is missing")
+        raise click.exceptions.Exit(1)
+    _show(proof, fmt, annotate, program)
 
 
 @click.command(
@@ -116,16 +117,17 @@ Examples:
 """,
 )
 @_options
-def why_not_command(fact: str, given: tuple[str, ...], fmt: str | None, now: int | None, db: str, policy: str) -> None:
+def why_not_command(fact: str, given: tuple[str, ...], fmt: str | None, audience: str | None, now: int | None,
+                    db: str, policy: str) -> None:
     """Show why FACT does not hold: for each rule that could derive it, the
     first condition that failed and the facts that would make it hold.
 
     FACT may leave arguments open with `_`. Exits 1 if FACT holds.
     """
-    with _model(policy, db, now, given) as (program, model, annotate):
-        relation, t = _target(program, fact, partial=True)
-        answer = why_not(model, relation, t)
-        _show(answer, fmt, annotate, program)
+    program, model, annotate = _model(policy, db, now, given, audience)
+    relation, t = _target(program, fact, partial=True)
+    answer = why_not(model, relation, t)
+    _show(answer, fmt, annotate, program)
     if answer.holds:
         raise click.exceptions.Exit(1)
 

@@ -62,12 +62,12 @@ def command(
     Exits 1 if an invariant is broken.
     """
     # imported here: every other command starts without loading hypothesis
-    from ..fuzz import Harness, load_history, outcomes, replay, report, save
+    from ..fuzz import Harness, load_history, outcomes, report, run_history, save
 
     harness = Harness.from_path(policy)
     if replay_from is not None:
         history = load_history(harness, replay_from)
-        breach, _ = replay(harness, history)
+        breach, _ = run_history(harness, history)
         if breach is None:
             click.echo(escape(f"{replay_from}: {len(history)} events, every invariant holds"))
             return

@@ -19,6 +19,7 @@ from .limits import GATE_DEADLINE_S, Budget, Limits
 from .model import Model, Note
 from .prepare import Prepared, prepare
 from .provenance import Failure, ProofNode, WhyNot, why, why_not
+from .query import Pattern, answers, parse_pattern
 
 __all__ = [
     "evaluate",
@@ -38,6 +39,9 @@ __all__ = [
     "retract",
     "renumber",
     "warm",
+    "Pattern",
+    "parse_pattern",
+    "answers",
 ]
 
 _CACHE: dict[int, tuple[CheckedProgram, Prepared]] = {}

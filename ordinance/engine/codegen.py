@@ -15,19 +15,45 @@ once and a variant whose frontier is empty costs one test.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Callable, Sequence
 
 from ..rules.ast import BinOp, Call, Comparison, Const, Now, Term, Var
-from ..rules.functors import INLINE, OPERATOR_NAMES, c_div, c_mod, namespace
+from ..rules.functors import FUNCTORS, INLINE, OPERATOR_NAMES, c_div, c_mod, namespace
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan
 
-__all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod"]
+__all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod", "drain", "unlimited", "CHUNK"]
 
 # ("stable", relation) | ("recent", relation) | ("index", relation, cols) | ("agg", AggStep)
 Input = tuple[Any, ...]
 
 _CMP = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-_NAMESPACE = namespace()
+def _multi(t: Term) -> bool:
+    """A functor with several values (`range`)."""
+    return isinstance(t, Call) and FUNCTORS[t.func].multi
+
+
+CHUNK = 4096  # matches between two checks of the run limits
+
+
+def drain(matches: Any, out: set[Any], outs: Any, spend: Callable[[int, Any], None]) -> None:
+    """Add the matches to `out` as they are made (duplicates never pile up),
+    calling `spend(matches, outs)` every CHUNK matches and at the end, so the
+    limits hold inside a round (`outs`: every output set of the round)."""
+    update = out.update
+    while True:
+        chunk = list(islice(matches, CHUNK))
+        update(chunk)
+        spend(len(chunk), outs)
+        if len(chunk) < CHUNK:
+            return
+
+
+def unlimited(matches: int, outs: Any) -> None:
+    """`spend` for runs without limits (re-running a variant to name a culprit)."""
+
+
+_NAMESPACE = {**namespace(), "drain": drain, "unlimited": unlimited}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +74,13 @@ class _Gen:
         self.temps = 0
         self.used: list[Input] = []  # this plan's inputs, in order of first use
 
-    def join(self, out: str) -> list[str]:
-        """The plan's join: one list comprehension feeding `out.update`."""
+    def join(self, out: str, outs: str = "None") -> list[str]:
+        """The plan's join: one generator of matches that `drain` feeds into
+        `out` in chunks, calling `spend` (the run limits) between them."""
         self.steps(set(self.plan.bound_in))
         head = self.tup([self.term(t) for t in self.plan.head]) if self.plan.head else "()"
         clauses = self.items if self.items and self.items[0].startswith("for ") else ["for _ in (0,)"] + self.items
-        return [f"    {out}.update([", f"        {head}"] + [f"        {c}" for c in clauses] + ["    ])"]
+        return ["    drain((", f"        {head}"] + [f"        {c}" for c in clauses] + [f"    ), {out}, {outs}, spend)"]
 
     def var(self, name: str) -> str:
         py = self.names.get(name)
@@ -77,7 +104,7 @@ class _Gen:
         if isinstance(t, Var):
             return self.var(t.name)
         if isinstance(t, Const):
-            return repr(t.value)
+            return f"U({t.value!r})" if t.type == "unsigned" else repr(t.value)
         if isinstance(t, Now):
             return "now"
         if isinstance(t, BinOp):
@@ -104,13 +131,18 @@ class _Gen:
                 self.anti(step)
             elif isinstance(step, Filter):
                 c = step.literal
-                if isinstance(c, Comparison):
+                if isinstance(c, Comparison) and _multi(c.right):  # `X = range(...)` with X bound
+                    self.items.append(f"if {self.term(c.left)} in tuple({self.term(c.right)})")
+                elif isinstance(c, Comparison) and _multi(c.left):
+                    self.items.append(f"if {self.term(c.right)} in tuple({self.term(c.left)})")
+                elif isinstance(c, Comparison):
                     self.items.append(f"if {self.term(c.left)} {_CMP[c.op]} {self.term(c.right)}")
                 else:
                     test = f"p_{c.name}({', '.join(self.term(a) for a in c.args)})"
                     self.items.append(f"if not {test}" if c.negated else f"if {test}")
             elif isinstance(step, Assign):
-                self.items.append(f"for {self.var(step.var)} in [{self.term(step.expr)}]")
+                values = self.term(step.expr) if _multi(step.expr) else f"[{self.term(step.expr)}]"
+                self.items.append(f"for {self.var(step.var)} in {values}")
                 bound.add(step.var)
             else:
                 self.aggregate(step)
@@ -119,6 +151,16 @@ class _Gen:
     def scan(self, step: Scan, bound: set[str]) -> None:
         atom, rel = step.atom, step.atom.relation
         args = atom.args
+        if step.exists and not (step.recent and step.key):
+            # nothing it binds is used again: one test, not one match per tuple
+            if step.recent:
+                self.items.append(f"if {self.inp(('recent', rel))}")
+            elif step.key:
+                key = self.key([self.term(args[p]) for p in step.key])
+                self.items.append(f"if {key} in {self.inp(('index', rel, step.key))}")
+            else:
+                self.items.append(f"if {self.inp(('stable', rel))}")
+            return
         if not step.recent and len(step.key) == len(args):
             items = [self.term(a) for a in args]
             self.items.append(f"if {self.tup(items) if items else '()'} in {self.inp(('stable', rel))}")
@@ -209,16 +251,16 @@ def _prologue(inputs: dict[Input, str], getters: set[str], namespace: dict[str, 
 
 
 def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
-    """One function running the rule plans in order: `(rels, agg, now) ->
+    """One function running the rule plans in order: `(rels, agg, now, spend) ->
     {rule id: matches}` (ids in order of first run), None if no plan ran. A delta variant runs
     only if its frontier is not empty; an input is fetched when first needed."""
     inputs: dict[Input, str] = {}
     getters: set[str] = set()
-    parts = [(plan, gen.join(f"o{plan.rule_id}"), gen.used) for plan in plans for gen in [_Gen(plan, inputs, getters)]]
+    parts = [(plan, gen.join(f"o{plan.rule_id}", "outs"), gen.used) for plan in plans for gen in [_Gen(plan, inputs, getters)]]
     namespace: dict[str, Any] = dict(_NAMESPACE)
     outs = list(dict.fromkeys(f"o{plan.rule_id}" for plan in plans))
     lazy = [name for spec, name in inputs.items() if spec[0] != "recent"]
-    lines = ["def _round(rels, agg, now):", "    outs = {}"]
+    lines = ["def _round(rels, agg, now, spend=unlimited):", "    outs = {}"]
     lines += [f"    {name} = {_fetch(spec, name, namespace)}" for spec, name in inputs.items() if spec[0] == "recent"]
     lines += [f"    {name} = None" for name in lazy + outs]
     for plan, join, used in parts:
@@ -239,7 +281,7 @@ def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
 def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
     """`aggregate` (count/sum/min/max) compiles an aggregate body instead of a rule.
 
-    The whole join is one list comprehension feeding `out.update`: nested
+    The whole join is one generator of matches drained into `out`: nested
     `for` clauses are the scans and probes, `if` clauses the filters and
     anti-joins, `for x in [expr]` the assignments."""
     gen = _Gen(plan)
@@ -249,10 +291,10 @@ def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
     namespace: dict[str, Any] = dict(_NAMESPACE)
     prologue = _prologue(gen.inputs, gen.getters, namespace if aggregate is None else None)
     if aggregate is None:
-        signature = "rels, agg, out, now"
+        signature = "rels, agg, out, now, spend=unlimited"
         epilogue: list[str] = []
     else:
-        signature = ", ".join(outer + params + ["now"])
+        signature = ", ".join(outer + params + ["now", "spend=unlimited"])
         prologue.append("    out = set()")
         value = "t[-1] for t in out"
         epilogue = [

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping, NoReturn
 
-from ..diagnostics import Diagnostic, EvaluationError
+from ..diagnostics import Diagnostic, EvaluationError, LimitExceeded
 from ..rules.ast import Term
 from ..rules.functors import EVAL_ERRORS, FunctorError, evaluate
-from .codegen import Compiled
+from .codegen import Compiled, unlimited
 from .limits import Budget
 from .model import Model
 from .plan import AggStep
@@ -82,19 +82,23 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
     A `seed` run starts from the frontiers the caller set and returns the
     tuples it added per relation that grew; a full run returns nothing."""
     prep, rels, now = model.prepared, model.rels, model.now
-    agg = aggregator(prep, rels, now)
     added: dict[str, set[Any]] = {}
     own = st.relations
 
     heads = prep.heads
+    check = budget.in_round(own, lambda outs: sum(len(rels[heads[rid]].missing(o)) for rid, o in outs.items()))
+    agg = aggregator(prep, rels, now, check)
     kind = "seed" if seed else "full"
     variants = prep.runs.get((st.index, kind)) or prep.variants(st, kind, rels)
     rounds = 0
     while variants:
         try:
-            to_add = variants.run(rels, agg, now)
+            to_add = variants.run(rels, agg, now, check)
         except EVAL_ERRORS as exc:
             _culprit(variants, rels, agg, now, exc)
+        except MemoryError:
+            names = ", ".join(f"`{r}`" for r in own)
+            raise LimitExceeded([Diagnostic("limit_exceeded", f"limit exceeded: out of memory in the stratum of {names}")]) from None
         if to_add is None:
             break
         rounds += 1
@@ -125,7 +129,8 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
     return added
 
 
-def aggregator(prep: Prepared, rels: Mapping[str, Rel], now: int) -> Callable[[AggStep], Callable[[Any], Any]]:
+def aggregator(prep: Prepared, rels: Mapping[str, Rel], now: int, spend: Any = unlimited
+               ) -> Callable[[AggStep], Callable[[Any], Any]]:
     """`agg(step)`: the aggregate's value per outer binding over `rels`, memoised
     while the relations stay as they are (one stratum run)."""
     aggregates: dict[int, Callable[[Any], Any]] = {}
@@ -143,7 +148,7 @@ def aggregator(prep: Prepared, rels: Mapping[str, Rel], now: int) -> Callable[[A
     def agg(step: AggStep) -> Callable[[Any], Any]:
         fn = aggregates.get(id(step))
         if fn is None:
-            fn = aggregates[id(step)] = _aggregate_fn(prep.aggregate(step), step, resolve, now)
+            fn = aggregates[id(step)] = _aggregate_fn(prep.aggregate(step), step, resolve, now, spend)
         return fn
 
     return agg
@@ -160,6 +165,8 @@ def _culprit(variants: Round, rels: Any, agg: Any, now: int, exc: Exception) -> 
 
 
 def _fail(compiled: Compiled, exc: Exception) -> NoReturn:
+    if isinstance(exc, OverflowError):
+        Budget.overflow(compiled.plan.label)
     if isinstance(exc, FunctorError):
         raise EvaluationError([Diagnostic(exc.code, f"{exc.message} in rule `{compiled.plan.label}`")]) from exc
     if isinstance(exc, ZeroDivisionError):
@@ -172,7 +179,7 @@ def _fail(compiled: Compiled, exc: Exception) -> NoReturn:
 
 
 def _aggregate_fn(
-    compiled: Compiled, step: AggStep, resolve: Callable[[tuple[Any, ...]], Any], now: int
+    compiled: Compiled, step: AggStep, resolve: Callable[[tuple[Any, ...]], Any], now: int, spend: Any
 ) -> Callable[[Any], Any]:
     """The aggregate's value per outer binding, memoised for one stratum run."""
     args = [resolve(s) for s in compiled.inputs]
@@ -186,11 +193,11 @@ def _aggregate_fn(
             pass
         try:
             if n == 0:
-                v = fn(*args, now)
+                v = fn(*args, now, spend)
             elif n == 1:
-                v = fn(key, *args, now)
+                v = fn(key, *args, now, spend)
             else:
-                v = fn(*key, *args, now)
+                v = fn(*key, *args, now, spend)
         except TypeError as exc:
             raise EvaluationError(
                 [Diagnostic("type_mismatch", f"cannot aggregate symbols in rule `{compiled.plan.label}`")]

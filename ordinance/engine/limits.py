@@ -1,16 +1,21 @@
-"""Run limits: derived tuples, rounds per stratum, and a deadline.
+"""Run limits: derived tuples, matches, rounds per stratum, and a deadline.
 
-Limits are checked after every semi-naive round, so a diverging program (for
-example arithmetic recursion, `n(X) :- n(Y), X = Y + 1.`) stops with
-`LimitExceeded` (code `limit_exceeded`) naming the limit and the stratum,
-instead of running forever. A single round is never interrupted.
+Limits hold inside a round as well as between rounds: a compiled join calls
+its round's check every `codegen.CHUNK` matches (see `codegen.drain`), so a
+single exploding round (a 5000 x 5000 cross product, a rule building 10^8
+tuples, 5 x 10^8 duplicate matches) stops with `LimitExceeded` (code
+`limit_exceeded`) naming the limit and the stratum, as a diverging program
+(`n(X) :- n(Y), X = Y + 1.`) does between rounds. Inside a round the tuple
+limit counts the round's candidate tuples, and when they would pass it, only
+those not known before (the exact count is taken again each time the
+candidates double).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from ..diagnostics import Diagnostic, LimitExceeded
 
@@ -27,33 +32,68 @@ class Limits:
     max_tuples: int | None = 10_000_000  # derived tuples in one evaluation
     max_iterations: int | None = 100_000  # semi-naive rounds in one stratum
     deadline: float | None = None  # seconds from the start of the evaluation
+    max_matches: int | None = 2_000_000_000  # rule body matches (duplicates too) in one evaluation
 
 
 _DEFAULT = Limits()
+
+# the output sets of a round, by rule id
+Outs = Mapping[int, set[Any]]
 
 
 class Budget:
     """What one evaluation (or one incremental update) has spent so far."""
 
-    __slots__ = ("limits", "tuples", "ends_at")
+    __slots__ = ("limits", "tuples", "matches", "ends_at")
 
     def __init__(self, limits: Limits | None):
         self.limits = limits or _DEFAULT
         self.tuples = 0
+        self.matches = 0
         d = self.limits.deadline
         self.ends_at = None if d is None else time.monotonic() + d
 
     def spend(self, stratum: Sequence[str], rounds: int, new_tuples: int) -> None:
+        """After a round: its new tuples, the round count, the deadline."""
         self.tuples += new_tuples
         lim = self.limits
         if lim.max_tuples is not None and self.tuples > lim.max_tuples:
             self._fail(f"more than {lim.max_tuples} derived tuples", stratum)
         if lim.max_iterations is not None and rounds > lim.max_iterations:
             self._fail(f"more than {lim.max_iterations} iterations", stratum)
+        self._clock(stratum)
+
+    def in_round(self, stratum: Sequence[str], fresh: Callable[[Outs], int]) -> Callable[[int, Outs | None], None]:
+        """The check a round's joins call as they go: `check(matches, outs)`.
+        `fresh(outs)` counts the candidates not known before the round."""
+        lim = self.limits
+        recount = 0  # candidates at which to count the fresh ones again
+
+        def check(matches: int, outs: Outs | None) -> None:
+            nonlocal recount
+            self.matches += matches
+            if lim.max_matches is not None and self.matches > lim.max_matches:
+                self._fail(f"more than {lim.max_matches} matches", stratum)
+            if lim.max_tuples is not None and outs:
+                candidates = sum(map(len, outs.values()))
+                if self.tuples + candidates > lim.max_tuples and candidates >= recount:
+                    if self.tuples + fresh(outs) > lim.max_tuples:
+                        self._fail(f"more than {lim.max_tuples} derived tuples", stratum)
+                    recount = 2 * candidates
+            self._clock(stratum)
+
+        return check
+
+    def _clock(self, stratum: Sequence[str]) -> None:
         if self.ends_at is not None and time.monotonic() > self.ends_at:
-            self._fail(f"deadline of {lim.deadline:g} seconds passed", stratum)
+            self._fail(f"deadline of {self.limits.deadline:g} seconds passed", stratum)
 
     @staticmethod
-    def _fail(what: str, stratum: Sequence[str]) -> None:
+    def _fail(what: str, stratum: Sequence[str]) -> NoReturn:
         names = ", ".join(f"`{r}`" for r in stratum)
         raise LimitExceeded([Diagnostic("limit_exceeded", f"limit exceeded: {what} in the stratum of {names}")])
+
+    @staticmethod
+    def overflow(label: str) -> NoReturn:
+        message = f"limit exceeded: a number outside 64 bits in rule `{label}`"
+        raise LimitExceeded([Diagnostic("limit_exceeded", message)])

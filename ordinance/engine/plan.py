@@ -41,6 +41,7 @@ class Scan:
     atom: Atom
     recent: bool
     key: tuple[int, ...]
+    exists: bool = False  # nothing it binds is used again (`a(_, _)`): a test suffices
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +283,8 @@ def _plan(
         atom = pending.pop(i)
         assert isinstance(atom, Atom)
         key = tuple(p for p, a in enumerate(atom.args) if _is_bound(a, bound))
-        steps.append(Scan(i, atom, i == delta, key))
+        exists = all(isinstance(a, Var) and occurrences.get(a.name, 0) == 1 for p, a in enumerate(atom.args) if p not in key)
+        steps.append(Scan(i, atom, i == delta, key, exists and not source_order))
         for a in atom.args:
             if isinstance(a, Var):
                 bound.add(a.name)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Predicate, Term, Var, Wildcard
-from ..rules.functors import EVAL_ERRORS, evaluate, holds
+from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
 from .incremental import renumber
@@ -104,10 +104,23 @@ Failures = tuple[Failure, ...]
 # ---------------------------------------------------------------- interpreter
 
 
+# source-order plans per prepared program, shared by every proof of it
+_PLANS: dict[int, tuple[Any, dict[int, JoinPlan]]] = {}
+
+
+def _plans(prepared: Any) -> dict[int, JoinPlan]:
+    hit = _PLANS.get(id(prepared))
+    if hit is None or hit[0] is not prepared:
+        if len(_PLANS) >= 64:
+            _PLANS.pop(next(iter(_PLANS)))
+        hit = _PLANS[id(prepared)] = (prepared, {})
+    return hit[1]
+
+
 class _Interp:
     def __init__(self, model: Model):
         self.model = model
-        self.plans: dict[int, JoinPlan] = {}
+        self.plans: dict[int, JoinPlan] = _plans(model.prepared)
 
     def plan(self, rid: int) -> JoinPlan:
         plan = self.plans.get(rid)
@@ -159,6 +172,10 @@ class _Interp:
         try:
             if isinstance(c, Predicate):
                 return holds(c, b, self.model.now)
+            if c.op == "=" and isinstance(c.right, Call) and FUNCTORS[c.right.func].multi:
+                return any(_eq(self.value(c.left, b), v) for v in values(c.right, b, self.model.now))
+            if c.op == "=" and isinstance(c.left, Call) and FUNCTORS[c.left.func].multi:
+                return any(_eq(self.value(c.right, b), v) for v in values(c.left, b, self.model.now))
             x, y = self.value(c.left, b), self.value(c.right, b)
             return {
                 "=": _eq(x, y),
@@ -210,13 +227,14 @@ class _Interp:
                 yield b, None
         elif isinstance(step, Assign):
             try:
-                v = self.value(step.expr, b)
+                vs = list(values(step.expr, b, self.model.now))
             except EVAL_ERRORS:
                 return
-            if step.var not in b:
-                yield {**b, step.var: v}, None
-            elif _eq(b[step.var], v):
-                yield b, None
+            for v in vs:
+                if step.var not in b:
+                    yield {**b, step.var: v}, None
+                elif _eq(b[step.var], v):
+                    yield b, None
         else:
             v = self.aggregate(step, b)
             if v is not None and (step.var not in b or _eq(b[step.var], v)):
@@ -224,7 +242,8 @@ class _Interp:
 
 
 def _eq(x: Any, y: Any) -> bool:
-    return type(x) is type(y) and x == y
+    """Equal as the engine compares: a symbol never equals a number."""
+    return (type(x) is str) == (type(y) is str) and x == y
 
 
 def _order(t: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:
@@ -256,7 +275,10 @@ class _Instance:
         if isinstance(term, Var):
             if term.name in b:
                 return _const(b[term.name], self.env.get(term.name))
-            return Wildcard(term.span) if term.name.startswith("_#") else term
+            if term.name.startswith("_#"):
+                return Wildcard(term.span)
+            # an aggregate's local variable, renamed apart by the planner: its own name
+            return Var(term.name.split("#")[0], term.span) if "#" in term.name else term
         if isinstance(term, BinOp):
             if interp.known(term, b):
                 return _const(interp.value(term, b), term_type(term, self.env))
@@ -355,10 +377,7 @@ def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, i
         for b, trail in _instances(interp, plan, start, rank):
             if not all(interp.known(h, b) and _eq(interp.value(h, b), v) for h, v in zip(plan.head, t)):
                 continue
-            top = max(
-                (model.note(s.atom.relation, ev).rank for s, _, ev in trail if isinstance(s, Scan)),  # type: ignore[union-attr]
-                default=(0, 0),
-            )
+            top = max((_rank(model, s.atom.relation, ev) for s, _, ev in trail if isinstance(s, Scan)), default=(0, 0))
             if best is None or top < best[0]:  # the first of equals is the least in value order
                 best = (top, rid, b, trail)
                 if top == (0, 0):
@@ -367,6 +386,12 @@ def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, i
             break
     assert best is not None, f"no proof found for {relation}{t}"
     return best[1], best[2], best[3]
+
+
+def _rank(model: Model, relation: str, t: tuple[Any, ...]) -> tuple[int, int]:
+    note = model.note(relation, t)
+    assert note is not None, "a premise is in the model"
+    return note.rank
 
 
 def _node(interp: _Interp, key: tuple[str, tuple[Any, ...]], instance: tuple[int, Binding, list[tuple[Step, Binding, Any]]],

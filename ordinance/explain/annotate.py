@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ..facts import Store
+from ..facts import FACT_KINDS, Store
 from ..values import format_instant
 from .proof import Annotate
 
@@ -34,7 +34,8 @@ def _window(facts: Mapping[str, Iterable[tuple[Any, ...]]], claim: Any) -> str |
     return None
 
 
-def annotator(store: Store, revision: int, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None) -> Annotate:
+def annotator(store: Store, revision: int, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None,
+              *, lookups: bool = True) -> Annotate:
     """An `annotate(relation, tuple)` for the engine's renderers: where the
     fact came from in the store at `revision`, and when it is valid. Reads
     only the events behind the facts it is asked about (`Store.asserting`);
@@ -42,12 +43,18 @@ def annotator(store: Store, revision: int, facts: Mapping[str, Iterable[tuple[An
     origins: dict[tuple[str, tuple[Any, ...]], Any] = {}
     replay: list[Mapping[str, Iterable[tuple[Any, ...]]]] = [] if facts is None else [facts]
 
+    lookup = getattr(store, "asserting", None) if lookups else None
+    if lookup is None:  # no lookups (a view, or a store closed before rendering): read the events now
+        for e in store.events(0, revision):
+            if e.kind in FACT_KINDS:
+                origins.setdefault((e.relation, tuple(e.args)), e)
+
     def origin(relation: str, t: tuple[Any, ...]) -> Any:
         key = (relation, tuple(t))
-        if key not in origins:
-            found = store.asserting(relation, t, revision)
+        if key not in origins and lookup is not None:
+            found = lookup(relation, t, revision)
             origins[key] = found[0] if found else None
-        return origins[key]
+        return origins.get(key)
 
     def windows() -> Mapping[str, Iterable[tuple[Any, ...]]]:
         if not replay:

@@ -15,6 +15,9 @@ kind says why it was written:
 `seq` is the revision (transaction time), assigned by the store, gapless.
 `time` is the wall clock when written (ISO-8601 UTC): recorded, never used
 for logic. `resource`/`epoch` record the fence a write was made under.
+`layer` is the privacy layer of the fact (seed 001: public, federation,
+sovereign, architect, or the policy's own), set when it is written; an
+audience's models replay only the layers it may see (`ordinance.project`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, Mapping, Sequence
 __all__ = [
     "Event",
     "Value",
+    "DEFAULT_LAYER",
     "KINDS",
     "FACT_KINDS",
     "LOG_KINDS",
@@ -36,6 +40,7 @@ __all__ = [
 ]
 
 Value = str | int
+DEFAULT_LAYER = "public"  # the layer of an event written without one
 
 FACT_KINDS = ("assert", "supersede", "correct", "tombstone", "receipt", "observation")
 LOG_KINDS = ("decision", "purge")
@@ -82,6 +87,7 @@ class Event:
     resource: str | None = None
     epoch: int | None = None
     payload: Mapping[str, Any] | None = field(default=None, hash=False)
+    layer: str = DEFAULT_LAYER
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of this event (the JSON Lines format, one per line)."""
@@ -96,6 +102,7 @@ class Event:
             "resource": self.resource,
             "epoch": self.epoch,
             "payload": None if self.payload is None else dict(self.payload),
+            "layer": self.layer,
         }
 
 
@@ -111,8 +118,8 @@ def encode_payload(payload: Mapping[str, Any] | None) -> str | None:
 
 def decode_row(row: Sequence[Any]) -> Event:
     """An Event from a row (seq, kind, relation, args, source, author, time,
-    resource, epoch, payload) as both backends store it."""
-    seq, kind, relation, args, source, author, time, resource, epoch, payload = row
+    resource, epoch, payload, layer) as both backends store it."""
+    seq, kind, relation, args, source, author, time, resource, epoch, payload, layer = row
     return Event(
         kind=kind,
         relation=relation,
@@ -124,4 +131,5 @@ def decode_row(row: Sequence[Any]) -> Event:
         resource=resource,
         epoch=None if epoch is None else int(epoch),
         payload=None if payload is None else json.loads(payload),
+        layer=layer,
     )

@@ -15,7 +15,7 @@ from typing import IO, Any, Iterable, Mapping, Sequence
 
 from ..diagnostics import Diagnostic, StoreError
 from ..values import to_value
-from .events import Event, kind_of
+from .events import DEFAULT_LAYER, Event, kind_of
 from .schema import validate
 from .store import Store
 
@@ -32,7 +32,9 @@ _FIELDS = {
     "resource": (str, type(None)),
     "epoch": (int, type(None)),
     "payload": (dict, type(None)),
+    "layer": (str,),
 }
+_OPTIONAL = {"layer": DEFAULT_LAYER}  # exports written before the field existed
 
 
 def export_jsonl(store: Store, fp: IO[str], since: int = 0, until: int | None = None) -> int:
@@ -74,6 +76,7 @@ def _parse(line: str, lineno: int) -> tuple[Event | None, str | None]:
         return None, error
     if not isinstance(obj, dict):
         return None, "expected a JSON object"
+    obj = {**_OPTIONAL, **obj}
     missing = sorted(set(_FIELDS) - set(obj))
     extra = sorted(set(obj) - set(_FIELDS))
     if missing or extra:
@@ -94,6 +97,7 @@ def _parse(line: str, lineno: int) -> tuple[Event | None, str | None]:
             resource=obj["resource"],
             epoch=obj["epoch"],
             payload=obj["payload"],
+            layer=obj["layer"],
         ),
         None,
     )
@@ -128,9 +132,9 @@ def import_jsonl(store: Store, fp: IO[str]) -> int:
 
 
 def read_facts(fp: Iterable[str], schema: Mapping[str, Sequence[str]] | None, source: str, author: str,
-               name: str = "jsonl") -> list[Event]:
-    """Lines `{"relation": ..., "args": [...]}` (optional "source", "author")
-    as fact events; arguments of `time` and `duration` columns may be written
+               name: str = "jsonl", layer: str = DEFAULT_LAYER) -> list[Event]:
+    """Lines `{"relation": ..., "args": [...]}` (optional "source", "author",
+    "layer"; `layer` for lines without one) as fact events; arguments of `time` and `duration` columns may be written
     `2026-08-14T12:00:00Z` / `4h`. Every line is checked by `validate`, as the
     store will check it again; a bad file raises StoreError `NAME:LINE: ...`
     for each bad line and nothing is returned."""
@@ -151,7 +155,7 @@ def read_facts(fp: Iterable[str], schema: Mapping[str, Sequence[str]] | None, so
             error = "expected a JSON object"
         if error is None and (not isinstance(obj.get("relation"), str) or not isinstance(obj.get("args"), list)):
             error = 'a fact line is {"relation": NAME, "args": [...]}'
-        extra = sorted(set(obj) - {"relation", "args", "source", "author"}) if error is None else []
+        extra = sorted(set(obj) - {"relation", "args", "source", "author", "layer"}) if error is None else []
         if extra:
             error = f"unexpected field `{extra[0]}`"
         if error is not None:
@@ -167,7 +171,8 @@ def read_facts(fp: Iterable[str], schema: Mapping[str, Sequence[str]] | None, so
         except ValueError as err:
             bad(lineno, "type_mismatch", str(err))
             continue
-        events.append(Event(kind_of(relation), relation, args, obj.get("source", source), obj.get("author", author)))
+        events.append(Event(kind_of(relation), relation, args, obj.get("source", source), obj.get("author", author),
+                            layer=obj.get("layer", layer)))
         lines.append(lineno)
     for d in validate(events, schema):  # "event N: ...", N counting the facts read
         number, _, message = d.message.partition(": ")

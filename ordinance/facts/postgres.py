@@ -15,13 +15,15 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 
 from ..diagnostics import StoreError
-from .store import COLUMNS, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
+from .store import COLUMNS, LAYER_COLUMN, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
 
 __all__ = ["PostgresStore"]
 
 T = TypeVar("T")
 _INIT_LOCK = 0x6F7264  # advisory lock key: concurrent first opens create the schema once
 
+_HAS_LAYER = ("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+              "AND table_name = 'events' AND column_name = 'layer'")
 _DDL = tables_sql("BIGINT") + """
 CREATE OR REPLACE FUNCTION ordinance_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION 'events are append-only: no %', lower(TG_OP); END $$;
@@ -76,6 +78,8 @@ class PostgresStore(SqlStore):
             with self.db.transaction():
                 self.db.execute("SELECT pg_advisory_xact_lock(%s)", (_INIT_LOCK,))
                 self.db.execute(_DDL)
+                if self.db.execute(_HAS_LAYER).fetchone() is None:  # a store from before layers
+                    self.db.execute(f"ALTER TABLE events ADD COLUMN {LAYER_COLUMN}")
         except psycopg.Error as exc:
             raise self._driver_error(exc) from None
 

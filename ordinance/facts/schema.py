@@ -214,6 +214,9 @@ def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[
         if problem is not None:
             yield diag(problem[0], f"the event's {name} {problem[1]}")
             return
+    if not isinstance(event.layer, str) or not event.layer:
+        yield diag("bad_layer", "the layer must be a non-empty string")
+        return
     if (event.resource, event.epoch) != (None, None):
         problem = fence_problem(event.resource, event.epoch)
         if problem is not None:

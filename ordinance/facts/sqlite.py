@@ -13,7 +13,7 @@ import sqlite3
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from ..diagnostics import StoreError
-from .store import COLUMNS, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
+from .store import COLUMNS, LAYER_COLUMN, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
 
 __all__ = ["SqliteStore"]
 
@@ -39,7 +39,7 @@ class _Txn(SqlTxn):
         return "coalesce(json_extract(payload, '$.allowed') = 1, 0)"
 
     def insert(self, rows: list[Row]) -> None:
-        self.db.executemany(f"INSERT INTO events ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        self.db.executemany(f"INSERT INTO events ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
 
 
 class SqliteStore(SqlStore):
@@ -67,8 +67,14 @@ class SqliteStore(SqlStore):
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = FULL")
             self.db.executescript("BEGIN IMMEDIATE;" + _DDL + "COMMIT;")
+            if "layer" not in self._columns():  # a store from before layers: add the column, once
+                self._write(lambda txn: None if "layer" in self._columns()
+                            else self.db.execute(f"ALTER TABLE events ADD COLUMN {LAYER_COLUMN}"))
         except sqlite3.Error as exc:
             raise self._driver_error(exc) from None
+
+    def _columns(self) -> set[str]:
+        return {row[1] for row in self.db.execute("PRAGMA table_info(events)")}
 
     def _write(self, work: Callable[[WriteTxn], T]) -> T:
         self.db.execute("BEGIN IMMEDIATE")

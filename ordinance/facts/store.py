@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from ..diagnostics import Diagnostic, StaleEpochError, StoreError
 from .events import (
+    DEFAULT_LAYER,
     FACT_KINDS,
     KINDS,
     Event,
@@ -34,11 +35,12 @@ from .events import (
 )
 from .schema import Schema, fence_problem, validate
 
-__all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "tables_sql"]
+__all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "LAYER_COLUMN",
+           "tables_sql"]
 
 Facts = dict[str, set[tuple[Value, ...]]]
-# seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON)
-Row = tuple[int, str, str, str, str, str, str, str | None, int | None, str | None]
+# seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON), layer
+Row = tuple[int, str, str, str, str, str, str, str | None, int | None, str | None, str]
 T = TypeVar("T")
 
 
@@ -156,11 +158,14 @@ class Store(ABC):
         author: str = "",
         kind: str | None = None,
         fence: tuple[str, int] | None = None,
+        layer: str = DEFAULT_LAYER,
     ) -> int:
         """Append `relation(args)` facts as events of `kind` (default: the
-        kind each relation is logged as, see `kind_of`); return the revision."""
+        kind each relation is logged as, see `kind_of`) in privacy `layer`;
+        return the revision."""
         return self.append(
-            [Event(kind or kind_of(rel), rel, tuple(args), source, author) for rel, args in facts], fence=fence
+            [Event(kind or kind_of(rel), rel, tuple(args), source, author, layer=layer) for rel, args in facts],
+            fence=fence,
         )
 
     def fence(self, resource: str, epoch: int) -> int:
@@ -267,7 +272,7 @@ class Store(ABC):
                 self._check_purge(txn, n, e.args)
             rows.append(
                 (seq, e.kind, e.relation, encode_args(e.args), e.source, e.author, time,
-                 resource_, epoch_, encode_payload(e.payload))
+                 resource_, epoch_, encode_payload(e.payload), e.layer)
             )
         if rows:
             txn.insert(rows)
@@ -416,7 +421,9 @@ class StoreView:
 
 # ---------------------------------------------------------------- SQL backends
 
-COLUMNS = "seq, kind, relation, args, source, author, time, resource, epoch, payload"
+COLUMNS = "seq, kind, relation, args, source, author, time, resource, epoch, payload, layer"
+# added after the first release: a store created before it gains the column on open
+LAYER_COLUMN = "layer TEXT NOT NULL DEFAULT 'public'"
 _FACT_KINDS_SQL = ", ".join(f"'{k}'" for k in FACT_KINDS)
 
 
@@ -434,7 +441,8 @@ CREATE TABLE IF NOT EXISTS events (
     time TEXT NOT NULL,
     resource TEXT,
     epoch {integer},
-    payload TEXT
+    payload TEXT,
+    {LAYER_COLUMN}
 );
 CREATE INDEX IF NOT EXISTS events_purge ON events(seq) WHERE kind = 'purge';
 CREATE INDEX IF NOT EXISTS events_decision ON events(seq) WHERE kind = 'decision';

@@ -12,19 +12,19 @@ as a scenario fixture and loads it back.
 """
 
 from .fixture import load_history, save, to_toml
-from .history import Advance, Ask, Fact, History, Step
+from .history import Advance, Ask, Fact, History, Entry
 from .report import report
 from .runner import (
     DEFAULT_EXAMPLES,
     Breach,
     Counterexample,
     Harness,
+    InvariantRule,
     Outcome,
-    Target,
     fuzz,
     outcomes,
     minimize,
-    replay,
+    run_history,
     search,
 )
 from .strategies import histories
@@ -38,15 +38,15 @@ __all__ = [
     "Fact",
     "Harness",
     "History",
+    "Entry",
+    "InvariantRule",
     "Outcome",
-    "Step",
-    "Target",
     "fuzz",
     "histories",
     "load_history",
     "minimize",
     "outcomes",
-    "replay",
+    "run_history",
     "report",
     "save",
     "search",

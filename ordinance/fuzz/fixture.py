@@ -22,7 +22,7 @@ from ..diagnostics import OrdinanceError
 from ..gate import Decision, Request
 from ..values import to_value
 from ..values import FOREVER, format_duration, format_instant
-from .history import Advance, Ask, Fact, History, Step
+from .history import Advance, Ask, Fact, History, Entry
 from .runner import Breach, Harness
 from .strategies import BASE
 
@@ -115,9 +115,9 @@ def save(
     policy_file: str, *, seed: int | None = None,
 ) -> None:
     """Write the fixture for `history` to `path` (the policy included relative to it)."""
-    from .runner import replay
+    from .runner import run_history
 
-    _, decisions = replay(harness, history, targets=())
+    _, decisions = run_history(harness, history, targets=())
     target = Path(path)
     rel = os.path.relpath(os.path.abspath(policy_file), os.path.abspath(target.parent or "."))
     target.write_text(to_toml(harness, history, decisions, breach, rel, seed=seed), encoding="utf-8")
@@ -143,7 +143,7 @@ def load_history(harness: Harness, path: str | os.PathLike[str]) -> History:
         items.sort(key=lambda item: item[0])
     times = [t for items in checkpoints.values() for t, _ in items]
     base = _time(data.get("fuzz", {}).get("base", min(times, default=BASE)))
-    steps: list[Step] = []
+    steps: list[Entry] = []
     now = base
 
     def visit(label: str) -> None:

@@ -15,7 +15,7 @@ from ..gate.request import Request
 from ..facts.events import kind_of
 from ..values import escape, format_duration, format_instant, format_value
 
-__all__ = ["Fact", "Advance", "Ask", "Step", "History", "show_fact"]
+__all__ = ["Fact", "Advance", "Ask", "Entry", "History", "show_fact"]
 
 Value = Union[str, int]
 Types = Mapping[str, tuple[str, ...] | None]
@@ -47,7 +47,7 @@ class Ask:
     request: Request
 
 
-Step = Union[Fact, Advance, Ask]
+Entry = Union[Fact, Advance, Ask]
 
 
 def show_fact(relation: str, args: tuple[Any, ...], types: Types) -> str:
@@ -60,7 +60,7 @@ def show_fact(relation: str, args: tuple[Any, ...], types: Types) -> str:
 @dataclass(frozen=True, slots=True)
 class History:
     base: int
-    steps: tuple[Step, ...] = ()
+    steps: tuple[Entry, ...] = ()
 
     def __len__(self) -> int:
         return len(self.steps)

@@ -10,13 +10,13 @@ from ..engine import ProofNode
 from ..explain import Annotate, Renderer, text_lines
 from ..values import escape, format_instant, format_value
 from .history import History
-from .runner import Breach, Harness, Target
+from .runner import Breach, Harness, InvariantRule
 from .strategies import REQUEST_RELATIONS
 
 __all__ = ["where", "report", "binding_text", "proof_lines", "breach_annotator"]
 
 
-def where(target: Target) -> str:
+def where(target: InvariantRule) -> str:
     span = target.invariant.span
     return escape(f"{span.file or '<input>'}:{span.line}" if span.line else (span.file or "<input>"))
 

@@ -1,7 +1,7 @@
 """Replay histories through the real store and gate; check invariants.
 
 Invariants are compiled to rules by ordinance/invariants.py (a breaking
-binding is a tuple of the model, and `why` proves it). `replay` appends each fact to a fresh SQLite store (in
+binding is a tuple of the model, and `why` proves it). `run_history` appends each fact to a fresh SQLite store (in
 memory), asks the gate each request at the current `now` (and logs the
 decision), and checks the invariants in the gate's model at each request
 (with the request's facts), before time advances, and at the end. `search`
@@ -20,17 +20,17 @@ from ..engine import ProofNode, evaluate, overlay, why
 from ..facts import Event, Store, is_request_relation, open_store, schema_of
 from ..gate import Decision, Gate
 from ..rules.ast import Atom
-from ..rules.invariants import DEFAULT_EXAMPLES, Harness, Target, invariant_head
+from ..rules.invariants import DEFAULT_EXAMPLES, Harness, InvariantRule, invariant_head
 from . import strategies
 from .history import Advance, Ask, Fact, History
 
 __all__ = [
     "invariant_head",
-    "Target",
+    "InvariantRule",
     "Breach",
     "Harness",
     "Counterexample",
-    "replay",
+    "run_history",
     "search",
     "minimize",
     "fuzz",
@@ -45,7 +45,7 @@ __all__ = [
 class Breach:
     """A binding that makes an invariant's body true, and where."""
 
-    target: Target
+    target: InvariantRule
     binding: tuple[Any, ...]  # values of target.variables
     now: int
     revision: int
@@ -58,7 +58,7 @@ class Breach:
 class _Replay:
     """One history going through one fresh store."""
 
-    def __init__(self, harness: Harness, store: Store, targets: tuple[Target, ...],
+    def __init__(self, harness: Harness, store: Store, targets: tuple[InvariantRule, ...],
                  matched: set[str] | None = None):
         self.harness = harness
         self.store = store
@@ -119,16 +119,16 @@ class _Replay:
         return self.breach(now, len(history.steps), None) if dirty else None
 
 
-def replay(
+def run_history(
     harness: Harness,
     history: History,
-    targets: tuple[Target, ...] | None = None,
+    targets: tuple[InvariantRule, ...] | None = None,
     store_url: str = ":memory:",
     matched: set[str] | None = None,
 ) -> tuple[Breach | None, list[Decision]]:
     """Replay `history` into a fresh store at `store_url`; the first breach
     of one of `targets` (default: every invariant), and the gate's decisions.
-    `matched` collects the candidate relations (see Target) seen holding."""
+    `matched` collects the candidate relations (see InvariantRule) seen holding."""
     schema = schema_of(harness.program)
     with open_store(store_url, schema) as store:
         if store.revision() != 0:
@@ -155,7 +155,7 @@ class _Found(Exception):
 
 def search(
     harness: Harness,
-    target: Target,
+    target: InvariantRule,
     *,
     examples: int = DEFAULT_EXAMPLES,
     seed: int = 0,
@@ -184,7 +184,7 @@ def search(
     )
     @given(strategy)
     def probe(history: History) -> None:
-        found, _ = replay(harness, history, (target,), matched=matched)
+        found, _ = run_history(harness, history, (target,), matched=matched)
         if on_example is not None:
             on_example()
         if found is not None:
@@ -197,7 +197,7 @@ def search(
     return None
 
 
-def minimize(harness: Harness, target: Target, history: History, breach: Breach) -> Counterexample:
+def minimize(harness: Harness, target: InvariantRule, history: History, breach: Breach) -> Counterexample:
     """Drop steps one at a time while the invariant stays broken, until no
     single step can go (hypothesis shrinks the drafts; this finishes the job
     on the concrete history, where steps no longer borrow from each other)."""
@@ -205,7 +205,7 @@ def minimize(harness: Harness, target: Target, history: History, breach: Breach)
     i = len(steps) - 1
     while i >= 0:
         candidate = History(history.base, tuple(steps[:i] + steps[i + 1:]))
-        found, _ = replay(harness, candidate, (target,))
+        found, _ = run_history(harness, candidate, (target,))
         if found is not None:
             steps, breach = list(candidate.steps), found
         i = min(i - 1, len(steps) - 1)
@@ -219,7 +219,7 @@ class Outcome:
     generated history (if any, the invariant held vacuously: it was never
     exercised, and says nothing)."""
 
-    target: Target
+    target: InvariantRule
     counterexample: Counterexample | None
     unmatched: tuple[Atom, ...]
 
@@ -233,7 +233,7 @@ def outcomes(
     *,
     examples: int = DEFAULT_EXAMPLES,
     seed: int = 0,
-    targets: Iterable[Target] | None = None,
+    targets: Iterable[InvariantRule] | None = None,
     on_example: Callable[[], None] | None = None,
 ) -> Iterator[Outcome]:
     """`search` every invariant (or `targets`), in source order, saying
@@ -250,8 +250,8 @@ def fuzz(
     *,
     examples: int = DEFAULT_EXAMPLES,
     seed: int = 0,
-    targets: Iterable[Target] | None = None,
-) -> Iterator[tuple[Target, Counterexample | None]]:
+    targets: Iterable[InvariantRule] | None = None,
+) -> Iterator[tuple[InvariantRule, Counterexample | None]]:
     """`search` every invariant (or `targets`), in source order."""
     for target in harness.targets if targets is None else targets:
         yield target, search(harness, target, examples=examples, seed=seed)

@@ -19,12 +19,12 @@ from typing import Any, Iterable
 
 from hypothesis import strategies as st
 
-from ..gate.request import REQUEST_RELATIONS, Request
+from ..gate.request import REQUEST_RELATIONS, Request, is_request_side
 from ..rules.ast import Atom, Const, Negation
 from ..rules.checked import CheckedProgram
 from ..rules.depends import depends_on, uses_of
 from ..values import FOREVER, parse_instant
-from .history import Advance, Ask, Fact, History, Step
+from .history import Advance, Ask, Fact, History, Entry
 
 __all__ = [
     "BASE",
@@ -149,7 +149,7 @@ def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:
     heads = {r.head.relation for r in program.rules}
     return tuple(sorted(
         name for name in program.relations
-        if name not in heads and not (gated and name in REQUEST_RELATIONS)
+        if name not in heads and not (gated and is_request_side(name))
     ))
 
 
@@ -264,8 +264,8 @@ def _borrow_request(program: CheckedProgram, pool: Pools, req: Request, source: 
     return replace(req, **fields)
 
 
-def _resolve(program: CheckedProgram, pool: Pools, drafts: list[Any], used: set[str]) -> tuple[Step, ...]:
-    out: list[Step] = []
+def _resolve(program: CheckedProgram, pool: Pools, drafts: list[Any], used: set[str]) -> tuple[Entry, ...]:
+    out: list[Entry] = []
     for d in drafts:
         if not isinstance(d, _Draft):
             out.append(d)

@@ -4,9 +4,9 @@ Spans never take part in equality, so `parse(print(ast)) == ast` compares
 meaning, not layout. Every node is hashable.
 
 Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate
-Literals:     Atom, Negation, Comparison, Predicate
+Literals:     Atom, Negation, Comparison, Predicate, Disjunction
 Clauses:      Rule (a fact is a rule with an empty body)
-Items:        Decl, Include, Rule, TestBlock, Invariant, Hint
+Items:        Decl, TypeDecl, IODirective, Include, Rule, TestBlock, Invariant, Hint
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ __all__ = [
     "Negation",
     "Comparison",
     "Predicate",
+    "Disjunction",
     "Literal",
     "Rule",
     "Param",
@@ -38,6 +39,8 @@ __all__ = [
     "TestBlock",
     "Invariant",
     "Hint",
+    "TypeDecl",
+    "IODirective",
     "Item",
     "Program",
     "TYPES",
@@ -46,8 +49,8 @@ __all__ = [
     "AGGREGATES",
 ]
 
-TYPES = ("symbol", "number", "time", "duration")
-ARITH_OPS = ("+", "-", "*", "/", "%")
+TYPES = ("symbol", "number", "unsigned", "float", "time", "duration")
+ARITH_OPS = ("+", "-", "*", "/", "%", "^", "band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 COMPARISON_OPS = ("=", "!=", "<", "<=", ">", ">=")
 AGGREGATES = ("count", "min", "max", "sum")
 
@@ -75,9 +78,10 @@ class Wildcard:
 @dataclass(frozen=True, slots=True)
 class Const:
     """A constant. `type` is one of TYPES; time and duration values are ints
-    (seconds), so `value` is `str` for symbols and `int` otherwise."""
+    (seconds), so `value` is `str` for symbols, `float` for floats and `int`
+    otherwise (an unsigned constant holds its value as a plain int)."""
 
-    value: str | int
+    value: str | int | float
     type: str = "symbol"
     span: Span = _span()
 
@@ -161,6 +165,17 @@ class Predicate:
     span: Span = _span()
 
 
+@dataclass(frozen=True, slots=True)
+class Disjunction:
+    """`(a ; b, c)`: holds when one branch (a conjunction) holds. The loader
+    expands a rule with disjunctions into one rule per branch (expand.py)."""
+
+    branches: tuple[tuple["Literal", ...], ...]
+    span: Span = _span()
+
+
+# A parsed body may also hold a `Disjunction`; the loader expands them all,
+# so a checked program's literals are these.
 Literal = Union[Atom, Negation, Comparison, Predicate]
 
 
@@ -169,11 +184,13 @@ Literal = Union[Atom, Negation, Comparison, Predicate]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """`head :- body.`; a fact has an empty body."""
+    """`head :- body.`; a fact has an empty body. `more_heads` holds the other
+    heads of `a(X), b(X) :- body.` (expanded by the loader into one rule each)."""
 
     head: Atom
     body: tuple[Literal, ...] = ()
     span: Span = _span()
+    more_heads: tuple[Atom, ...] = ()
 
     @property
     def is_fact(self) -> bool:
@@ -189,11 +206,15 @@ class Param:
 
 @dataclass(frozen=True, slots=True)
 class Decl:
-    """`.decl name(param: type, ...)`."""
+    """`.decl name(param: type, ...) qualifier...`; `eqrel` makes the relation
+    an equivalence relation (the loader adds its closure rules, expand.py);
+    Soufflé's representation qualifiers (`btree`, `brie`, `inline`, ...) are
+    accepted and change nothing."""
 
     name: str
     params: tuple[Param, ...]
     span: Span = _span()
+    qualifiers: tuple[str, ...] = ()
 
     @property
     def arity(self) -> int:
@@ -255,7 +276,29 @@ class Hint:
     span: Span = _span()
 
 
-Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint]
+@dataclass(frozen=True, slots=True)
+class TypeDecl:
+    """`.type Name <: base` (a subtype: `supertype` is set), or `.type Name = A | B`
+    (a union of types; one member makes an alias)."""
+
+    name: str
+    supertype: str | None = None
+    union: tuple[str, ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class IODirective:
+    """`.input rel`, `.output rel(IO=file, filename="out.csv")`, `.printsize rel`:
+    `kind` is input, output or printsize; `params` the (key, value) pairs."""
+
+    kind: str
+    relation: str
+    params: tuple[tuple[str, str], ...] = ()
+    span: Span = _span()
+
+
+Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective]
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,3 +332,11 @@ class Program:
     @property
     def hints(self) -> tuple[Hint, ...]:
         return tuple(self._of(Hint))
+
+    @property
+    def types(self) -> tuple[TypeDecl, ...]:
+        return tuple(self._of(TypeDecl))
+
+    @property
+    def io(self) -> tuple[IODirective, ...]:
+        return tuple(self._of(IODirective))

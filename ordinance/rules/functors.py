@@ -21,9 +21,10 @@ a constraint it cannot decide.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from . import ast
 
@@ -39,7 +40,11 @@ __all__ = [
     "c_div",
     "c_mod",
     "evaluate",
+    "values",
+    "constant",
     "holds",
+    "Unsigned",
+    "OPERAND",
     "regex",
     "glob_regex",
     "namespace",
@@ -56,23 +61,28 @@ class FunctorError(ValueError):
 
 
 # what evaluating a term can raise: mixed kinds, division by zero, no value
-EVAL_ERRORS = (TypeError, ZeroDivisionError, FunctorError)
+EVAL_ERRORS = (TypeError, ZeroDivisionError, FunctorError, OverflowError)
 
 
 @dataclass(frozen=True, slots=True)
 class Builtin:
-    """`params` are kinds: `symbol`, `number`, or `numeric` (any number);
-    a variadic builtin repeats its last parameter. `result` is a kind, or
-    None for a constraint (a test that holds or not)."""
+    """`params` are kinds: `symbol`, `number`, `numeric` (any number kind:
+    number, unsigned, float; all alike), `integral` (number or unsigned) or
+    `any`; a variadic builtin repeats its last parameter. `result` is a kind,
+    `same` (the kind of the numeric arguments), or None for a constraint."""
 
     name: str
     params: tuple[str, ...]
     result: str | None
     fn: Callable[..., Any]
     variadic: bool = False
+    most: int | None = None  # a variadic builtin's most arguments
+    multi: bool = False  # gives several values (`range`): only as `X = range(...)`
 
     def arity_ok(self, n: int) -> bool:
-        return n >= len(self.params) if self.variadic else n == len(self.params)
+        if not self.variadic:
+            return n == len(self.params)
+        return n >= len(self.params) and (self.most is None or n <= self.most)
 
     def param(self, i: int) -> str:
         return self.params[min(i, len(self.params) - 1)]
@@ -84,13 +94,75 @@ class Builtin:
         return f"{self.name}({', '.join(self.params)}{more})"
 
 
-# ---------------------------------------------------------------- arithmetic
+# ---------------------------------------------------------------- numbers
+
+MASK = 2**64 - 1
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1
+
+
+class Unsigned(int):
+    """A 64-bit unsigned number: arithmetic wraps around, as in Soufflé. Mixed
+    with a plain int (an untyped literal such as `1`) it stays unsigned."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: Any = 0) -> "Unsigned":
+        return int.__new__(cls, int(value) & MASK)
+
+    def __add__(self, o: Any) -> Any:
+        return Unsigned(int(self) + int(o)) if isinstance(o, int) else NotImplemented
+
+    __radd__ = __add__
+
+    def __sub__(self, o: Any) -> Any:
+        return Unsigned(int(self) - int(o)) if isinstance(o, int) else NotImplemented
+
+    def __rsub__(self, o: Any) -> Any:
+        return Unsigned(int(o) - int(self)) if isinstance(o, int) else NotImplemented
+
+    def __mul__(self, o: Any) -> Any:
+        return Unsigned(int(self) * int(o)) if isinstance(o, int) else NotImplemented
+
+    __rmul__ = __mul__
+
+    def __and__(self, o: Any) -> Any:
+        return Unsigned(int(self) & int(o))
+
+    __rand__ = __and__
+
+    def __or__(self, o: Any) -> Any:
+        return Unsigned(int(self) | int(o))
+
+    __ror__ = __or__
+
+    def __xor__(self, o: Any) -> Any:
+        return Unsigned(int(self) ^ int(o))
+
+    __rxor__ = __xor__
+
+    def __neg__(self) -> "Unsigned":
+        return Unsigned(-int(self))
+
+    def __invert__(self) -> "Unsigned":
+        return Unsigned(~int(self))
+
+
+def _like(a: Any, value: int) -> int:
+    """`value` in the kind of `a` (unsigned stays unsigned)."""
+    return Unsigned(value) if isinstance(a, Unsigned) else value
+
+
+def _signed(value: int) -> int:
+    """Wrap to a signed 64-bit number, as C shifts do."""
+    return ((value + 2**63) & MASK) - 2**63
 
 
 def c_div(a: Any, b: Any) -> Any:
-    """Integer division truncating toward zero, as in C and Soufflé."""
+    """Integer division truncating toward zero, as in C and Soufflé; floats divide."""
     if isinstance(a, float) or isinstance(b, float):
         return a / b
+    if isinstance(a, Unsigned) or isinstance(b, Unsigned):
+        return Unsigned(int(a) // int(b))
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
 
@@ -98,7 +170,97 @@ def c_div(a: Any, b: Any) -> Any:
 def c_mod(a: Any, b: Any) -> Any:
     if isinstance(a, float) or isinstance(b, float):
         raise TypeError("`%` on a float")
+    if isinstance(a, Unsigned) or isinstance(b, Unsigned):
+        return Unsigned(int(a) % int(b))
     return a - b * c_div(a, b)
+
+
+def _pow(a: Any, b: Any) -> Any:
+    """`^`: floats as Python has them; integers stay integers (a negative
+    exponent gives 0 unless the base is 1 or -1); outside 64 bits overflows."""
+    if isinstance(a, float) or isinstance(b, float):
+        return float(a) ** float(b)
+    if isinstance(a, str) or isinstance(b, str):
+        raise TypeError("`^` on a symbol")
+    if b < 0:
+        return _like(a, a**b if a in (1, -1) else 0)  # type: ignore[arg-type]
+    if abs(a) > 1 and b * (abs(int(a)).bit_length() - 1) >= 64:
+        if isinstance(a, Unsigned):
+            return Unsigned(pow(int(a), int(b), 2**64))
+        raise OverflowError("a number outside 64 bits")
+    r = int(a) ** int(b)
+    if isinstance(a, Unsigned):
+        return Unsigned(r)
+    if not MIN_INT <= r <= MAX_INT:
+        raise OverflowError("a number outside 64 bits")
+    return r
+
+
+def _integral(name: str, *xs: Any) -> None:
+    for x in xs:
+        if not isinstance(x, int):
+            raise TypeError(f"`{name}` takes integers")
+
+
+def _shl(a: Any, b: Any) -> Any:
+    _integral("bshl", a, b)
+    if b < 0 or b >= 64:
+        return _like(a, 0)
+    return Unsigned(int(a) << b) if isinstance(a, Unsigned) else _signed(a << b)
+
+
+def _shr(a: Any, b: Any) -> Any:
+    _integral("bshr", a, b)
+    b = min(max(int(b), 0), 64)
+    return _like(a, int(a) >> b)
+
+
+def _shru(a: Any, b: Any) -> Any:
+    """Logical right shift of the 64-bit pattern."""
+    _integral("bshru", a, b)
+    b = min(max(int(b), 0), 64)
+    r = (int(a) & MASK) >> b
+    return Unsigned(r) if isinstance(a, Unsigned) else _signed(r)
+
+
+def _band(a: Any, b: Any) -> Any:
+    _integral("band", a, b)
+    return a & b
+
+
+def _bor(a: Any, b: Any) -> Any:
+    _integral("bor", a, b)
+    return a | b
+
+
+def _bxor(a: Any, b: Any) -> Any:
+    _integral("bxor", a, b)
+    return a ^ b
+
+
+def _land(a: Any, b: Any) -> Any:
+    _integral("land", a, b)
+    return _like(a, 1 if a and b else 0)
+
+
+def _lor(a: Any, b: Any) -> Any:
+    _integral("lor", a, b)
+    return _like(a, 1 if a or b else 0)
+
+
+def _lxor(a: Any, b: Any) -> Any:
+    _integral("lxor", a, b)
+    return _like(a, 1 if bool(a) != bool(b) else 0)
+
+
+def _bnot(a: Any) -> Any:
+    _integral("bnot", a)
+    return ~a
+
+
+def _lnot(a: Any) -> Any:
+    _integral("lnot", a)
+    return _like(a, 0 if a else 1)
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -110,7 +272,12 @@ def _sub(a: Any, b: Any) -> Any:
 
 
 def _mul(a: Any, b: Any) -> Any:
-    return a * b
+    """Multiplication; a product outside 64 bits is an OverflowError (the
+    engine reports `limit_exceeded`), so `p(X * X) :- p(X).` stops."""
+    r = a * b
+    if type(r) is int and not MIN_INT <= r <= MAX_INT:
+        raise OverflowError("a number outside 64 bits")
+    return r
 
 
 # op -> function; INLINE[op] is the Python operator generated code uses instead
@@ -120,10 +287,23 @@ OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "*": _mul,
     "/": c_div,
     "%": c_mod,
+    "^": _pow,
+    "band": _band,
+    "bor": _bor,
+    "bxor": _bxor,
+    "bshl": _shl,
+    "bshr": _shr,
+    "bshru": _shru,
+    "land": _land,
+    "lor": _lor,
+    "lxor": _lxor,
 }
-INLINE: dict[str, str] = {"+": "+", "-": "-", "*": "*"}
+# operand kinds: "integral" (number or unsigned) or "numeric" (floats too)
+OPERAND: dict[str, str] = {op: "integral" if op[0] in "bl" or op == "%" else "numeric" for op in OPERATORS}
+INLINE: dict[str, str] = {"+": "+", "-": "-"}
 # op -> its name in generated code (`op_div` for `/`)
-OPERATOR_NAMES: dict[str, str] = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod"}
+OPERATOR_NAMES: dict[str, str] = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "^": "pow"}
+OPERATOR_NAMES.update({op: op for op in OPERATORS if op.isalpha()})
 
 
 # ---------------------------------------------------------------- strings
@@ -172,11 +352,53 @@ def _to_number(s: Any) -> int:
     if isinstance(s, str):
         text = s.strip()
         if not _NUMERAL.fullmatch(text):
-            raise FunctorError("invalid_number", f"`to_number` of `{_clip(s)}`: not a number")
+            raise FunctorError(code="invalid_number", message=f"`to_number` of `{_clip(s)}`: not a number")
         return int(text, 0) if "x" in text else int(text)
-    if isinstance(s, float):
-        return int(s)
+    if isinstance(s, Unsigned):
+        return _signed(int(s))
+    if isinstance(s, float) and not math.isfinite(s):
+        raise FunctorError(code="invalid_number", message=f"`to_number` of `{s}`: not a number")
     return int(s)
+
+
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _to_float(s: Any) -> float:
+    if isinstance(s, str):
+        if not _FLOAT.fullmatch(s.strip()):
+            raise FunctorError(code="invalid_number", message=f"`to_float` of `{_clip(s)}`: not a number")
+        return float(s)
+    return float(s)
+
+
+def _to_unsigned(s: Any) -> int:
+    if isinstance(s, str):
+        return Unsigned(_to_number(s))
+    if isinstance(s, float) and not math.isfinite(s):
+        raise FunctorError(code="invalid_number", message=f"`to_unsigned` of `{s}`: not a number")
+    return Unsigned(int(s))
+
+
+def _min(*xs: Any) -> Any:
+    return min(xs)
+
+
+def _max(*xs: Any) -> Any:
+    return max(xs)
+
+
+def _range(a: Any, b: Any, step: Any = None) -> Iterator[Any]:
+    """Soufflé's `range(A, B)` and `range(A, B, Step)`: from A up to (or
+    down to) B, B excluded; the step defaults to 1 or -1."""
+    if step is None:
+        step = 1 if a <= b else -1
+    if step == 0:
+        return
+    x = a
+    while (x < b) if step > 0 else (x > b):
+        yield x
+        x = x + step
 
 
 def _clip(s: str, limit: int = 24) -> str:
@@ -190,7 +412,7 @@ def regex(pattern: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except re.error as e:
-        raise FunctorError("invalid_regex", f"invalid regular expression `{_clip(pattern)}`: {e.msg}") from None
+        raise FunctorError(code="invalid_regex", message=f"invalid regular expression `{_clip(pattern)}`: {e.msg}") from None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -251,7 +473,14 @@ FUNCTORS: dict[str, Builtin] = {
         Builtin("substr", ("symbol", "number", "number"), "symbol", _substr),
         Builtin("ord", ("symbol",), "number", _ord),
         Builtin("to_string", ("numeric",), "symbol", _to_string),
-        Builtin("to_number", ("symbol",), "number", _to_number),
+        Builtin("to_number", ("any",), "number", _to_number),
+        Builtin("to_float", ("any",), "float", _to_float),
+        Builtin("to_unsigned", ("any",), "unsigned", _to_unsigned),
+        Builtin("min", ("numeric", "numeric"), "same", _min, variadic=True),
+        Builtin("max", ("numeric", "numeric"), "same", _max, variadic=True),
+        Builtin("range", ("numeric", "numeric"), "same", _range, variadic=True, most=3, multi=True),
+        Builtin("bnot", ("integral",), "same", _bnot),
+        Builtin("lnot", ("integral",), "same", _lnot),
     )
 }
 
@@ -267,8 +496,9 @@ PREDICATES: dict[str, Builtin] = {
 
 
 def namespace() -> dict[str, Any]:
-    """The names generated code calls: `op_div`, `f_cat`, `p_match`, ..."""
+    """The names generated code calls: `op_div`, `f_cat`, `p_match`, `U`..."""
     names: dict[str, Any] = {f"op_{OPERATOR_NAMES[op]}": fn for op, fn in OPERATORS.items()}
+    names["U"] = Unsigned
     names.update({f"f_{name}": b.fn for name, b in FUNCTORS.items()})
     names.update({f"p_{name}": b.fn for name, b in PREDICATES.items()})
     return names
@@ -279,14 +509,29 @@ def evaluate(term: ast.Term, binding: Mapping[str, Any], now: int) -> Any:
     if isinstance(term, ast.Var):
         return binding[term.name]
     if isinstance(term, ast.Const):
-        return term.value
+        return constant(term)
     if isinstance(term, ast.Now):
         return now
     if isinstance(term, ast.BinOp):
         return OPERATORS[term.op](evaluate(term.left, binding, now), evaluate(term.right, binding, now))
     if isinstance(term, ast.Call):
-        return FUNCTORS[term.func].fn(*(evaluate(a, binding, now) for a in term.args))
+        builtin = FUNCTORS[term.func]
+        if builtin.multi:
+            raise TypeError(f"`{term.func}` gives several values")
+        return builtin.fn(*(evaluate(a, binding, now) for a in term.args))
     raise KeyError(f"no value for {type(term).__name__}")
+
+
+def values(term: ast.Term, binding: Mapping[str, Any], now: int) -> Any:
+    """Every value of a term: a `range(...)` gives several, any other one."""
+    if isinstance(term, ast.Call) and FUNCTORS[term.func].multi:
+        return FUNCTORS[term.func].fn(*(evaluate(a, binding, now) for a in term.args))
+    return (evaluate(term, binding, now),)
+
+
+def constant(c: ast.Const) -> Any:
+    """A constant's runtime value (an unsigned one is an `Unsigned`)."""
+    return Unsigned(c.value) if c.type == "unsigned" else c.value
 
 
 def holds(lit: ast.Predicate, binding: Mapping[str, Any], now: int) -> bool:

@@ -19,13 +19,13 @@ from .checks.walk import term_vars
 from .depends import depends_on
 from .loader import decode
 
-__all__ = ["Target", "Harness", "invariant_head", "candidate_head", "DEFAULT_EXAMPLES"]
+__all__ = ["InvariantRule", "Harness", "invariant_head", "candidate_head", "DEFAULT_EXAMPLES"]
 
 DEFAULT_EXAMPLES = 200  # histories the fuzzer tries per invariant unless told
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class InvariantRule:
     """One invariant and the rule that finds its breaking bindings."""
 
     invariant: Invariant
@@ -87,7 +87,7 @@ class Harness:
     per invariant, and whether requests go through the gate."""
 
     program: CheckedProgram
-    targets: tuple[Target, ...]
+    targets: tuple[InvariantRule, ...]
     gated: bool
 
     @classmethod
@@ -105,7 +105,7 @@ class Harness:
         targets = []
         for inv, head, names, atoms in compiled:
             types = checked.body_types(inv.body)
-            targets.append(Target(inv, head, names, tuple(types.get(v) for v in names), atoms))
+            targets.append(InvariantRule(inv, head, names, tuple(types.get(v) for v in names), atoms))
         gated = "permit" in checked.relations and "forbid" in checked.relations
         return cls(checked, tuple(targets), gated)
 
@@ -122,12 +122,12 @@ class Harness:
     def types(self) -> dict[str, tuple[str, ...] | None]:
         return {name: rel.types for name, rel in self.program.relations.items()}
 
-    def target(self, name: str) -> Target:
+    def target(self, name: str) -> InvariantRule:
         for t in self.targets:
             if t.name == name:
                 return t
         raise KeyError(name)
 
-    def relevant(self, target: Target) -> set[str]:
+    def relevant(self, target: InvariantRule) -> set[str]:
         """The relations the invariant depends on (what the fuzzer generates)."""
         return depends_on(self.program, target.invariant.body)

@@ -1,4 +1,5 @@
 """`.include` resolution: stdlib modules and relative paths, flattened in place.
+Clauses with disjunctions or several heads are expanded on the way (expand.py).
 
 `.include "continuity"` names a stdlib module (package data
 `ordinance/rules/stdlib/continuity.rules`); anything else is a path relative
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, ParseError, Span
 from . import ast
+from .expand import eqrel_rules, expand_invariant, expand_rule
 from .parser import parse
 
 __all__ = [
@@ -107,6 +109,13 @@ class _Flattener:
         for item in program.items:
             if isinstance(item, ast.Include):
                 self.include(item, directory, chain)
+            elif isinstance(item, ast.Rule):
+                self.items.extend(expand_rule(item, self.diagnostics))
+            elif isinstance(item, ast.Invariant):
+                self.items.extend(expand_invariant(item, self.diagnostics))
+            elif isinstance(item, ast.Decl):
+                self.items.append(item)
+                self.items.extend(eqrel_rules(item))
             else:
                 self.items.append(item)
 

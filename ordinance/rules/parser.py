@@ -56,13 +56,21 @@ _FRIENDLY = {
     "DURATION": "duration",
     "COMPOP": "comparison operator",
     "AGGFUNC": "aggregate",
+    "IODIRECTIVE": "`.input`, `.output` or `.printsize`",
+    "HEX": "integer",
+    "UNSIGNED": "unsigned integer",
+    "FLOAT": "float",
+    "PREFIXOP": "`bnot` or `lnot`",
+    "SHIFTOP": "shift operator",
     "$END": "end of input",
 }
 _TERM_START = {
     "`$now`", "`(`", "`_`", "`forever`", "`-`", "aggregate",
     "duration", "identifier", "instant", "integer", "string",
+    "unsigned integer", "float", "`bnot` or `lnot`", "functor",
 }
-_OPERATORS = {"`+`", "`-`", "`*`", "`/`", "`%`", "comparison operator"}
+_OPERATORS = {"`+`", "`-`", "`*`", "`/`", "`%`", "`^`", "comparison operator", "shift operator",
+              "band", "bor", "bxor", "land", "lor", "lxor"}
 
 
 class _State(threading.local):
@@ -154,11 +162,12 @@ def _relation(lit: Any) -> ast.Atom:
     return lit  # type: ignore[no-any-return]
 
 
-def _int(tok: Token, sign: int = 1) -> int:
-    if len(tok.value) > 19 or int(tok.value) > MAX_INT:
+def _int(tok: Token, sign: int = 1, limit: int = MAX_INT) -> int:
+    text = tok.value.removesuffix("u")
+    if len(text) > 20 or int(text, 0) > limit:
         _error("syntax", f"integer `{_show(tok.value)}` is out of range", _tok_span(tok))
         return 0
-    return sign * int(tok.value)
+    return sign * int(text, 0)
 
 
 class _ToAst(Transformer):  # type: ignore[type-arg]
@@ -167,23 +176,38 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     # ------------------------------------------------------------ items
 
     def start(self, c: list[Any]) -> list[ast.Item]:
-        return _nodes(c)
+        items: list[ast.Item] = []
+        for node in _nodes(c):
+            items.extend(node if isinstance(node, tuple) else (node,))
+        return items
+
+    def io(self, c: list[Any]) -> tuple[ast.IODirective, ...]:
+        kind = c[0].value[1:]
+        return tuple(ast.IODirective(kind, name, params, span) for name, params, span in _nodes(c[1:]))
+
+    def io_rel(self, c: list[Any]) -> tuple[str, tuple[tuple[str, str], ...], Span]:
+        return c[0].value, tuple(_nodes(c[1:])), _cover(c)
+
+    def io_param(self, c: list[Any]) -> tuple[str, str]:
+        key, value = c[0].value, c[2]
+        return key, _unescape(value) if value.type == "STRING" else value.value
 
     items = start
 
     def decl(self, c: list[Any]) -> ast.Decl:
-        return ast.Decl(c[1].value, tuple(_nodes(c[2:])), _cover(c))
+        qualifiers = tuple(t.value for t in c if isinstance(t, Token) and t.type == "QUALIFIER")
+        return ast.Decl(c[1].value, tuple(_nodes(c[2:])), _cover(c), qualifiers)
 
     def param(self, c: list[Any]) -> ast.Param:
         name, _, type_ = c
-        if type_.value not in ast.TYPES:
-            _error(
-                "unknown_type",
-                f"unknown type `{_show(type_.value)}`, expected one of "
-                + ", ".join(f"`{t}`" for t in ast.TYPES),
-                _tok_span(type_),
-            )
         return ast.Param(name.value, type_.value, _cover(c))
+
+    def subtype(self, c: list[Any]) -> ast.TypeDecl:
+        return ast.TypeDecl(c[1].value, c[3].value, (), _cover(c))
+
+    def union_type(self, c: list[Any]) -> ast.TypeDecl:
+        members = tuple(t.value for t in c[3:] if isinstance(t, Token) and t.type == "NAME")
+        return ast.TypeDecl(c[1].value, None, members, _cover(c))
 
     def include(self, c: list[Any]) -> ast.Include:
         return ast.Include(_unescape(c[1]), _cover(c))
@@ -205,7 +229,11 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return ast.Rule(_relation(c[0]), (), _cover(c))
 
     def rule(self, c: list[Any]) -> ast.Rule:
-        return ast.Rule(_relation(c[0]), c[2].literals, _cover(c))
+        heads: list[ast.Atom] = c[0]
+        return ast.Rule(heads[0], c[2].literals, _cover([heads[0], *c[1:]]), tuple(heads[1:]))
+
+    def heads(self, c: list[Any]) -> list[ast.Atom]:
+        return [_relation(a) for a in _nodes(c)]
 
     def test_block(self, c: list[Any]) -> ast.TestBlock:
         keyword, name = c[0], c[1]
@@ -259,17 +287,32 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     # ------------------------------------------------------------ literals
 
     def body(self, c: list[Any]) -> _Body:
-        return _Body(tuple(_nodes(c)), _cover(c))
+        branches = [b.literals for b in _nodes(c)]
+        if len(branches) == 1:
+            return _Body(branches[0], _cover(c))
+        return _Body((ast.Disjunction(tuple(branches), _cover(c)),), _cover(c))  # type: ignore[arg-type]
+
+    def conjunction(self, c: list[Any]) -> _Body:
+        literals: list[ast.Literal] = []
+        for lit in _nodes(c):
+            literals.extend(lit.literals if isinstance(lit, _Body) else (lit,))
+        return _Body(tuple(literals), _cover(c))
+
+    def group(self, c: list[Any]) -> Any:
+        """`( body )`: a disjunction, or its literals spliced into the conjunction."""
+        inner: _Body = c[1]
+        if len(inner.literals) == 1:
+            lit = inner.literals[0]
+            if isinstance(lit, ast.Comparison):  # `(X < 3)` spans its parentheses
+                return ast.Comparison(lit.op, lit.left, lit.right, _cover(c))
+            return lit
+        return _Body(inner.literals, _cover(c))
 
     def negation(self, c: list[Any]) -> ast.Negation | ast.Predicate:
         inner = c[1]
         if isinstance(inner, ast.Predicate):
             return ast.Predicate(inner.name, inner.args, not inner.negated, _cover(c))
         return ast.Negation(inner, _cover(c))
-
-    def paren_comparison(self, c: list[Any]) -> ast.Comparison:
-        inner: ast.Comparison = c[1]
-        return ast.Comparison(inner.op, inner.left, inner.right, _cover(c))
 
     def atom(self, c: list[Any]) -> ast.Atom | ast.Predicate:
         name, args = c[0].value, tuple(_nodes(c[1:]))
@@ -288,11 +331,14 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     def _binop(self, c: list[Any]) -> ast.BinOp:
         return ast.BinOp(c[1].value, c[0], c[2], _cover(c))
 
-    add = sub = mul = div = mod = _binop
+    add = sub = mul = div = mod = binop = pow = _binop
+
+    def prefix(self, c: list[Any]) -> ast.Call:
+        return ast.Call(c[0].value, (c[1],), _cover(c))
 
     def neg(self, c: list[Any]) -> ast.Term:
         operand = c[1]
-        if isinstance(operand, ast.Const) and operand.type in ("number", "duration"):
+        if isinstance(operand, ast.Const) and operand.type in ("number", "duration", "float"):
             return ast.Const(-operand.value, operand.type, _cover(c))  # type: ignore[operator]
         span = _cover(c)
         return ast.BinOp("-", ast.Const(0, "number", _tok_span(c[0])), operand, span)
@@ -307,7 +353,8 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
             known = ", ".join(f"`{n}`" for n in sorted(FUNCTORS))
             _error("unknown_functor", f"unknown functor `{_show(name.value)}`, expected one of {known}", _tok_span(name))
         elif not builtin.arity_ok(len(args)):
-            want = f"at least {len(builtin.params)}" if builtin.variadic else str(len(builtin.params))
+            n = len(builtin.params)
+            want = (f"{n} to {builtin.most}" if builtin.most else f"at least {n}") if builtin.variadic else str(n)
             _error("arity_mismatch", f"`{name.value}` takes {want} arguments, got {len(args)}", _cover(c))
         return ast.Call(name.value, args, _cover(c))
 
@@ -349,6 +396,20 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     def neg_int(self, c: list[Any]) -> ast.Const:
         return ast.Const(_int(c[1], -1), "number", _cover(c))
+
+    def unsigned(self, c: list[Any]) -> ast.Const:
+        return ast.Const(_int(c[0], limit=2**64 - 1), "unsigned", _tok_span(c[0]))
+
+    def float(self, c: list[Any]) -> ast.Const:
+        value = float(c[0].value)
+        if value in (float("inf"), float("-inf")):
+            _error("syntax", f"float `{_show(c[0].value)}` is out of range", _tok_span(c[0]))
+            value = 0.0
+        return ast.Const(value, "float", _tok_span(c[0]))
+
+    def neg_float(self, c: list[Any]) -> ast.Const:
+        const = self.float([c[1]])
+        return ast.Const(-const.value, "float", _cover(c))  # type: ignore[operator]
 
     def instant(self, c: list[Any]) -> ast.Const:
         try:
@@ -440,6 +501,10 @@ def _lark_diagnostic(e: UnexpectedInput, fragment: str) -> Diagnostic:
     if fragment.startswith("/*", at):  # `/` lexed as division: the comment never ends
         return Diagnostic("syntax", "unterminated comment", span)
     before = _previous_end(e)
+    last = _previous_token(e)
+    if tok.type == "LPAR" and last is not None and last.type == "NAME":
+        known = ", ".join(f"`{n}`" for n in sorted(FUNCTORS))
+        return Diagnostic("unknown_functor", f"unknown functor `{_show(last.value)}`, expected one of {known}", _tok_span(last))
     if "DOT" in acceptable and before is not None and before.end_line < span.line:
         line, column = before.end_line, before.end_column
         missing = Span(line, column, line, column + 1, _state.file)
@@ -463,6 +528,14 @@ def _previous_end(e: UnexpectedToken) -> Span | None:
     except AttributeError:
         return None
     return _start_end(stack[-1]) if stack else None
+
+
+def _previous_token(e: UnexpectedToken) -> Token | None:
+    try:
+        stack = e.interactive_parser.parser_state.value_stack
+    except AttributeError:
+        return None
+    return stack[-1] if stack and isinstance(stack[-1], Token) else None
 
 
 def _error_offset(e: UnexpectedInput, fragment: str) -> int:
@@ -513,7 +586,8 @@ def _deep_terms(items: list[ast.Item]) -> list[Diagnostic]:
                 break
             if isinstance(node, tuple):
                 stack.extend((x, depth) for x in node)
-            elif isinstance(node, (ast.BinOp, ast.Call, ast.Aggregate, ast.Negation, ast.Comparison, ast.Predicate)):
+            elif isinstance(node, (ast.BinOp, ast.Call, ast.Aggregate, ast.Negation, ast.Comparison, ast.Predicate,
+                                   ast.Disjunction)):
                 stack.extend((getattr(node, f), depth + 1) for f in node.__slots__ if f != "span")
             elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect)):
                 stack.extend((getattr(node, f), depth) for f in node.__slots__ if f != "span")

@@ -19,7 +19,14 @@ __all__ = [
     "format_string",
 ]
 
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
+# Soufflé's binding strength of each binary operator (higher binds tighter);
+# UNARY is prefix `-`, `bnot`, `lnot` (and negative constants), PRIMARY the rest
+_PRECEDENCE = {
+    "lor": 1, "lxor": 2, "land": 3, "bor": 4, "bxor": 5, "band": 6,
+    "bshl": 7, "bshr": 7, "bshru": 7, "+": 8, "-": 8, "*": 9, "/": 9, "%": 9, "^": 11,
+}
+UNARY, PRIMARY = 10, 12
+_PREFIX = ("bnot", "lnot")
 
 
 def format_string(value: str) -> str:
@@ -28,11 +35,23 @@ def format_string(value: str) -> str:
 
 
 def _const(c: ast.Const) -> str:
+    if c.type == "float":
+        return repr(float(c.value))
+    if c.type == "unsigned":
+        return f"{int(c.value)}u"
     return format_value(c.value, c.type)
 
 
 def _precedence(t: ast.Term) -> int:
-    return _PRECEDENCE[t.op] if isinstance(t, ast.BinOp) else 3
+    if isinstance(t, ast.BinOp):
+        return _PRECEDENCE[t.op]
+    if isinstance(t, ast.Call) and t.func in _PREFIX:
+        return UNARY
+    if isinstance(t, ast.Const) and not isinstance(t.value, str) and t.value < 0:
+        return UNARY
+    if isinstance(t, ast.Const) and t.type == "float" and str(t.value).startswith("-"):
+        return UNARY  # -0.0
+    return PRIMARY
 
 
 def format_term(t: ast.Term) -> str:
@@ -47,10 +66,16 @@ def format_term(t: ast.Term) -> str:
     if isinstance(t, ast.BinOp):
         p = _PRECEDENCE[t.op]
         left, right = format_term(t.left), format_term(t.right)
-        if _precedence(t.left) < p:
-            left = f"({left})"
-        if _precedence(t.right) <= p:
-            right = f"({right})"
+        if t.op == "^":  # right-associative: a primary, then anything unary or tighter
+            if _precedence(t.left) < PRIMARY:
+                left = f"({left})"
+            if _precedence(t.right) < UNARY:
+                right = f"({right})"
+        else:
+            if _precedence(t.left) < p:
+                left = f"({left})"
+            if _precedence(t.right) <= p:
+                right = f"({right})"
         return f"{left} {t.op} {right}"
     if isinstance(t, ast.Call):
         return f"{t.func}({', '.join(format_term(a) for a in t.args)})"
@@ -69,6 +94,8 @@ def format_literal(lit: ast.Literal) -> str:
         return format_atom(lit)
     if isinstance(lit, ast.Negation):
         return "!" + format_atom(lit.atom)
+    if isinstance(lit, ast.Disjunction):
+        return "(" + " ; ".join(_body(branch) for branch in lit.branches) + ")"
     if isinstance(lit, ast.Predicate):
         args = ", ".join(format_term(x) for x in lit.args)
         return f"{'!' if lit.negated else ''}{lit.name}({args})"
@@ -82,7 +109,8 @@ def _body(body: tuple[ast.Literal, ...]) -> str:
 def format_rule(r: ast.Rule) -> str:
     if not r.body:
         return format_atom(r.head) + "."
-    return f"{format_atom(r.head)} :- {_body(r.body)}."
+    heads = ", ".join(format_atom(h) for h in (r.head, *r.more_heads))
+    return f"{heads} :- {_body(r.body)}."
 
 
 def _test(t: ast.TestBlock) -> str:
@@ -101,7 +129,14 @@ def format_item(item: ast.Item) -> str:
         return format_rule(item)
     if isinstance(item, ast.Decl):
         params = ", ".join(f"{p.name}: {p.type}" for p in item.params)
-        return f".decl {item.name}({params})"
+        return f".decl {item.name}({params})" + "".join(f" {q}" for q in item.qualifiers)
+    if isinstance(item, ast.IODirective):
+        params = ", ".join(f"{k}={format_string(v)}" for k, v in item.params)
+        return f".{item.kind} {item.relation}" + (f"({params})" if item.params else "")
+    if isinstance(item, ast.TypeDecl):
+        if item.supertype is not None:
+            return f".type {item.name} <: {item.supertype}"
+        return f".type {item.name} = {' | '.join(item.union)}"
     if isinstance(item, ast.Include):
         return f".include {format_string(item.path)}"
     if isinstance(item, ast.TestBlock):

@@ -23,7 +23,7 @@ import uuid
 from typing import Any, Iterable, Mapping
 
 from ..diagnostics import OrdinanceError, StoreError
-from ..engine import why, why_not
+from ..engine import Pattern, answers, parse_pattern, why, why_not
 from ..explain import decision_json, to_json
 from ..facts import Event, Store
 from ..gate import Gate, Request, is_request_side
@@ -214,59 +214,30 @@ class Service:
             return self.gate.overlay(self.request(principal, body["request"]), now)
         return self.gate.model(self.store.revision(), now)
 
-    def _pattern(self, text: Any, ground: bool) -> tuple[str, tuple[Any, ...], list[tuple[str, Any]]]:
-        from ..rules import parse
-        from ..rules.ast import Const, Rule, Var, Wildcard
-
+    def _pattern(self, text: Any, ground: bool) -> Pattern:
         if not isinstance(text, str):
             raise BadRequest("give the atom as a string, such as `permit(\"a1\")`")
-        items = parse(text.strip().rstrip("."), file="<query>").items
-        if len(items) != 1 or not isinstance(items[0], Rule) or items[0].body:
-            raise BadRequest("give one atom such as `current(C)`", code="bad_query")
-        head = items[0].head
-        rel = self.policy.relations.get(head.relation)
-        if rel is None:
-            raise BadRequest(f"relation `{head.relation}` is not declared by the policy", code="unknown_relation")
-        if rel.arity != len(head.args):
-            raise BadRequest(f"relation `{head.relation}` takes {rel.arity} arguments", code="arity_mismatch")
-        args: list[tuple[str, Any]] = []
-        for term in head.args:
-            if isinstance(term, Const):
-                args.append(("const", term.value))
-            elif isinstance(term, Var) and not ground:
-                args.append(("var", term.name))
-            elif isinstance(term, Wildcard) and not ground:
-                args.append(("any", None))
-            else:
-                raise BadRequest("arguments are constants" + ("" if ground else ", variables or `_`"),
-                                 code="not_ground" if ground else "bad_query")
-        return head.relation, tuple(v if k == "const" else None for k, v in args), args
+        return parse_pattern(text, self.policy, ground=ground)
 
     def query(self, principal: Principal, body: Any) -> dict[str, Any]:
         body = _object(body)
-        relation, pattern, args = self._pattern(body.get("pattern"), ground=False)
+        asked = self._pattern(body.get("pattern"), ground=False)
         with self.lock:
-            rows = self._model(principal, body).query(relation, pattern)
-        answers = set()
-        for t in rows:
-            binding: dict[str, Any] = {}
-            if all(binding.setdefault(v, x) == x for (k, v), x in zip(args, t) if k == "var"):
-                answers.add(tuple(binding.items()))
-        out = [dict(b) for b in sorted(answers, key=lambda b: [(type(v).__name__, v) for _, v in b])]
-        return {"relation": relation, "answers": out, "holds": bool(rows)}
+            found = answers(self._model(principal, body), asked)
+        return {"relation": asked.relation, "answers": found, "holds": bool(found)}
 
     def why(self, principal: Principal, body: Any) -> dict[str, Any]:
         body = _object(body)
-        relation, t, _ = self._pattern(body.get("fact"), ground=True)
+        asked = self._pattern(body.get("fact"), ground=True)
         with self.lock:
-            proof = why(self._model(principal, body), relation, t)
+            proof = why(self._model(principal, body), asked.relation, asked.values)
             return {"holds": proof is not None, "proof": None if proof is None else to_json(proof, program=self.policy)}
 
     def why_not(self, principal: Principal, body: Any) -> dict[str, Any]:
         body = _object(body)
-        relation, t, _ = self._pattern(body.get("fact"), ground=False)
+        asked = self._pattern(body.get("fact"), ground=False)
         with self.lock:
-            answer = why_not(self._model(principal, body), relation, t)
+            answer = why_not(self._model(principal, body), asked.relation, asked.values)
             return {"holds": bool(answer.holds), "why_not": to_json(answer, program=self.policy)}
 
     def log(self, since: int = 0, limit: int = 100, kinds: Iterable[str] | None = None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 from ..diagnostics import OrdinanceError
 from ..engine import ProofNode, evaluate, why
 from ..gate.request import with_defaults
-from ..rules.invariants import Harness, Target
+from ..rules.invariants import Harness, InvariantRule
 from ..rules.ast import Atom, Const, Expect, TestBlock
 
 __all__ = ["FailedExpect", "Broken", "BlockResult", "ground", "run_block", "run_blocks"]
@@ -35,7 +35,7 @@ class FailedExpect:
 class Broken:
     """An invariant broken in the block's model: its first breaking binding."""
 
-    target: Target
+    target: InvariantRule
     binding: tuple[Any, ...]
     proof: ProofNode | None
 

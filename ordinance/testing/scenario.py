@@ -3,8 +3,10 @@
 A scenario file (TOML, see scenarios/README.md) holds the policy (the stdlib
 `continuity` plus optional extra rules), steps (batches of facts appended to
 the store, each optionally labelled so checks can name its revision),
-checks (a request at a `now`, with the expected decision and reason codes)
-and projections (derived facts expected to hold or be absent at a `now`).
+checks (a request at a `now`, with the expected decision and reason codes),
+projections (derived facts expected to hold or be absent at a `now`) and
+state files (`ordinance.project`: the lines a rendered projection must show,
+and text it must not contain, at a `now`, for an audience, under a cap).
 """
 
 from __future__ import annotations
@@ -17,15 +19,17 @@ from typing import Any, Mapping
 from ..diagnostics import GateError, OrdinanceError, arity_message
 from ..facts import Event, Store, kind_of, open_store, schema_of
 from ..gate import Decision, Gate, Request
+from ..project import Layers, Projector
 from ..rules.invariants import Harness, invariant_head
 from ..rules.checked import CheckedProgram
 from ..values import to_value
 
 __all__ = [
     "Scenario",
-    "Step",
+    "Batch",
     "Check",
     "Projection",
+    "StateView",
     "Outcome",
     "load_scenario",
     "scenario_from",
@@ -39,11 +43,12 @@ __all__ = [
 Fact = tuple[str, tuple[Any, ...]]
 
 @dataclass(frozen=True)
-class Step:
+class Batch:
     facts: tuple[Fact, ...]
     label: str | None = None
     source: str = "scenario"
     author: str = "scenario"
+    layer: str | None = None  # None: the policy's default layer
 
 
 @dataclass(frozen=True)
@@ -67,14 +72,31 @@ class Projection:
 
 
 @dataclass(frozen=True)
+class StateView:
+    """A rendered projection (default `state`) and what it must and must not show."""
+
+    name: str
+    now: int
+    at: str | None
+    projection: str = "state"
+    audience: str | None = None
+    cap: int | None = 4096
+    agent: str | None = None
+    lines: tuple[str, ...] = ()  # exact lines the text must contain
+    absent: tuple[str, ...] = ()  # substrings it must not contain
+    has: tuple[str, ...] = ()  # substrings it must contain (e.g. a line up to a wall-clock stamp)
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     story: str
     policy: CheckedProgram
-    steps: tuple[Step, ...]
+    steps: tuple[Batch, ...]
     checks: tuple[Check, ...]
     projections: tuple[Projection, ...]
     path: str | None = None
+    states: tuple[StateView, ...] = ()
 
 
 @dataclass
@@ -142,11 +164,12 @@ def scenario_from(data: Mapping[str, Any], path: Path | None = None) -> Scenario
     name = data.get("name") or (path.stem if path else "scenario")
     policy = _policy(data, path)
     steps = tuple(
-        Step(
+        Batch(
             tuple(_fact(r, policy, f"step {i}") for r in s.get("facts", [])),
             s.get("label"),
             s.get("source", "scenario"),
             s.get("author", "scenario"),
+            s.get("layer"),
         )
         for i, s in enumerate(data.get("step", []), 1)
     )
@@ -172,15 +195,32 @@ def scenario_from(data: Mapping[str, Any], path: Path | None = None) -> Scenario
         )
         for i, p_ in enumerate(data.get("project", []), 1)
     )
+    states = tuple(
+        StateView(
+            v.get("name", f"state {i}"),
+            int(to_value(v["now"], "time")),
+            v.get("at"),
+            v.get("projection", "state"),
+            v.get("audience"),
+            v.get("cap", 4096),
+            v.get("agent"),
+            tuple(v.get("lines", [])),
+            tuple(v.get("absent", [])),
+            tuple(v.get("has", [])),
+        )
+        for i, v in enumerate(data.get("state", []), 1)
+    )
     return Scenario(name, data.get("story", ""), policy, steps, checks, projections,
-                    str(path) if path else None)
+                    str(path) if path else None, states)
 
 
 def load_steps(store: Store, scenario: Scenario) -> dict[str, int]:
     """Append every step to `store`; return label -> revision after the step."""
     labels: dict[str, int] = {}
+    default = Layers.of(scenario.policy).default
     for step in scenario.steps:
-        events = [Event(kind_of(rel), rel, args, step.source, step.author) for rel, args in step.facts]
+        layer = Layers.of(scenario.policy).check(step.layer) if step.layer else default
+        events = [Event(kind_of(rel), rel, args, step.source, step.author, layer=layer) for rel, args in step.facts]
         rev = store.append(events)
         if step.label:
             labels[step.label] = rev
@@ -240,4 +280,29 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
             for rel, args in proj.absent:
                 if args in set(model.tuples(rel)):
                     out.failures.append(f"{proj.name}: expected {rel}{args} to be absent")
+        for view in scenario.states:
+            out.failures.extend(_state_failures(view, revision(view.at, view.name), store, scenario.policy))
     return out
+
+
+def _state_failures(view: StateView, rev: int | None, store: Store, policy: CheckedProgram) -> list[str]:
+    """What a rendered projection gets wrong: missing lines, forbidden text,
+    a cap overrun, or different bytes when rendered again from scratch."""
+    def render() -> Any:
+        return Projector(policy, store).render(view.projection, view.now, audience=view.audience,
+                                               cap=view.cap, agent=view.agent, revision=rev)
+
+    try:
+        first, again = render(), render()
+    except OrdinanceError as exc:
+        return [f"{view.name}: {exc}"]
+    text = first.text
+    found = [f"{view.name}: expected the line {line!r} in\n{text}" for line in view.lines
+             if line not in text.splitlines()]
+    found += [f"{view.name}: {word!r} must not appear in\n{text}" for word in view.absent if word in text]
+    found += [f"{view.name}: expected {word!r} in\n{text}" for word in view.has if word not in text]
+    if view.cap is not None and len(text.encode()) > view.cap:
+        found.append(f"{view.name}: {len(text.encode())} bytes, over the cap of {view.cap}")
+    if again.text != text:
+        found.append(f"{view.name}: rendering again gave different bytes")
+    return found

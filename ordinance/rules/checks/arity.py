@@ -35,6 +35,14 @@ def check_arity(
     for item in items:
         if not isinstance(item, ast.Decl):
             continue
+        names = [p.name for p in item.params]
+        for i, p in enumerate(item.params):
+            if names.index(p.name) != i:
+                found.append(Diagnostic("duplicate_attribute", f"attribute `{p.name}` of `{item.name}` is declared twice", p.span))
+        if "eqrel" in item.qualifiers and (item.arity != 2 or len(set(item.types)) != 1):
+            found.append(Diagnostic("arity_mismatch" if item.arity != 2 else "type_mismatch",
+                                    f"an `eqrel` relation has two attributes of one type, `{item.name}` has "
+                                    + ", ".join(f"`{t}`" for t in item.types), item.span))
         first = decls.setdefault(item.name, item)
         if first is not item:
             found.append(

@@ -12,10 +12,12 @@ from ..checked import CheckedProgram, Relation
 from ..loader import flatten
 from ..printer import format_program
 from .arity import check_arity, expected_arities
+from .io import check_io
 from .patterns import check_patterns
 from .relations import check_relations
 from .safety import SAFETY_CODES, check_safety
 from .stratify import stratify
+from .typedecls import resolve_types
 from .types import check_types
 
 __all__ = ["check", "run_passes"]
@@ -33,6 +35,7 @@ def run_passes(
     found += check_types(items)
     found += check_patterns(items)
     found += check_relations(items, extensional)
+    found += check_io(items, extensional)
     strat = stratify(tuple(i for i in items if isinstance(i, ast.Rule)))
     found += strat.diagnostics
     return found, strat.strata
@@ -41,6 +44,9 @@ def run_passes(
 def _relations(
     items: tuple[ast.Item, ...], extensional: Mapping[str, int]
 ) -> dict[str, Relation]:
+    """Every relation, its types resolved to base types (`.type Path <: symbol`
+    gives `symbol`)."""
+    resolved, _ = resolve_types(items)
     arity = expected_arities(items, extensional)
     decls: dict[str, ast.Decl] = {}
     derived: set[str] = set()
@@ -53,12 +59,44 @@ def _relations(
         name: Relation(
             name,
             n,
-            decls[name].types if name in decls else None,
+            tuple(resolved.get(t, t) for t in decls[name].types) if name in decls else None,
             decls.get(name),
             name in derived,
         )
         for name, n in arity.items()
     }
+
+
+def _typed_literals(rule: ast.Rule, relations: Mapping[str, Relation]) -> ast.Rule:
+    """An integer literal at a `float` or `unsigned` argument of an atom takes
+    that type, as in Soufflé (`f(1)` for `.decl f(x: float)` holds `1.0`)."""
+
+    def typed(x: ast.Term, type_: str) -> ast.Term:
+        if not (isinstance(x, ast.Const) and x.type == "number"):
+            return x
+        if type_ == "float":
+            return ast.Const(float(x.value), "float", x.span)
+        if type_ == "unsigned" and int(x.value) >= 0:
+            return ast.Const(x.value, "unsigned", x.span)
+        return x
+
+    def atom(a: ast.Atom) -> ast.Atom:
+        rel = relations.get(a.relation)
+        if rel is None or rel.types is None or len(rel.types) != a.arity:
+            return a
+        args = tuple(typed(x, t) for x, t in zip(a.args, rel.types))
+        return a if args == a.args else ast.Atom(a.relation, args, a.span)
+
+    def literal(lit: ast.Literal) -> ast.Literal:
+        if isinstance(lit, ast.Atom):
+            return atom(lit)
+        if isinstance(lit, ast.Negation):
+            return ast.Negation(atom(lit.atom), lit.span)
+        return lit
+
+    if not any(r.types and ("float" in r.types or "unsigned" in r.types) for r in relations.values()):
+        return rule
+    return ast.Rule(atom(rule.head), tuple(literal(lit) for lit in rule.body), rule.span)
 
 
 def check(
@@ -89,13 +127,15 @@ def check(
     # does not make every logged decision foreign to `replay`
     deciding = tuple(i for i in flat.items if not isinstance(i, (ast.TestBlock, ast.Invariant, ast.Hint)))
     text = format_program(ast.Program(deciding))
+    relations = _relations(flat.items, extensional)
     return CheckedProgram(
-        rules=tuple(i for i in flat.items if isinstance(i, ast.Rule)),
-        relations=_relations(flat.items, extensional),
+        rules=tuple(_typed_literals(i, relations) for i in flat.items if isinstance(i, ast.Rule)),
+        relations=relations,
         strata=strata,
         tests=tuple(i for i in flat.items if isinstance(i, ast.TestBlock)),
         invariants=tuple(i for i in flat.items if isinstance(i, ast.Invariant)),
         hints=tuple(i for i in flat.items if isinstance(i, ast.Hint)),
+        io=tuple(i for i in flat.items if isinstance(i, ast.IODirective)),
         source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),  # the policy hash
         files=flat.files,
     )

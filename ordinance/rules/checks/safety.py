@@ -19,12 +19,13 @@ from typing import Iterator
 
 from ...diagnostics import Diagnostic
 from .. import ast
+from ..functors import FUNCTORS
 from ..scope import injected_vars, outside_vars
 from .walk import literal_terms, subterms, term_aggregates, term_vars
 
 __all__ = ["check_safety", "SAFETY_CODES"]
 
-SAFETY_CODES = frozenset({"unbound_variable", "safety_violations", "aggregate_position"})
+SAFETY_CODES = frozenset({"unbound_variable", "safety_violations", "aggregate_position", "range_position"})
 
 
 def _deep_vars(t: ast.Term) -> Iterator[ast.Var]:
@@ -216,9 +217,32 @@ def _ground(atom: ast.Atom, what: str, allow_wildcard: bool, found: list[Diagnos
             )
 
 
+def _ranges(terms: tuple[ast.Term, ...], body: tuple[ast.Literal, ...], found: list[Diagnostic]) -> None:
+    """`range(...)` has several values: it may only be a side of `X = range(...)`."""
+    allowed: set[int] = set()
+    every: list[ast.Term] = []
+    stack: list[tuple[tuple[ast.Term, ...], tuple[ast.Literal, ...]]] = [(terms, body)]
+    while stack:
+        ts, lits = stack.pop()
+        for lit in lits:
+            if isinstance(lit, ast.Comparison) and lit.op == "=":
+                allowed.update(id(side) for side in (lit.left, lit.right))
+            ts = ts + literal_terms(lit)
+        for t in ts:
+            for sub in subterms(t):
+                every.append(sub)
+                if isinstance(sub, ast.Aggregate):
+                    stack.append(((sub.target,) if sub.target is not None else (), sub.body))
+    for t in every:
+        if isinstance(t, ast.Call) and t.func in FUNCTORS and FUNCTORS[t.func].multi and id(t) not in allowed:
+            found.append(Diagnostic("range_position", f"`{t.func}` may only appear as `X = {t.func}(...)`", t.span))
+
+
 def check_safety(items: tuple[ast.Item, ...], existential_negation: bool = False) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for item in items:
+        if isinstance(item, (ast.Rule, ast.Invariant)):
+            _ranges(item.head.args if isinstance(item, ast.Rule) else (), item.body, found)
         if isinstance(item, ast.Rule):
             _Clause(found, set(), existential_negation).check(item.head, item.body, frozenset())
         elif isinstance(item, ast.Invariant):

@@ -1,26 +1,42 @@
-"""Type pass: constants and variables respect `.decl` types.
+"""Type pass: constants, variables, operators and functors respect the types.
 
-Two kinds only: symbols and numbers (`number`, `time` and `duration` are all
-numbers inside). A constant of the wrong kind at a declared position, a
-variable used as both kinds in one rule, arithmetic on a symbol, and a
-comparison between a symbol and a number are `type_mismatch`.
+Kinds of value: symbols, numbers (`number`, `time` and `duration` are all
+numbers inside), `unsigned` and `float`; a `.type` has its base's kind
+(typedecls.py). An integer literal such as `1` fits any numeric kind, as in
+Soufflé. A constant of the wrong kind at a declared position, a variable used
+as two kinds in one rule, arithmetic on a symbol or mixing kinds, a bitwise
+or logical operator (or `%`) on a float, a functor argument of the wrong
+kind, and a comparison between kinds are `type_mismatch`.
 """
 
 from __future__ import annotations
 
 from ...diagnostics import Diagnostic, Related, Span
 from .. import ast
-from ..functors import FUNCTORS, PREDICATES, Builtin
+from ..functors import FUNCTORS, OPERAND, PREDICATES, Builtin
 from ..printer import format_term
 from ..scope import local_vars, outside_vars
+from .typedecls import kind_of_type, resolve_types
 
 __all__ = ["check_types"]
 
-_ARTICLE = {"symbol": "a symbol", "number": "a number"}
+_ARTICLE = {"symbol": "a symbol", "number": "a number", "unsigned": "an unsigned number",
+            "float": "a float", "numeral": "a number"}
+_NUMERIC = ("number", "unsigned", "float")
+NUMERAL = "numeral"  # an integer literal: fits any numeric kind
 
 
-def _kind(type_: str) -> str:
-    return "symbol" if type_ == "symbol" else "number"
+def _unify(a: str | None, b: str | None) -> str | None:
+    """The kind both fit, None if unknown; raises ValueError when none does."""
+    if a is None or a == b:
+        return b
+    if b is None:
+        return a
+    if a == NUMERAL and b in _NUMERIC:
+        return b
+    if b == NUMERAL and a in _NUMERIC:
+        return a
+    raise ValueError((a, b))
 
 
 def _show(c: ast.Const) -> str:
@@ -31,8 +47,9 @@ def _show(c: ast.Const) -> str:
 class _Rule:
     """Kinds of the variables of one rule, and what contradicts them."""
 
-    def __init__(self, decls: dict[str, ast.Decl], found: list[Diagnostic]) -> None:
+    def __init__(self, decls: dict[str, ast.Decl], types: dict[str, str], found: list[Diagnostic]) -> None:
         self.decls = decls
+        self.types = types
         self.found = found
         self.env: dict[str, tuple[str, Span]] = {}
         self.outside: set[str] = set()  # the clause's variables outside every aggregate
@@ -41,14 +58,22 @@ class _Rule:
         self.found.append(Diagnostic("type_mismatch", message, span, related=related))
 
     def bind(self, var: ast.Var, kind: str) -> None:
-        prev = self.env.setdefault(var.name, (kind, var.span))
-        if prev[0] != kind:
+        prev = self.env.get(var.name)
+        if prev is None:
+            self.env[var.name] = (kind, var.span)
+            return
+        try:
+            joined = _unify(prev[0], kind)
+        except ValueError:
             self.mismatch(
                 f"variable `{var.name}` is used as {_ARTICLE[kind]} here "
                 f"but as {_ARTICLE[prev[0]]} where first used",
                 var.span,
                 (Related("first used here", prev[1]),),
             )
+            return
+        if joined is not None and joined != prev[0]:
+            self.env[var.name] = (joined, prev[1])
 
     def atom(self, atom: ast.Atom) -> None:
         decl = self.decls.get(atom.relation)
@@ -60,64 +85,110 @@ class _Rule:
             self.expect(arg, param.type, f"argument {i} of `{atom.relation}`")
 
     def expect(self, term: ast.Term, type_: str, what: str, verb: str = "is declared") -> None:
-        kind = _kind(type_)
+        kind = kind_of_type(type_, self.types)
+        if kind is None:
+            self.kind_of(term)
+            return
+        self.expect_kind(term, kind, f"{what} {verb} `{type_}`")
+
+    def expect_kind(self, term: ast.Term, kind: str, what: str) -> None:
         if isinstance(term, ast.Var):
             self.bind(term, kind)
             return
         actual = self.kind_of(term)
-        if actual is not None and actual != kind:
-            got = _show(term) if isinstance(term, ast.Const) else _ARTICLE[actual]
-            self.mismatch(f"{what} {verb} `{type_}`, got {got}", term.span)
+        try:
+            _unify(actual, kind)
+        except ValueError:
+            got = _show(term) if isinstance(term, ast.Const) else _ARTICLE[actual or kind]
+            self.mismatch(f"{what}, got {got}", term.span)
 
     def kind_of(self, term: ast.Term) -> str | None:
-        """The kind of a term's value (None if unknown); checks inner arithmetic."""
+        """The kind of a term's value (None if unknown); checks inner terms."""
         if isinstance(term, ast.Const):
-            return _kind(term.type)
+            if term.type == "number":
+                return NUMERAL
+            return kind_of_type(term.type, self.types)
         if isinstance(term, ast.Var):
             known = self.env.get(term.name)
             return known[0] if known else None
         if isinstance(term, ast.Now):
             return "number"
         if isinstance(term, ast.BinOp):
-            for side in (term.left, term.right):
-                if isinstance(side, ast.Var):
-                    self.bind(side, "number")
-                elif self.kind_of(side) == "symbol":
-                    self.mismatch(f"arithmetic `{term.op}` on a symbol", side.span)
-            return "number"
+            return self.arithmetic(term)
         if isinstance(term, ast.Call):
             builtin = FUNCTORS.get(term.func)
-            if builtin is None:
-                return None
-            self.arguments(builtin, term.args)
-            return builtin.result
+            return None if builtin is None else self.arguments(builtin, term.args)
         if isinstance(term, ast.Aggregate):
-            # the aggregate's local variables have kinds of their own (rules/scope.py)
-            hidden = {v: self.env.pop(v) for v in local_vars(term, self.outside) if v in self.env}
-            outer = set(self.env)
-            self.body(term.body)
-            target = None if term.target is None else self.kind_of(term.target)
-            for v in [v for v in self.env if v not in outer and v in local_vars(term, self.outside)]:
-                del self.env[v]
-            self.env.update(hidden)
-            if term.target is None:
-                return "number"
-            if term.func == "sum" and target == "symbol":
-                self.mismatch("`sum` over a symbol", term.target.span)
-            return "number" if term.func == "sum" else target
+            return self.aggregate(term)
         return None
 
-    def arguments(self, builtin: Builtin, args: tuple[ast.Term, ...]) -> None:
-        """Each argument of a functor or constraint against its parameter."""
+    def arithmetic(self, term: ast.BinOp) -> str | None:
+        sides = (term.left, term.right)
+        kinds = [self.kind_of(side) for side in sides]
+        for side, kind in zip(sides, kinds):
+            if kind == "symbol":
+                self.mismatch(f"arithmetic `{term.op}` on a symbol", side.span)
+                return "number"
+        try:
+            kind = _unify(kinds[0], kinds[1])
+        except ValueError:
+            self.mismatch(f"arithmetic `{term.op}` of {_ARTICLE[kinds[0] or 'number']} and {_ARTICLE[kinds[1] or 'number']}", term.span)
+            return kinds[0]
+        if kind == "float" and OPERAND[term.op] == "integral":
+            self.mismatch(f"`{term.op}` on a float", term.span)
+        for side in sides:
+            if isinstance(side, ast.Var):
+                self.bind(side, kind if kind not in (None, NUMERAL) else "number")
+        return kind if kind is not None else "number"
+
+    def arguments(self, builtin: Builtin, args: tuple[ast.Term, ...]) -> str | None:
+        """Each argument of a functor or constraint against its parameter;
+        the result's kind."""
+        same: str | None = None
         for i, arg in enumerate(args):
             want = builtin.param(i)
             what = f"argument {i + 1} of `{builtin.name}`"
-            if want != "numeric":
-                self.expect(arg, want, what, "must be")
-            elif isinstance(arg, ast.Var):
-                self.bind(arg, "number")
-            elif self.kind_of(arg) == "symbol":
-                self.mismatch(f"{what} must be a number, got {_described(arg)}", arg.span)
+            if want in ("symbol", "number"):
+                self.expect_kind(arg, want, f"{what} must be `{want}`")
+                continue
+            kind = self.kind_of(arg)
+            if want == "any":
+                continue
+            allowed = ("number", "unsigned") if want == "integral" else _NUMERIC
+            if kind in (None, NUMERAL):
+                if isinstance(arg, ast.Var) and builtin.result != "same":
+                    self.bind(arg, "number")
+                continue
+            if kind not in allowed:
+                self.mismatch(f"{what} must be {'an integer' if want == 'integral' else 'a number'}, got {_ARTICLE[kind]}", arg.span)
+                continue
+            try:
+                same = _unify(same, kind)
+            except ValueError:
+                self.mismatch(f"arguments of `{builtin.name}` mix {_ARTICLE[same or 'number']} and {_ARTICLE[kind]}", arg.span)
+        if builtin.result == "same":
+            for arg in args:
+                if isinstance(arg, ast.Var) and same is not None:
+                    self.bind(arg, same)
+            return same if same is not None else NUMERAL
+        return builtin.result
+
+    def aggregate(self, term: ast.Aggregate) -> str | None:
+        # the aggregate's local variables have kinds of their own (rules/scope.py)
+        local = local_vars(term, self.outside)
+        hidden = {v: self.env.pop(v) for v in local if v in self.env}
+        outer = set(self.env)
+        self.body(term.body)
+        target = None if term.target is None else self.kind_of(term.target)
+        for v in [v for v in self.env if v not in outer and v in local]:
+            del self.env[v]
+        self.env.update(hidden)
+        if term.target is None:
+            return "number"
+        if term.func == "sum" and target == "symbol":
+            self.mismatch("`sum` over a symbol", term.target.span)
+            return "number"
+        return target
 
     def body(self, body: tuple[ast.Literal, ...]) -> None:
         for lit in body:
@@ -133,44 +204,42 @@ class _Rule:
 
     def comparison(self, lit: ast.Comparison) -> None:
         left, right = self.kind_of(lit.left), self.kind_of(lit.right)
-        if left is not None and right is not None and left != right:
-            self.mismatch(
-                f"comparison `{lit.op}` of {_ARTICLE[left]} with {_ARTICLE[right]}", lit.span
-            )
-        elif left is None and right is not None and isinstance(lit.left, ast.Var):
-            self.bind(lit.left, right)
-        elif right is None and left is not None and isinstance(lit.right, ast.Var):
-            self.bind(lit.right, left)
-
-
-def _described(term: ast.Term) -> str:
-    return _show(term) if isinstance(term, ast.Const) else "a symbol"
+        try:
+            kind = _unify(left, right)
+        except ValueError:
+            self.mismatch(f"comparison `{lit.op}` of {_ARTICLE[left or 'number']} with {_ARTICLE[right or 'number']}", lit.span)
+            return
+        if kind is None or kind == NUMERAL:
+            return
+        for side in (lit.left, lit.right):
+            if isinstance(side, ast.Var):
+                self.bind(side, kind)
 
 
 def check_types(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
+    types, found = resolve_types(items)
     decls: dict[str, ast.Decl] = {}
     for item in items:
         if isinstance(item, ast.Decl):
             decls.setdefault(item.name, item)
-    found: list[Diagnostic] = []
     for item in items:
         if isinstance(item, ast.Rule):
-            rule = _Rule(decls, found)
+            rule = _Rule(decls, types, found)
             rule.outside = outside_vars(item.head.args, item.body)
             rule.atom(item.head)
             rule.body(item.body)
         elif isinstance(item, ast.Invariant):
-            rule = _Rule(decls, found)
+            rule = _Rule(decls, types, found)
             rule.outside = outside_vars((), item.body)
             rule.body(item.body)
         elif isinstance(item, ast.TestBlock):
             for atom in [f.head for f in item.facts] + [e.atom for e in item.expects]:
-                _Rule(decls, found).atom(atom)
+                _Rule(decls, types, found).atom(atom)
         elif isinstance(item, ast.Hint):
             decl = decls.get(item.relation)
             if decl is None or decl.arity != len(item.values):
                 continue
-            checker = _Rule(decls, found)
+            checker = _Rule(decls, types, found)
             for i, (pool, param) in enumerate(zip(item.values, decl.params), 1):
                 for const in pool:
                     checker.expect(const, param.type, f"argument {i} of `{item.relation}`")

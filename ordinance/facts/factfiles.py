@@ -1,0 +1,167 @@
+"""Soufflé's fact files: what `.input` reads and `.output` writes.
+
+A relation's file is `<relation>.facts` in the facts directory (input) or
+`<relation>.csv` in the output directory, unless `filename=` says otherwise
+(relative to that directory). Columns are separated by a tab, or by
+`delimiter=`; with `headers=true` the first line names the columns. Values
+are written as they are, without quotes: symbols as text, numbers in decimal
+(`unsigned` without a suffix, `float` as Python prints it), times as
+ISO-8601 instants and durations as `15m`; reading accepts the same, and
+integer seconds for times and durations. A line that does not fit its
+relation's declaration is an `InputError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Iterable, Mapping
+
+from ..diagnostics import Diagnostic, InputError, Span
+from ..rules.ast import IODirective
+from ..rules.checked import CheckedProgram
+from ..rules.functors import Unsigned
+from ..values import format_duration, format_instant, parse_duration, parse_instant
+
+__all__ = ["read_inputs", "write_output", "output_path", "input_path", "format_row", "format_fields", "MAX_ERRORS"]
+
+MAX_ERRORS = 50
+_INT = re.compile(r"[+-]?(?:0x[0-9a-fA-F]+|[0-9]+)")
+_UNSIGNED = re.compile(r"(?:0x[0-9a-fA-F]+|[0-9]+)u?")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|nan)")
+
+
+def _options(d: IODirective) -> dict[str, str]:
+    return dict(d.params)
+
+
+def _delimiter(opts: Mapping[str, str]) -> str:
+    d = opts.get("delimiter", "\t")
+    return d.encode("utf-8").decode("unicode_escape") if "\\" in d else d
+
+
+def input_path(d: IODirective, facts_dir: str) -> str:
+    return os.path.join(facts_dir, _options(d).get("filename", f"{d.relation}.facts"))
+
+
+def output_path(d: IODirective, out_dir: str) -> str:
+    return os.path.join(out_dir, _options(d).get("filename", f"{d.relation}.csv"))
+
+
+def _value(text: str, type_: str | None) -> Any:
+    """A field's value by its column type; ValueError when it does not fit."""
+    if type_ in (None, "any"):
+        return int(text, 0) if _INT.fullmatch(text) else text
+    if type_ == "symbol":
+        return text
+    if type_ == "number":
+        if not _INT.fullmatch(text):
+            raise ValueError("a number")
+        value = int(text, 0)
+        if not -(2**63) <= value < 2**63:
+            raise ValueError("a 64-bit number")
+        return value
+    if type_ == "unsigned":
+        if not _UNSIGNED.fullmatch(text) or int(text.rstrip("u"), 0) >= 2**64:
+            raise ValueError("an unsigned number")
+        return Unsigned(int(text.rstrip("u"), 0))
+    if type_ == "float":
+        if not _FLOAT.fullmatch(text):
+            raise ValueError("a float")
+        return float(text)
+    if type_ == "time":
+        return int(text) if _INT.fullmatch(text) else parse_instant(text)
+    if type_ == "duration":
+        return int(text) if _INT.fullmatch(text) else parse_duration(text)
+    return text
+
+
+def _text(value: Any, type_: str | None) -> str:
+    if type_ == "time" and type(value) is int:
+        return format_instant(value)
+    if type_ == "duration" and type(value) is int:
+        return "-" + format_duration(-value) if value < 0 else format_duration(value)
+    if isinstance(value, float):
+        return repr(value)
+    return str(int(value)) if isinstance(value, int) else str(value)
+
+
+def read_inputs(program: CheckedProgram, facts_dir: str) -> dict[str, list[tuple[Any, ...]]]:
+    """The facts of every `.input` relation; InputError with every problem found."""
+    facts: dict[str, list[tuple[Any, ...]]] = {}
+    found: list[Diagnostic] = []
+    for d in program.io:
+        if d.kind != "input":
+            continue
+        rel = program.relations[d.relation]
+        path = input_path(d, facts_dir)
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                lines = f.read().splitlines()
+        except OSError as e:
+            found.append(Diagnostic("fact_file", f"cannot read `{path}` for `.input {d.relation}`: {(e.strerror or str(e)).lower()}", d.span))
+            continue
+        except UnicodeDecodeError as e:
+            found.append(Diagnostic("fact_file", f"`{path}` is not valid utf-8 (byte {e.start})", Span(1, 1, 1, 2, path)))
+            continue
+        opts = _options(d)
+        delimiter = _delimiter(opts)
+        types = rel.types or (None,) * rel.arity
+        rows = facts.setdefault(d.relation, [])
+        for n, line in enumerate(lines, 1):
+            if n == 1 and opts.get("headers") == "true" or line == "":
+                continue
+            fields = line.split(delimiter)
+            if len(fields) != rel.arity:
+                found.append(Diagnostic("fact_file", f"`{d.relation}` has {rel.arity} columns, this line has {len(fields)}", Span(n, 1, n, len(line) + 1, path)))
+                continue
+            row: list[Any] = []
+            column = 1
+            for field, type_ in zip(fields, types):
+                try:
+                    row.append(_value(field, type_))
+                except ValueError as e:
+                    want = e.args[0] if e.args and " " in str(e.args[0]) else f"a {type_}"
+                    shown = field if len(field) <= 24 else field[:21] + "..."
+                    found.append(Diagnostic("fact_file", f"`{shown}` is not {want} (column {len(row) + 1} of `{d.relation}`)", Span(n, column, n, column + len(field), path)))
+                    break
+                column += len(field) + len(delimiter)
+            else:
+                rows.append(tuple(row))
+            if len(found) >= MAX_ERRORS:
+                break
+    if found:
+        raise InputError(found[:MAX_ERRORS])
+    return facts
+
+
+def format_fields(t: tuple[Any, ...], types: tuple[str, ...] | None) -> list[str]:
+    """A tuple's fields as a fact file writes them."""
+    return [_text(v, types[i] if types and i < len(types) else None) for i, v in enumerate(t)]
+
+
+def format_row(t: tuple[Any, ...], types: tuple[str, ...] | None, delimiter: str = "\t") -> str:
+    return delimiter.join(format_fields(t, types))
+
+
+def _order(t: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:
+    return tuple((isinstance(v, str), v) for v in t)
+
+
+def write_output(program: CheckedProgram, d: IODirective, rows: Iterable[tuple[Any, ...]], out_dir: str) -> str:
+    """Write one `.output` relation's file (sorted rows); its path."""
+    rel = program.relations[d.relation]
+    opts = _options(d)
+    delimiter = _delimiter(opts)
+    path = output_path(d, out_dir)
+    lines = []
+    if opts.get("headers") == "true":
+        names = [p.name for p in rel.decl.params] if rel.decl is not None else [f"x{i}" for i in range(rel.arity)]
+        lines.append(delimiter.join(names))
+    lines += [format_row(t, rel.types, delimiter) for t in sorted(rows, key=_order)]
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("".join(line + "\n" for line in lines))
+    return path

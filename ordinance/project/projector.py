@@ -1,0 +1,101 @@
+"""`Projector`: projections of one store under one policy, kept warm.
+
+    projector = Projector(policy, store)            # or Projector(policy, gate=gate)
+    state = projector.render("state", now, audience="public", cap=4096)
+    print(state.text)
+
+Per audience it keeps the `Sources` (the facts that audience may see, and
+their events), following the store as it grows, and the model of the newest
+(revision, `now`). With no audience and a gate, it uses the gate's warm
+model. `render_state` is the one-call form; a long-running server keeps one
+`Projector` and calls `render` on every change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import evaluate
+from ..facts import Store
+from ..gate import Gate
+from ..rules.checked import CheckedProgram
+from .layers import Layers
+from .render import DEFAULT_CAP, Projection, render_projection
+from .sources import Sources
+
+__all__ = ["Projector", "render_state"]
+
+
+class Projector:
+    def __init__(self, policy: CheckedProgram, store: Store | None = None, *, gate: Gate | None = None) -> None:
+        if store is None:
+            if gate is None:
+                raise TypeError("a Projector needs a store or a gate")
+            store = gate.store
+        self.policy = policy
+        self.store = store
+        self.gate = gate if gate is not None and gate.policy is policy else None
+        self.layers = Layers.of(policy)
+        self._sources: dict[str | None, Sources] = {}
+        self._models: dict[str | None, tuple[tuple[int, int], Any]] = {}
+
+    def sources(self, audience: str | None = None, revision: int | None = None) -> Sources:
+        """The facts `audience` may see at `revision` (default: newest), with their events."""
+        layers = self.layers.visible(audience)
+        if revision is not None and revision != self.store.revision():
+            self.store.as_of(revision)  # refuses a revision not in the log
+            return Sources(self.store, revision, layers)
+        cached = self._sources.get(audience)
+        if cached is None:
+            cached = self._sources[audience] = Sources(self.store, None, layers)
+        else:
+            cached.advance(self.store)
+        return cached
+
+    def model(self, sources: Sources, audience: str | None, now: int) -> Any:
+        """The policy's model over `sources` at `now` (cached for the newest pair)."""
+        key = (sources.revision, now)
+        hit = self._models.get(audience)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        if audience is None and self.gate is not None:
+            model = self.gate.model(sources.revision, now)
+        else:
+            model = evaluate(self.policy, sources.facts, now=now)
+        self._models[audience] = (key, model)
+        return model
+
+    def render(
+        self,
+        name: str,
+        now: int,
+        *,
+        audience: str | None = None,
+        cap: int | None = DEFAULT_CAP,
+        agent: str | None = None,
+        revision: int | None = None,
+    ) -> Projection:
+        """Projection `name` at (revision, this policy, `now`, `audience`)."""
+        sources = self.sources(audience, revision)
+        model = self.model(sources, audience, now)
+        return render_projection(model, sources, self.policy, name, audience=audience, agent=agent, cap=cap)
+
+
+def render_state(
+    source: Gate | Store | Projector,
+    policy: CheckedProgram,
+    now: int,
+    audience: str | None = None,
+    cap: int | None = DEFAULT_CAP,
+    *,
+    agent: str | None = None,
+    revision: int | None = None,
+) -> Projection:
+    """The standing agent's state file (seed 003) as `audience` may see it."""
+    if isinstance(source, Projector):
+        projector = source
+    elif isinstance(source, Gate):
+        projector = Projector(policy, gate=source)
+    else:
+        projector = Projector(policy, source)
+    return projector.render("state", now, audience=audience, cap=cap, agent=agent, revision=revision)

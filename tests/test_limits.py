@@ -1,0 +1,74 @@
+"""Run limits hold inside a round: exploding rounds end in `limit_exceeded`
+within the limits, never MemoryError and never an unbounded run (issues 12
+and 14). The limits here are small so that each test is quick."""
+
+from __future__ import annotations
+
+import pytest
+
+from ordinance.diagnostics import LimitExceeded
+from ordinance.engine import Limits, evaluate
+from ordinance.engine.codegen import CHUNK
+from ordinance.rules import compile_text
+
+
+def exceeded(text: str, facts: dict | None = None, **limits: float) -> str:
+    with pytest.raises(LimitExceeded) as info:
+        evaluate(compile_text(text), facts, limits=Limits(**limits))  # type: ignore[arg-type]
+    assert info.value.code == "limit_exceeded"
+    return str(info.value)
+
+
+def domain(n: int) -> dict[str, list[tuple[int]]]:
+    return {"a": [(i,) for i in range(n)]}
+
+
+def test_squaring_recursion_stops_at_64_bits() -> None:
+    message = exceeded("p(2).\np(X * X) :- p(X).")
+    assert "a number outside 64 bits" in message and "p(X * X) :- p(X)." in message
+
+
+def test_a_5000_by_5000_cross_product_stops_inside_its_round() -> None:
+    message = exceeded(".decl a(x: number)\n.decl b(x: number)\np(X, Y) :- a(X), b(Y).",
+                       {"a": [(i,) for i in range(5000)], "b": [(i,) for i in range(5000)]}, max_tuples=50_000)
+    assert "more than 50000 derived tuples" in message and "`p`" in message
+
+
+def test_a_round_of_10_to_the_8_tuples_stops_inside_its_round() -> None:
+    message = exceeded(".decl a(x: number)\np(X, Y, Z) :- a(X), a(Y), a(Z).", domain(465), max_tuples=200_000)
+    assert "more than 200000 derived tuples" in message
+
+
+def test_the_tuple_limit_inside_a_round_counts_only_new_tuples() -> None:
+    # every round re-derives what the last one knew: candidates pass the limit, new tuples do not
+    program = compile_text(".decl a(x: number)\np(X) :- a(X).\np(X) :- p(X), a(Y).")
+    model = evaluate(program, domain(300), limits=Limits(max_tuples=400))
+    assert len(set(model.tuples("p"))) == 300
+
+
+def test_duplicate_matches_stop_at_the_match_limit() -> None:
+    message = exceeded(".decl a(x: number)\nq(X) :- a(X), a(Y), a(Z), Y != Z.", domain(800), max_matches=10 * CHUNK)
+    assert f"more than {10 * CHUNK} matches" in message
+
+
+def test_atoms_of_only_wildcards_are_tests_not_matches() -> None:
+    # 1000^3 duplicate matches if enumerated; one test each instead
+    program = compile_text(".decl a(x: number)\n.decl b(x: number)\nq() :- a(_), b(_), a(_).\nr(X) :- a(X), b(_).")
+    facts = {"a": [(i,) for i in range(1000)], "b": [(i,) for i in range(1000)]}
+    model = evaluate(program, facts, limits=Limits(max_matches=5000))
+    assert set(model.tuples("q")) == {()}
+    assert len(set(model.tuples("r"))) == 1000
+
+
+def test_aggregate_bodies_are_bounded_too() -> None:
+    message = exceeded(".decl a(x: number)\nn(N) :- N = count : { a(X), a(Y), a(Z) }.", domain(300), max_matches=20 * CHUNK)
+    assert "matches" in message
+
+
+def test_the_deadline_holds_inside_a_round() -> None:
+    message = exceeded(".decl a(x: number)\np(X, Y, Z) :- a(X), a(Y), a(Z).", domain(300), deadline=0.0)
+    assert "deadline of 0 seconds passed" in message
+
+
+def test_limits_between_rounds_still_hold() -> None:
+    assert "iterations" in exceeded("n(0).\nn(X) :- n(Y), X = Y + 1.", max_iterations=50)

@@ -1,0 +1,116 @@
+"""`ordinance run` and Soufflé's I/O directives: fact files in, `.csv` out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ordinance.cli import cli
+from ordinance.diagnostics import InputError, OrdinanceError
+from ordinance.facts.factfiles import read_inputs
+from ordinance.rules import compile_text, format_program, parse
+
+REACH = """\
+.decl edge(x: number, y: number)
+.decl path(x: number, y: number)
+.input edge
+.output path
+.printsize path
+path(X, Y) :- edge(X, Y).
+path(X, Z) :- path(X, Y), edge(Y, Z).
+"""
+
+
+def run(tmp_path: Path, program: str, files: dict[str, str], *args: str) -> tuple[int, str, str]:
+    (tmp_path / "facts").mkdir(exist_ok=True)
+    for name, text in files.items():
+        (tmp_path / "facts" / name).write_text(text, encoding="utf-8")
+    (tmp_path / "p.dl").write_text(program, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "p.dl"), "-F", str(tmp_path / "facts"),
+                                      "-D", str(tmp_path / "out"), "--now", "2026-01-01T00:00:00Z", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_souffle_program_runs_on_its_fact_files(tmp_path: Path) -> None:
+    code, out, err = run(tmp_path, REACH, {"edge.facts": "1\t2\n2\t3\n3\t4\n"})
+    assert (code, out, err) == (0, "path\t6\n", "")
+    assert (tmp_path / "out" / "path.csv").read_text() == "1\t2\n1\t3\n1\t4\n2\t3\n2\t4\n3\t4\n"
+
+
+def test_filename_delimiter_and_headers(tmp_path: Path) -> None:
+    program = """\
+.decl person(name: symbol, age: number, score: float)
+.decl adult(name: symbol, score: float)
+.input person(IO=file, filename="people.csv", delimiter=",", headers=true)
+.output adult(filename="grown/adults.tsv", headers=true)
+adult(N, S) :- person(N, A, S), A >= 18.
+"""
+    files = {"people.csv": "name,age,score\nann,30,1.5\nbob,12,2\ncyd,18,0.25\n"}
+    code, out, err = run(tmp_path, program, files)
+    assert (code, err) == (0, "")
+    assert (tmp_path / "out" / "grown" / "adults.tsv").read_text() == "name\tscore\nann\t1.5\ncyd\t0.25\n"
+
+
+def test_output_to_stdout(tmp_path: Path) -> None:
+    program = REACH.replace(".output path", ".output path(IO=stdout)").replace(".printsize path\n", "")
+    code, out, _ = run(tmp_path, program, {"edge.facts": "1\t2\n"})
+    assert (code, out) == (0, "path\n1\t2\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_symbols_times_and_unsigned_values_read_and_write(tmp_path: Path) -> None:
+    program = """\
+.decl ev(who: symbol, at: time, n: unsigned)
+.decl late(who: symbol, at: time, n: unsigned)
+.input ev
+.output late
+late(W, T, M) :- ev(W, T, N), T > 2026-01-01T00:00:00Z, M = N - 1.
+"""
+    files = {"ev.facts": "a b\t2026-02-01T00:00:00Z\t0\nc\t2025-01-01T00:00:00Z\t5\n"}
+    assert run(tmp_path, program, files)[0] == 0
+    assert (tmp_path / "out" / "late.csv").read_text() == f"a b\t2026-02-01T00:00:00Z\t{2**64 - 1}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message"),
+    [
+        ("1\t2\n2\tx\n", 2, 3, "`x` is not a number (column 2 of `edge`)"),
+        ("1\t2\n\n3\n", 3, 1, "`edge` has 2 columns, this line has 1"),
+        ("1\t99999999999999999999\n", 1, 3, "is not a 64-bit number"),
+    ],
+)
+def test_a_malformed_fact_file_names_its_file_and_line(tmp_path: Path, text: str, line: int, column: int, message: str) -> None:
+    facts = tmp_path / "facts"
+    facts.mkdir()
+    (facts / "edge.facts").write_text(text)
+    with pytest.raises(InputError) as info:
+        read_inputs(compile_text(REACH), str(facts))
+    d = info.value.diagnostics[0]
+    assert (d.code, d.span.file, d.span.line, d.span.column) == ("fact_file", str(facts / "edge.facts"), line, column)
+    assert message in d.message
+    code, _, err = run(tmp_path, REACH, {"edge.facts": text})
+    assert code == 2 and err.startswith(f"error[fact_file]: {facts / 'edge.facts'}:{line}:")
+
+
+def test_a_missing_fact_file_is_an_error_naming_it(tmp_path: Path) -> None:
+    code, _, err = run(tmp_path, REACH, {})
+    assert code == 2
+    assert "error[fact_file]" in err and "cannot read" in err and "edge.facts" in err
+
+
+def test_directives_parse_print_and_check() -> None:
+    text = '.decl a(x: number)\n.input a\n.input a(IO="file", filename="a.tsv", delimiter=",", headers="true")\n.output a\n.printsize a\n'
+    assert format_program(parse(text)) == text
+    assert len(parse(".decl a(x: number)\n.output a, b\n").io) == 2
+    for bad, code in [
+        (".decl a(x: number)\n.output b", "unknown_relation"),
+        (".decl a(x: number)\n.input a(IO=stdout)", "io_parameter"),
+        (".decl a(x: number)\n.input a(compress=true)", "io_parameter"),
+        (".decl a(x: number)\n.input a(headers=yes)", "io_parameter"),
+        (".decl a(x: number)\n.input a(", "syntax"),
+    ]:
+        with pytest.raises(OrdinanceError) as info:
+            compile_text(bad, "t.rules")
+        assert info.value.code == code and info.value.diagnostics[0].span.line == 2, bad
