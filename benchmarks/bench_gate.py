@@ -1,37 +1,52 @@
-"""Gate latency at ~100k facts on a warm model: p50 / p99 per check.
+"""Gate latency at the wall clock, against Cedar and OPA Rego, in one run.
 
-    python benchmarks/bench_gate.py [--facts 100000] [--checks 2000]
+    python benchmarks/bench_gate.py [--facts 100000] [--million] [--checks 2000]
 
-Prints the time to build the warm model (evaluation + `Model.warm`), the
-slowest of the first checks, then p50/p99 and their ratio to the DESIGN
-target (p50 <= 100 us, p99 <= 1 ms; ratio <= 1 meets it) of
-- `decide`: the decision on the warm model (what the target is about),
-  for allowed requests and for denied ones (proofs stay lazy);
-- `check`: decide + the durable decision-log append (a SQLite commit);
-- insert+recheck: one new fact, then a decision (the warm model is extended).
+For each size (100k facts, and 1M with --million), over one SQLite store:
+- decide p50 / p99 with a frozen clock, with the clock advancing 1-5 s per
+  decision, and with random jumps (+-1 day), as ratios to the targets
+  (p50 <= 50 us, p99 <= 500 us with the clock advancing);
+- the same requests on an authority policy (grants with epochs and revokes,
+  owner stop and resume, leases) in ordinance, Cedar (`cedarpy`) and OPA Rego
+  (`regopy`) over the same facts, each peer's decisions checked to agree with
+  ours on a sample at random times; the ratio of our p50 to Cedar's;
+- insert+recheck and purge+recheck (one fact, then a decision);
+- peak RSS of this process (target: 1M facts in <= 2 GiB);
+- a cold `ordinance check` in a fresh process (target <= 1 s at 100k).
+Cedar has no clock and no aggregation: its entities carry each scope's and
+work's newest epoch, stop and first resume, and `now` is in the context.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
+import json
 import random
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
-from ordinance.facts import Event, open_store, schema_of
+import cedarpy
+import regopy
+
+from ordinance.facts import Event, kind_of, open_store, schema_of
 from ordinance.gate import Gate, Request
 from ordinance.rules import compile_text
-from ordinance.facts import kind_of
-from ordinance.values import FOREVER, parse_instant
+from ordinance.values import FOREVER, format_instant, parse_instant
 
 NOW = parse_instant("2026-08-14T23:00:00Z")
+DAY = 86400
+TARGET_P50, TARGET_P99 = 50e-6, 500e-6
+SCOPES = 100
 
 
-def world(n: int, rnd: random.Random) -> list[tuple[str, tuple]]:
-    rows: list[tuple[str, tuple]] = [("single_valued", ("state",))]
+def world(n: int, rnd: random.Random) -> list[tuple[str, tuple[Any, ...]]]:
+    rows: list[tuple[str, tuple[Any, ...]]] = [("single_valued", ("state",))]
     claims = n // 5  # 3 facts per claim: 60% of the facts
     for i in range(claims):
         c = f"c{i}"
@@ -41,91 +56,302 @@ def world(n: int, rnd: random.Random) -> list[tuple[str, tuple]]:
         rows += [
             ("claim", (c, subject, "state", rnd.choice(["open", "merged"]))),
             ("claim_source", (c, "sweep", kind)),
-            ("claim_valid", (c, NOW - rnd.randint(0, 86400), FOREVER)),
+            ("claim_valid", (c, NOW - rnd.randint(0, DAY), FOREVER)),
         ]
     agents = n // 20
     for i in range(agents):
         rows += [
-            ("grant", (f"a{i}", f"scope{i % 100}", 1 + (i % 100) % 3)),
-            ("lease", (f"w{i}", f"a{i}", 1 + (i % 100) % 3, NOW + 3600)),
+            ("grant", (f"a{i}", f"scope{i % SCOPES}", 1 + (i % SCOPES) % 3)),
+            ("lease", (f"w{i}", f"a{i}", 1 + (i % SCOPES) % 3, NOW + rnd.randint(600, 2 * DAY))),
             ("failure_domain", (f"a{i}", f"host{i % 7}")),
         ]
+        if i % 97 == 5:
+            rows.append(("revoke", (f"a{i}", f"scope{i % SCOPES}", 1 + (i % SCOPES) % 3)))
+    for s in range(SCOPES):
+        if s % 10 == 3:  # stopped an hour ago; some resumed at epoch 3
+            rows.append(("stop", (f"scope{s}", NOW - 3600)))
+        if s % 10 == 5:  # a stop half a day ahead: the clock crosses it
+            rows.append(("stop", (f"scope{s}", NOW + DAY // 2)))
+        if s % 20 == 3:
+            rows.append(("resume", (f"scope{s}", 3)))
     actions = (n - len(rows)) // 2
     for i in range(actions):
         rows += [
             ("receipt", (f"x{i}", "outcome", f"a{i % agents}", NOW - 600)),
-            ("action_scope", (f"x{i}", f"scope{i % 100}")),
+            ("action_scope", (f"x{i}", f"scope{i % SCOPES}")),
         ]
     return rows
 
 
+def requests(n: int, count: int, rnd: random.Random) -> list[Request]:
+    """Mostly well-formed requests; some stale, some on another agent's work."""
+    agents, out = n // 20, []
+    for i in range(count):
+        a = rnd.randrange(agents)
+        epoch = 1 + (a % SCOPES) % 3
+        target = f"w{a}" if i % 5 else f"w{rnd.randrange(agents)}"
+        if i % 7 == 0:
+            epoch -= 1
+        out.append(Request(f"r{i}", "write", target, f"a{a}", epoch, scope=f"scope{a % SCOPES}",
+                           uses=(f"c{2 * rnd.randrange(n // 10)}",)))
+    return out
+
+
+# ---------------------------------------------------------------- peers
+
+
+CEDAR_POLICY = """
+permit(principal, action, resource) when {
+  principal.grants.contains({scope: context.scope_name, epoch: context.epoch})
+};
+forbid(principal, action, resource) when {
+  principal.revoked.contains({scope: context.scope_name, epoch: context.epoch})
+};
+forbid(principal, action, resource) when {
+  context.scope.latest > context.epoch || resource.latest > context.epoch
+};
+forbid(principal, action, resource) when {
+  context.scope has stop_at && context.scope.stop_at <= context.now &&
+  !(context.scope has first_resume && context.epoch >= context.scope.first_resume)
+};
+forbid(principal, action, resource) when {
+  resource has holder && resource.holder != principal && context.now < resource.expires &&
+  !resource.leased.contains({agent: principal, epoch: context.epoch})
+};
+"""
+
+REGO_POLICY = """
+package gate
+import rego.v1
+
+key := {"scope": input.scope, "epoch": input.epoch}
+permit contains "grant" if key in data.agents[input.agent].grants
+revoked if key in data.agents[input.agent].revoked
+deny contains "revoked" if revoked
+deny contains "stale-epoch" if { some k in [input.scope, input.target]; data.latest[k] > input.epoch }
+deny contains "owner-stop" if {
+  some k in [input.scope, input.target]
+  data.stops[k] <= input.now
+  not resumed(k)
+}
+resumed(k) if input.epoch >= data.first_resume[k]
+deny contains "lease-held" if {
+  some l in data.leases[input.target]
+  l.agent != input.agent
+  input.now < l.expires
+  not leased
+}
+leased if { some l in data.leases[input.target]; l.agent == input.agent; l.epoch == input.epoch }
+"""
+
+AUTHORITY = '.include "schema"\n.include "authority"\n'
+
+
+def peer_data(rows: list[tuple[str, tuple[Any, ...]]]) -> dict[str, Any]:
+    """The authority facts, with what Cedar cannot derive precomputed."""
+    agents: dict[str, dict[str, list[Any]]] = {}
+    latest: dict[str, int] = {}
+    stops: dict[str, int] = {}
+    resumes: dict[str, int] = {}
+    leases: dict[str, list[dict[str, Any]]] = {}
+    for rel, args in rows:
+        if rel in ("grant", "revoke"):
+            ag, s, e = args
+            agents.setdefault(ag, {"grants": [], "revoked": []})["grants" if rel == "grant" else "revoked"].append(
+                {"scope": s, "epoch": e})
+            agents.setdefault(ag, {"grants": [], "revoked": []})
+            if rel == "grant":
+                latest[s] = max(latest.get(s, e), e)
+        elif rel == "lease":
+            w, ag, e, x = args
+            leases.setdefault(w, []).append({"agent": ag, "epoch": e, "expires": x})
+            latest[w] = max(latest.get(w, e), e)
+        elif rel == "stop":
+            stops[args[0]] = min(stops.get(args[0], args[1]), args[1])
+        elif rel == "resume":
+            resumes[args[0]] = min(resumes.get(args[0], args[1]), args[1])
+    return {"agents": agents, "latest": latest, "stops": stops, "first_resume": resumes, "leases": leases}
+
+
+def cedar_entities(data: dict[str, Any]) -> Any:
+    out: list[dict[str, Any]] = []
+    for ag, g in data["agents"].items():
+        out.append({"uid": {"type": "Agent", "id": ag}, "attrs": g, "parents": []})
+    keys = set(data["latest"]) | set(data["stops"]) | set(data["leases"])
+    for k in keys:
+        attrs: dict[str, Any] = {"latest": data["latest"].get(k, -1)}
+        if k in data["stops"]:
+            attrs["stop_at"] = data["stops"][k]
+        if k in data["first_resume"]:
+            attrs["first_resume"] = data["first_resume"][k]
+        ls = data["leases"].get(k, [])
+        if len(ls) == 1:  # one lease per work in this world; Cedar has no quantifiers over sets
+            attrs["holder"] = {"__entity": {"type": "Agent", "id": ls[0]["agent"]}}
+            attrs["expires"] = ls[0]["expires"]
+        attrs["leased"] = [{"agent": {"__entity": {"type": "Agent", "id": x["agent"]}}, "epoch": x["epoch"]} for x in ls]
+        kind = "Work" if k in data["leases"] else "Scope"
+        out.append({"uid": {"type": kind, "id": k}, "attrs": attrs, "parents": []})
+    return cedarpy.Entities.from_json_str(json.dumps(out))
+
+
+class Cedar:
+    def __init__(self, data: dict[str, Any]):
+        self.policies = cedarpy.PolicySet.from_str(CEDAR_POLICY)
+        self.entities = cedar_entities(data)
+        self.works = set(data["leases"])
+
+    def allowed(self, r: Request, now: int) -> bool:
+        kind = "Work" if r.target in self.works else "Scope"
+        req = {
+            "principal": {"type": "Agent", "id": r.agent},
+            "action": {"type": "Action", "id": r.kind},
+            "resource": {"type": kind, "id": r.target},
+            "context": {"scope_name": r.authority_scope, "epoch": r.epoch, "now": now,
+                        "scope": {"__entity": {"type": "Scope", "id": r.authority_scope}}},
+        }
+        return cedarpy.is_authorized(req, self.policies, self.entities).allowed  # type: ignore[no-any-return]
+
+
+class Rego:
+    def __init__(self, data: dict[str, Any]):
+        self.rego = regopy.Interpreter()
+        self.rego.add_data(data)
+        self.rego.add_module("gate", REGO_POLICY)
+        self.bundle = self.rego.build("[data.gate.permit, data.gate.deny]")  # compiled once
+
+    def allowed(self, r: Request, now: int) -> bool:
+        self.rego.set_input({"agent": r.agent, "scope": r.authority_scope, "target": r.target,
+                             "epoch": r.epoch, "now": now})
+        permit, deny = json.loads(str(self.rego.query_bundle(self.bundle)))["expressions"][0]
+        return bool(permit) and not deny  # forbid wins, as in the gate
+
+
+# ---------------------------------------------------------------- timing
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     samples = sorted(samples)
-    return statistics.median(samples), samples[int(len(samples) * 0.99) - 1]
+    return statistics.median(samples), samples[max(0, int(len(samples) * 0.99) - 1)]
+
+
+def timed(fn: Callable[[Request, int], Any], reqs: list[Request], nows: list[int]) -> tuple[float, float]:
+    samples = []
+    for r, now in zip(reqs, nows):
+        t = time.perf_counter()
+        fn(r, now)
+        samples.append(time.perf_counter() - t)
+    return percentiles(samples)
+
+
+def show(label: str, p50: float, p99: float, note: str = "") -> None:
+    print(f"  {label:34s} p50 {p50 * 1e6:9.1f} us ({p50 / TARGET_P50:7.2f}x target)  "
+          f"p99 {p99 * 1e6:10.1f} us ({p99 / TARGET_P99:7.2f}x target){note}")
+
+
+def rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cold_check(db: str, policy: str, r: Request, now: int) -> float:
+    facts = [f'request("{r.id}", "{r.kind}", "{r.target}", "{r.agent}", {r.epoch}).',
+             f'request_scope("{r.id}", "{r.authority_scope}").']
+    t = time.perf_counter()
+    ordinance = str(Path(sys.executable).parent / "ordinance")
+    done = subprocess.run([ordinance, "check", "--db", db, "--policy", policy, "--now", format_instant(now), *facts],
+                          capture_output=True, text=True)
+    took = time.perf_counter() - t
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"cold check failed: {done.stderr.strip()}")
+    return took
+
+
+def run(n: int, checks: int, rnd: random.Random) -> None:
+    print(f"\n== {n:,} facts")
+    policy = compile_text('.include "continuity"\n')
+    authority = compile_text(AUTHORITY)
+    rows = world(n, rnd)
+    reqs = requests(n, checks, rnd)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = str(Path(tmp) / "bench.db")
+        store = open_store(db, schema_of(policy))
+        store.append([Event(kind_of(r), r, a, "bench", "bench") for r, a in rows])
+        seqs = store.revision()
+        gate, auth = Gate(policy, store), Gate(authority, store)
+        t0 = time.perf_counter()
+        gate.decide(reqs[0], NOW)
+        print(f"  facts {len(rows):,}; warm model built in {time.perf_counter() - t0:.2f} s")
+        auth.decide(reqs[0], NOW)
+
+        frozen = [NOW] * checks
+        advancing, t = [], NOW
+        for _ in range(checks):
+            t += rnd.randint(1, 5)
+            advancing.append(t)
+        big = n >= 1_000_000  # fewer of the slow samples (jumps, Rego) there
+        jumps = [NOW + rnd.randint(-DAY, DAY) for _ in range(min(checks // 10, 10 if big else 100))]
+        f50, f99 = timed(gate.decide, reqs, frozen)
+        a50, a99 = timed(gate.decide, reqs, advancing)
+        j50, j99 = timed(gate.decide, reqs[: len(jumps)], jumps)
+        show("decide, frozen clock", f50, f99)
+        show("decide, clock advancing 1-5 s", a50, a99, f"  ({a50 / f50:.2f}x frozen)")
+        show("decide, random jumps +-1 day", j50, j99, f"  ({j50 / f50:.2f}x frozen)")
+
+        data = peer_data(rows)
+        cedar, rego = Cedar(data), Rego(data)
+        # the authority policy: ordinance vs Cedar vs Rego, same requests, same clock
+        auth_nows = advancing
+        o50, o99 = timed(auth.decide, reqs, auth_nows)
+        c50, c99 = timed(cedar.allowed, reqs, auth_nows)
+        few = 50 if big else max(50, checks // 4)
+        r50, r99 = timed(rego.allowed, reqs[:few], auth_nows[:few])
+        print("  authority policy, clock advancing:")
+        show("ordinance", o50, o99, f"  ({o50 / c50:.2f}x Cedar p50; target <= 0.5x)")
+        show("Cedar (cedarpy)", c50, c99)
+        show(f"OPA Rego (regopy, {few} checks)", r50, r99, f"  ({o50 / r50:.3f}x ours/Rego p50)")
+        sample = [(r, NOW + rnd.randint(-DAY, DAY)) for r in reqs[:200]]
+        ours = [auth.decide(r, now).allowed for r, now in sample]
+        theirs_c = [cedar.allowed(r, now) for r, now in sample]
+        theirs_r = [rego.allowed(r, now) for r, now in sample]
+        agree_c = sum(a == b for a, b in zip(ours, theirs_c))
+        agree_r = sum(a == b for a, b in zip(ours, theirs_r))
+        print(f"  agreement on {len(sample)} decisions at random times: Cedar {agree_c}/{len(sample)}, "
+              f"Rego {agree_r}/{len(sample)} ({sum(ours)} allowed)")
+        if agree_c != len(sample) or agree_r != len(sample):
+            raise SystemExit("peers disagree with ordinance: the policies are not equivalent")
+
+        # one new fact, then a decision; one purged fact, then a decision
+        ins, pur = [], []
+        for i in range(20):
+            store.assert_facts([("grant", (f"new{i}", "scope0", 1))])
+            t0 = time.perf_counter()
+            gate.decide(reqs[i], advancing[-1])
+            ins.append(time.perf_counter() - t0)
+        for i in range(20):
+            store.purge([seqs - 3 * i], "retention")
+            t0 = time.perf_counter()
+            gate.decide(reqs[i], advancing[-1])
+            pur.append(time.perf_counter() - t0)
+        i50, i99 = percentiles(ins)
+        p50, p99 = percentiles(pur)
+        print(f"  insert+recheck p50 {i50 * 1e3:8.2f} ms  p99 {i99 * 1e3:8.2f} ms")
+        print(f"  purge+recheck  p50 {p50 * 1e3:8.2f} ms  p99 {p99 * 1e3:8.2f} ms")
+        print(f"  peak RSS {rss_mib():,.0f} MiB (target at 1M facts: <= 2048 MiB)")
+        store.close()
+        policy_file = Path(tmp) / "policy.rules"
+        policy_file.write_text('.include "continuity"\n')
+        cold = cold_check(db, str(policy_file), reqs[1], advancing[-1])
+        print(f"  cold `ordinance check` {cold:.2f} s ({cold / 1.0:.2f}x the 1 s target)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--facts", type=int, default=100_000)
+    ap.add_argument("--million", action="store_true", help="also run at 1M facts (minutes; shared machines beware)")
     ap.add_argument("--checks", type=int, default=2000)
-    ap.add_argument("--freeze", action="store_true",
-                    help="gc.freeze() after warming up: moves the warm model out of the "
-                         "collector's reach, which shows how much of p99 is GC pauses")
     args = ap.parse_args()
     rnd = random.Random(7)
-    policy = compile_text('.include "continuity"\n')
-    rows = world(args.facts, rnd)
-    with tempfile.TemporaryDirectory() as tmp:
-        store = open_store(str(Path(tmp) / "bench.db"), schema_of(policy))
-        store.append([Event(kind_of(r), r, a, "bench", "bench") for r, a in rows])
-        gate = Gate(policy, store)
-        t0 = time.perf_counter()
-        gate.model(store.revision(), NOW)
-        gate._current_revision()
-        build = time.perf_counter() - t0
-        if args.freeze:
-            gc.collect()
-            gc.freeze()
-        print(f"facts: {len(rows)}  warm model built in {build:.2f} s")
-        agents = args.facts // 20
-
-        def request(i: int, ok: bool) -> Request:
-            a = i % agents
-            epoch = 1 + (a % 100) % 3
-            used = f"c{2 * (i % (args.facts // 10))}"  # an observed claim
-            return Request(f"r{i}", "write", f"w{a}", f"a{a}", epoch if ok else epoch - 1 or 0,
-                           scope=f"scope{a % 100}", uses=(used,))
-
-        first = []
-        for i in range(10):
-            t = time.perf_counter()
-            gate.decide(request(args.checks * 10 + i, i % 2 == 0), NOW)
-            first.append(time.perf_counter() - t)
-        print(f"first 10 decides: slowest {max(first) * 1e6:.1f} us, first {first[0] * 1e6:.1f} us")
-
-        for label, ok, fn in (("decide allowed", True, gate.decide), ("decide denied", False, gate.decide),
-                              ("check allowed", True, gate.check)):
-            samples = []
-            allowed = 0
-            for i in range(args.checks):
-                r = request(i, ok)
-                t = time.perf_counter()
-                d = fn(r, NOW)
-                samples.append(time.perf_counter() - t)
-                allowed += d.allowed
-            p50, p99 = percentiles(samples)
-            print(f"{label:16s} p50 {p50 * 1e6:8.1f} us ({p50 / 100e-6:4.2f}x target)  "
-                  f"p99 {p99 * 1e6:8.1f} us ({p99 / 1e-3:4.2f}x target)  allowed {allowed}/{args.checks}")
-        # one new fact, then re-check
-        samples = []
-        for i in range(20):
-            store.assert_facts([("grant", (f"new{i}", "scope0", 1))])
-            t = time.perf_counter()
-            gate.decide(request(i, True), NOW)
-            samples.append(time.perf_counter() - t)
-        p50, p99 = percentiles(samples)
-        print(f"{'insert+recheck':20s} p50 {p50 * 1e3:8.1f} ms  p99 {p99 * 1e3:8.1f} ms")
-        store.close()
+    for n in [args.facts] + ([1_000_000] if args.million else []):
+        run(n, args.checks, rnd)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ordinance.engine import evaluate, why
+from ordinance.engine import evaluate, extend, overlay, retract, why
 from ordinance.engine.relation import Layer, LayeredSet
 from ordinance.rules import compile_text as program
 
@@ -53,10 +53,10 @@ def test_extend_and_overlay_agree_with_a_fresh_evaluation(first, second):
     expected = snapshot(evaluate(P, union(first, second)))
     base = evaluate(P, first)
     before = snapshot(base)
-    scratch = base.overlay(second)
+    scratch = overlay(base, second)
     assert snapshot(scratch) == expected
     assert snapshot(base) == before  # the overlay left its base untouched
-    base.extend(second)
+    extend(base, second)
     assert snapshot(base) == expected
     for rel in RELATIONS:  # every derived tuple still has a proof
         for t in list(base.tuples(rel))[:3]:
@@ -69,7 +69,7 @@ def test_extend_and_overlay_agree_with_a_fresh_evaluation(first, second):
 def test_retract_agrees_with_a_fresh_evaluation(kept, dropped):
     m = evaluate(P, union(kept, dropped))
     only_dropped = {k: [t for t in v if t not in set(kept.get(k, ()))] for k, v in dropped.items()}
-    m.retract(only_dropped)
+    retract(m, only_dropped)
     assert snapshot(m) == snapshot(evaluate(P, kept))
 
 
@@ -77,12 +77,12 @@ def test_extend_continues_semi_naive_only_where_positive():
     m = evaluate(P, {"edge": [("a", "b")], "claim": [("c1", "s", "v1")], "request": [("r", "s")]})
     reach_before = m.rels["reach"].stable
     permit_before = m.rels["permit"].stable
-    m.extend({"edge": [("b", "c")]})
+    extend(m, {"edge": [("b", "c")]})
     # reach grew in place (semi-naive continuation), nothing else was touched
     assert m.rels["reach"].stable is reach_before
     assert m.tuples("reach") == {("a", "b"), ("b", "c"), ("a", "c")}
     assert m.rels["permit"].stable is permit_before and m.tuples("permit") == {("r",)}
-    m.extend({"claim": [("c2", "s", "v2")]})
+    extend(m, {"claim": [("c2", "s", "v2")]})
     # `permit` negates `forbid`, which grew: that stratum was recomputed
     assert m.tuples("forbid") == {("r",)} and m.tuples("permit") == set()
     assert m.tuples("claims") == {("s", 2)}
@@ -91,7 +91,7 @@ def test_extend_continues_semi_naive_only_where_positive():
 def test_new_tuples_get_notes_above_the_old_ones():
     m = evaluate(program("path(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edge(Y, Z).", extensional={"edge": 2}), {"edge": [(1, 2)]})
     old = m.note("path", (1, 2))
-    m.extend({"edge": [(2, 3)]})
+    extend(m, {"edge": [(2, 3)]})
     new = m.note("path", (1, 3))
     assert old is not None and new is not None and new.height > old.height and new.rule == 1
     proof = why(m, "path", (1, 3))
@@ -101,7 +101,7 @@ def test_new_tuples_get_notes_above_the_old_ones():
 def test_overlay_shares_the_base_relations():
     claims = [(f"c{i}", f"s{i}", "v") for i in range(1000)]
     base = evaluate(P, {"claim": claims})
-    scratch = base.overlay({"request": [("a1", "s7")]})
+    scratch = overlay(base, {"request": [("a1", "s7")]})
     assert scratch.tuples("permit") == {("a1",)} and base.tuples("permit") == set()
     # untouched relations are the very same objects; written ones are layers over the base
     assert scratch.rels["claim"] is base.rels["claim"]
@@ -110,5 +110,5 @@ def test_overlay_shares_the_base_relations():
     assert isinstance(scratch.rels["request"].stable, LayeredSet)
     assert scratch.rels["request"].stable.base is base.rels["request"].stable
     # an overlay of an overlay works too, and leaves both below untouched
-    deeper = scratch.overlay({"claim": [("c9999", "s7", "w")]})
+    deeper = overlay(scratch, {"claim": [("c9999", "s7", "w")]})
     assert deeper.tuples("forbid") == {("a1",)} and scratch.tuples("forbid") == set()

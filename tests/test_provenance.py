@@ -6,7 +6,7 @@ import json
 
 import networkx as nx
 
-from ordinance.engine import ProofNode, evaluate, why, why_not
+from ordinance.engine import ProofNode, evaluate, extend, overlay, why, why_not
 from ordinance.explain import to_dot, to_json, to_text
 from ordinance.rules import compile_text as program
 
@@ -173,8 +173,8 @@ def test_proofs_do_not_depend_on_the_order_facts_arrived_in():
         random.Random(seed).shuffle(shuffled)
         first, second = tc(edges), tc(list(reversed(edges)))
         third = tc(shuffled[:5])  # the rest arrives later, in two batches
-        third.extend({"edge": shuffled[5:20]})
-        third.extend({"edge": shuffled[20:]})
+        extend(third, {"edge": shuffled[5:20]})
+        extend(third, {"edge": shuffled[20:]})
         assert _proofs(first) == _proofs(second) == _proofs(third)
         assert _why_nots(first) == _why_nots(second) == _why_nots(third)
 
@@ -184,15 +184,15 @@ def test_proofs_after_extend_and_in_overlays_equal_fresh_ones():
         edges = _graph(seed + 10)
         fresh = tc(edges)
         grown = tc(edges[::3])
-        grown.extend({"edge": [e for i, e in enumerate(edges) if i % 3]})
+        extend(grown, {"edge": [e for i, e in enumerate(edges) if i % 3]})
         # heights included: an extended model renumbers before proving
         assert _proofs(grown) == _proofs(fresh)
-        scratch = tc(edges[1::2]).overlay({"edge": edges[::2]})
+        scratch = overlay(tc(edges[1::2]), {"edge": edges[::2]})
         assert _proofs(scratch) == _proofs(fresh)
     # the shortcut case: a new fact gives an old tuple a shorter proof
     m = tc([(1, 2), (2, 3), (3, 4)])
     assert depth(why(m, "path", (1, 4))) == 4
-    m.extend({"edge": [(1, 4)]})
+    extend(m, {"edge": [(1, 4)]})
     assert to_json(why(m, "path", (1, 4))) == to_json(why(tc([(1, 2), (2, 3), (3, 4), (1, 4)]), "path", (1, 4)))
 
 

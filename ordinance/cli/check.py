@@ -54,8 +54,11 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
     request = Request.from_facts(parsed)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        decision = Gate(program, store, limits=limits()).check(request, at)
-        annotate = annotator(store, decision.revision)
+        gate = Gate(program, store, limits=limits())
+        decision = gate.check(request, at)
+        # claim windows from the gate's model; events only for the leaves shown
+        windows = {"claim_valid": gate.model(decision.revision, decision.now).tuples("claim_valid")}
+        annotate = annotator(store, decision.revision, windows)
         if as_json:
             print_json(decision_json(decision, annotate, program))
         else:

@@ -60,7 +60,7 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
             facts = {r: set(ts) for r, ts in seen.facts.items()}
         for rel, args in extra:
             facts.setdefault(rel, set()).add(args)
-        annotate = annotator(seen, store.revision(), facts)
+        annotate = annotator(seen, store.revision(), facts, lookups=False)  # used after the store closes
     return program, evaluate(program, facts, now=now_or_clock(now), limits=limits()), annotate
 
 

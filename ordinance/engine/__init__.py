@@ -13,9 +13,11 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ..rules.checked import CheckedProgram
-from .evaluate import Prepared, load_relations, prepare, run_stratum
+from .evaluate import load_relations, run_stratum
+from .incremental import extend, overlay, renumber, retract, warm
 from .limits import GATE_DEADLINE_S, Budget, Limits
 from .model import Model, Note
+from .prepare import Prepared, prepare
 from .provenance import Failure, ProofNode, WhyNot, why, why_not
 from .query import Pattern, answers, parse_pattern
 
@@ -32,6 +34,11 @@ __all__ = [
     "Failure",
     "why",
     "why_not",
+    "extend",
+    "overlay",
+    "retract",
+    "renumber",
+    "warm",
     "Pattern",
     "parse_pattern",
     "answers",

@@ -24,156 +24,19 @@ recomputed stratum's heights change.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NoReturn
+from typing import Any, Callable, Iterable, Mapping, NoReturn
 
 from ..diagnostics import Diagnostic, EvaluationError, LimitExceeded
-from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Rule, Term
-from ..rules.checked import CheckedProgram
+from ..rules.ast import Term
 from ..rules.functors import EVAL_ERRORS, FunctorError, evaluate
-from .codegen import Compiled, compile_plan, compile_round
+from .codegen import Compiled, unlimited
 from .limits import Budget
-from .plan import AggStep, plan_rule
+from .model import Model
+from .plan import AggStep
+from .prepare import Prepared, Round, Stratum
 from .relation import Rel
-from .text import rule_text
 
-if TYPE_CHECKING:
-    from .model import Model
-
-__all__ = ["Prepared", "Stratum", "prepare", "run_stratum", "ground_value", "load_relations"]
-
-
-@dataclass(frozen=True, slots=True)
-class Stratum:
-    index: int
-    relations: tuple[str, ...]
-    rules: tuple[int, ...]  # ids of the rules with a body whose head is here
-    positive: frozenset[str]  # relations read by positive literals
-    negative: frozenset[str]  # relations negated or aggregated over
-    atoms: Mapping[int, tuple[tuple[int, str], ...]]  # rule id -> (position, relation) of positive atoms
-    recursive: bool = False  # a rule reads a relation of its own stratum positively
-    deltas: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)  # relation -> variants reading it
-
-
-@dataclass(frozen=True, slots=True)
-class Round:
-    """The variants of one round of a stratum, compiled into one function
-    (`run(rels, agg, now) -> {rule id: matches}`, None if no variant ran);
-    `parts` name the culprit of an error."""
-
-    run: Callable[..., dict[int, set[Any]] | None]
-    parts: tuple[Compiled, ...]
-
-
-@dataclass(slots=True)
-class Prepared:
-    """A checked program readied for evaluation; plans compile on first use."""
-
-    program: CheckedProgram
-    strata: tuple[Stratum, ...]
-    arity: dict[str, int]
-    derived: frozenset[str]
-    labels: tuple[str, ...]
-    stratum_index: dict[str, int]
-    readers: dict[str, tuple[int, ...]] = field(default_factory=dict)  # relation -> strata reading or holding it
-    heads: tuple[str, ...] = ()  # rule id -> its head relation
-    plans: dict[tuple[int, int | None], Compiled] = field(default_factory=dict)
-    aggregates: dict[int, Compiled] = field(default_factory=dict)
-    runs: dict[tuple[int, str], "Round | None"] = field(default_factory=dict)
-
-    def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
-        compiled = self.plans.get((rule_id, delta))
-        if compiled is None:
-            sizes = {name: len(r.stable) for name, r in rels.items()}
-            plan = plan_rule(self.program.rules[rule_id], rule_id, delta, sizes)
-            compiled = self.plans[rule_id, delta] = compile_plan(plan)
-        return compiled
-
-    def variants(self, st: "Stratum", kind: str, rels: Mapping[str, Rel]) -> "Round | None":
-        """What a round of `st` runs: every rule in full (`kind` "full"), or
-        the variants reading any relation ("seed") or one of the stratum's
-        ("own") from its frontier, each only if that frontier is not empty."""
-        key = (st.index, kind)
-        try:
-            return self.runs[key]
-        except KeyError:
-            pass
-        if kind == "full":
-            vs: list[tuple[int, int | None]] = [(rid, None) for rid in st.rules]
-        else:
-            vs = sorted(v for r, d in st.deltas.items() if kind == "seed" or r in st.relations for v in d)
-        parts = tuple(self.plan(rid, p, rels) for rid, p in vs)
-        run = self.runs[key] = Round(compile_round([c.plan for c in parts]), parts) if parts else None
-        return run
-
-    def aggregate(self, step: AggStep) -> Compiled:
-        compiled = self.aggregates.get(id(step))
-        if compiled is None:
-            compiled = self.aggregates[id(step)] = compile_plan(step.plan, step.aggregate.func)
-        return compiled
-
-
-
-def prepare(program: CheckedProgram) -> Prepared:
-    arity = {name: r.arity for name, r in program.relations.items()}
-    strata = []
-    for i, names in enumerate(program.strata):
-        rule_ids = tuple(rid for rid, r in enumerate(program.rules) if r.body and r.head.relation in names)
-        pos: set[str] = set()
-        neg: set[str] = set()
-        atoms: dict[int, tuple[tuple[int, str], ...]] = {}
-        for rid in rule_ids:
-            rule = program.rules[rid]
-            atoms[rid] = tuple((p, lit.relation) for p, lit in enumerate(rule.body) if isinstance(lit, Atom))
-            _dependencies(rule, pos, neg)
-        recursive = any(r in names for rid in rule_ids for _, r in atoms[rid])
-        deltas: dict[str, list[tuple[int, int]]] = {}
-        for rid in rule_ids:
-            for p, r in atoms[rid]:
-                deltas.setdefault(r, []).append((rid, p))
-        strata.append(Stratum(i, tuple(names), rule_ids, frozenset(pos), frozenset(neg), atoms, recursive,
-                              {r: tuple(v) for r, v in deltas.items()}))
-    derived = frozenset(r for names in program.strata for r in names)
-    index = {r: i for i, names in enumerate(program.strata) for r in names}
-    readers: dict[str, list[int]] = {}
-    for st in strata:
-        for name in st.positive | st.negative | set(st.relations):
-            readers.setdefault(name, []).append(st.index)
-    return Prepared(
-        program, tuple(strata), arity, derived, tuple(rule_text(r) for r in program.rules), index,
-        {name: tuple(sorted(ids)) for name, ids in readers.items()}, tuple(r.head.relation for r in program.rules),
-    )
-
-
-def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:
-    def in_term(t: Term | None) -> None:
-        if isinstance(t, Aggregate):
-            for lit in t.body:
-                for name in _relations(lit):
-                    neg.add(name)
-        elif isinstance(t, (BinOp, Call)):
-            for sub in (t.left, t.right) if isinstance(t, BinOp) else t.args:
-                in_term(sub)
-
-    for lit in rule.body:
-        if isinstance(lit, Atom):
-            pos.add(lit.relation)
-            for a in lit.args:
-                in_term(a)
-        elif isinstance(lit, Negation):
-            neg.add(lit.atom.relation)
-        else:
-            for side in (lit.left, lit.right) if isinstance(lit, Comparison) else lit.args:
-                in_term(side)
-    for a in rule.head.args:
-        in_term(a)
-
-
-def _relations(lit: Any) -> Iterable[str]:
-    if isinstance(lit, Atom):
-        yield lit.relation
-    elif isinstance(lit, Negation):
-        yield lit.atom.relation
+__all__ = ["run_stratum", "ground_value", "load_relations", "aggregator"]
 
 
 def ground_value(term: Term, now: int) -> Any:
@@ -213,34 +76,18 @@ def load_relations(
     return rels
 
 
-def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False) -> dict[str, set[Any]]:
+def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -> dict[str, set[Any]]:
     """Evaluate one stratum to its fixpoint.
 
     A `seed` run starts from the frontiers the caller set and returns the
     tuples it added per relation that grew; a full run returns nothing."""
     prep, rels, now = model.prepared, model.rels, model.now
-    aggregates: dict[int, Callable[[Any], Any]] = {}
     added: dict[str, set[Any]] = {}
     own = st.relations
 
-    def resolve(spec: tuple[Any, ...]) -> Any:
-        kind, rel = spec[0], spec[1]
-        if kind == "index":
-            return rels[rel].index(spec[2])
-        if kind == "stable":
-            return rels[rel].stable
-        if kind == "recent":
-            return rels[rel].recent
-        return agg(rel)
-
-    def agg(step: AggStep) -> Callable[[Any], Any]:
-        fn = aggregates.get(id(step))
-        if fn is None:
-            fn = aggregates[id(step)] = _aggregate_fn(prep.aggregate(step), step, resolve, now, check)
-        return fn
-
     heads = prep.heads
     check = budget.in_round(own, lambda outs: sum(len(rels[heads[rid]].missing(o)) for rid, o in outs.items()))
+    agg = aggregator(prep, rels, now, check)
     kind = "seed" if seed else "full"
     variants = prep.runs.get((st.index, kind)) or prep.variants(st, kind, rels)
     rounds = 0
@@ -280,6 +127,31 @@ def run_stratum(model: "Model", st: Stratum, budget: Budget, seed: bool = False)
     for name in own:
         rels[name].recent = ()
     return added
+
+
+def aggregator(prep: Prepared, rels: Mapping[str, Rel], now: int, spend: Any = unlimited
+               ) -> Callable[[AggStep], Callable[[Any], Any]]:
+    """`agg(step)`: the aggregate's value per outer binding over `rels`, memoised
+    while the relations stay as they are (one stratum run)."""
+    aggregates: dict[int, Callable[[Any], Any]] = {}
+
+    def resolve(spec: tuple[Any, ...]) -> Any:
+        kind, rel = spec[0], spec[1]
+        if kind == "index":
+            return rels[rel].index(spec[2])
+        if kind == "stable":
+            return rels[rel].stable
+        if kind == "recent":
+            return rels[rel].recent
+        return agg(rel)
+
+    def agg(step: AggStep) -> Callable[[Any], Any]:
+        fn = aggregates.get(id(step))
+        if fn is None:
+            fn = aggregates[id(step)] = _aggregate_fn(prep.aggregate(step), step, resolve, now, spend)
+        return fn
+
+    return agg
 
 
 def _culprit(variants: Round, rels: Any, agg: Any, now: int, exc: Exception) -> NoReturn:

@@ -9,8 +9,10 @@ Strata are visited in order with two kinds of change per relation:
   changed relation, or reads a reset one, or holds a relation that lost facts,
   is recomputed from its facts. If the recomputed relation only grew, it counts
   as grown for the strata above; otherwise as reset.
-Deletion is not maintained incrementally (no DRed): `retract` resets the
-relations it touches and recomputes the strata that depend on them.
+- *removed* (`removed[r]` holds the lost tuples, in a model, never in an
+  overlay): a non-recursive stratum that reads it only positively deletes
+  what lost its support (DRed, see "deletion" below); any other reader is
+  recomputed.
 
 An overlay shares every relation with its base until it writes to one: a
 written relation becomes a `Layer` (its additions beside the base's tuples),
@@ -21,49 +23,77 @@ relation is the only thing an overlay does to its base (a cache fill).
 from __future__ import annotations
 
 from heapq import heappop, heappush
-from typing import AbstractSet, Any
+from typing import AbstractSet, Any, Mapping
 
 from ..diagnostics import Diagnostic, EvaluationError
-from .evaluate import run_stratum
+from ..rules.ast import Atom, Const, Rule, Var
+from .codegen import Compiled, compile_plan
+from .evaluate import aggregator, run_stratum
 from .limits import Budget, Limits
 from .model import Facts, Model
+from .plan import plan_rule
+from .prepare import Stratum
 from .relation import Layer, Rel
 
-__all__ = ["extend", "overlay", "retract", "renumber", "warm"]
+__all__ = ["extend", "overlay", "retract", "recompute", "renumber", "warm"]
 
 
-def extend(model: Model, facts: Facts, limits: Limits | None = None) -> None:
+def extend(model: Model, facts: Facts, limits: Limits | None = None) -> set[str]:
+    """Add facts in place and derive their consequences; returns the
+    relations that changed."""
     changed: dict[str, set[Any]] = {}
     for name, rows in facts.items():
         tuples = _tuples(model, name, rows)
         fresh = _writable(model, name, tuples).add_facts(tuples)
         if fresh:
             changed[name] = fresh
-    _propagate(model, changed, set(), Budget(limits))
+    return _propagate(model, changed, set(), Budget(limits or model.limits))
 
 
-def overlay(model: Model, facts: Facts, limits: Limits | None = None) -> Model:
-    scratch = Model(model.prepared, dict(model.rels), model.now, model.limits)
+def overlay(model: Model, facts: Facts, limits: Limits | None = None, now: int | None = None) -> Model:
+    """A scratch model: `model` plus `facts`, evaluated at `now` (default the
+    model's). A different `now` is only right where `model` is also the
+    model at that `now` (clock.py: `Horizon.holds`)."""
+    scratch = Model(model.prepared, dict(model.rels), model.now if now is None else now, model.limits)
     scratch.rounds = dict(model.rounds)
     scratch.inexact = set(model.inexact)
     scratch.base = model
+    model.overlays.add(scratch)
     extend(scratch, facts, limits)
     return scratch
 
 
-def retract(model: Model, facts: Facts, limits: Limits | None = None) -> None:
+def retract(model: Model, facts: Facts, limits: Limits | None = None) -> set[str]:
+    """Remove given facts in place; returns the relations that changed."""
     if model.base is not None:
         raise EvaluationError([Diagnostic("unsupported", "cannot retract facts from an overlay")])
     reset: set[str] = set()
+    removed: dict[str, set[Any]] = {}
     for name, rows in facts.items():
         rel = model.rels.get(name)
         gone = _tuples(model, name, rows) & rel.edb if rel is not None else set()
         if rel is None or not gone:
             continue
-        rel.edb -= gone
-        rel.indexes = {}
-        reset.add(name)
-    _propagate(model, {}, reset, Budget(limits))
+        if rel.derived:  # its rules may still derive them: recompute its stratum
+            rel.edb -= gone
+            rel.indexes = {}
+            reset.add(name)
+        else:
+            rel.remove(gone)
+            removed[name] = gone
+    return _propagate(model, {}, reset, Budget(limits or model.limits), removed)
+
+
+def recompute(model: Model, relations: AbstractSet[str], limits: Limits | None = None,
+              flips: Mapping[int, set[Any]] | None = None, before: int | None = None) -> set[str]:
+    """After a move of the clock, in place: recompute the strata holding
+    `relations`, and maintain those of the rules in `flips` (rule id -> the
+    bindings of its `$now` filters that may decide differently now than at
+    `before`, see clock.py), then what depends on them; returns the relations that changed."""
+    if not relations and not flips:
+        return set()
+    return _propagate(model, {}, set(relations), Budget(limits or model.limits), flips=dict(flips or {}),
+                      before=before)
 
 
 def _tuples(model: Model, name: str, rows: Any) -> set[Any]:
@@ -85,19 +115,45 @@ def _writable(model: Model, name: str, tuples: AbstractSet[Any] = frozenset()) -
         rel = model.rels[name] = Rel(name, arity, name in model.prepared.derived)
     elif model.base is not None and model.base.rels.get(name) is rel:  # shared with the base
         rel = model.rels[name] = Layer(rel)
+    elif name in model.borrowed:  # shared with the model this one was moved from
+        rel = model.rels[name] = rel.copy()
+        model.borrowed.discard(name)
     return rel
 
 
 def _shared(model: Model, name: str) -> bool:
-    """Whether an overlay still reads this relation from its base."""
+    """Whether an overlay still reads this relation from its base, or a moved
+    model from the model it was moved from."""
     base = model.base
-    return base is not None and base.rels.get(name) is model.rels[name]
+    return name in model.borrowed or base is not None and base.rels.get(name) is model.rels[name]
 
 
-def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budget: Budget) -> None:
-    rels, strata, readers = model.rels, model.prepared.strata, model.prepared.readers
+def _propagate(
+    model: Model,
+    changed: dict[str, set[Any]],
+    reset: set[str],
+    budget: Budget,
+    removed: dict[str, set[Any]] | None = None,
+    flips: dict[int, set[Any]] | None = None,
+    before: int | None = None,
+) -> set[str]:
+    """Bring the strata reading `changed` (grown), `removed` (shrunk) or
+    `reset` relations up to date, and those holding `flips` (rules whose
+    `$now` filters may decide differently now, with the filter bindings
+    concerned, see clock.py; `before` is the `now` the model was at);
+    returns every relation that changed."""
+    removed = {} if removed is None else removed
+    flips = {} if flips is None else flips
+    touched = set(changed) | reset | set(removed)
+    prep = model.prepared
+    rels, strata, readers = model.rels, prep.strata, prep.readers
     todo: list[int] = []  # a heap of the strata that read a changed relation
     queued: set[int] = set()
+    flipped: dict[int, dict[int, set[Any]]] = {}
+    for rid, bindings in flips.items():
+        flipped.setdefault(prep.stratum_index[prep.heads[rid]], {})[rid] = bindings
+        queued.add(prep.stratum_index[prep.heads[rid]])
+        heappush(todo, prep.stratum_index[prep.heads[rid]])
 
     def mark(names: Any) -> None:
         for name in names:
@@ -108,17 +164,25 @@ def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budg
 
     mark(changed)
     mark(reset)
+    mark(removed)
     while todo:
+        touched |= changed.keys() | reset | removed.keys()
         st = strata[heappop(todo)]
         own = st.relations
-        if not st.negative.isdisjoint(changed) or reset and (
-            not st.negative.isdisjoint(reset) or not st.positive.isdisjoint(reset) or not reset.isdisjoint(own)
+        flip = flipped.get(st.index, {})
+        shrinks = not st.positive.isdisjoint(removed)
+        if (
+            not st.negative.isdisjoint(changed)
+            or not st.negative.isdisjoint(removed)
+            or reset and (not st.negative.isdisjoint(reset) or not st.positive.isdisjoint(reset) or not reset.isdisjoint(own))
+            or (shrinks or flip) and not (_deletable(model, st) and _small(model, st, removed, flip))
         ):
             old = {r: rels[r].stable for r in st.relations}
             for r in st.relations:
                 rel = rels[r]
                 if isinstance(rel, Layer) or _shared(model, r):
                     rels[r] = Rel(r, rel.arity, True, rel.edb)
+                    model.borrowed.discard(r)
                 else:
                     rel.reset()
             model.rounds[st.index] = 0
@@ -132,10 +196,22 @@ def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budg
                     if len(new) > len(old[r]):
                         changed[r] = {t for t in new if t not in old[r]}
                         mark((r,))
+                elif model.base is None and new <= old[r]:
+                    removed[r] = {t for t in old[r] if t not in new}
+                    mark((r,))
                 else:
                     reset.add(r)
                     mark((r,))
-        elif not st.positive.isdisjoint(changed) or not changed.keys().isdisjoint(own):
+            continue
+        if shrinks or flip:
+            for r, gone in _delete(model, st, removed, flip, model.now if before is None else before).items():
+                if gone:
+                    removed[r] = gone
+                    mark((r,))
+            for r, new in _flip_in(model, st, flip).items():
+                changed[r] = changed[r] | new if r in changed else new
+                mark((r,))
+        if not st.positive.isdisjoint(changed) or not changed.keys().isdisjoint(own):
             for r in st.relations:
                 _writable(model, r)
             frontier = []
@@ -152,9 +228,130 @@ def _propagate(model: Model, changed: dict[str, set[Any]], reset: set[str], budg
                 if new:
                     changed[r] = changed[r] | new if r in changed else new
                     mark((r,))
+    return touched | changed.keys() | reset | removed.keys()
 
 
-def renumber(model: Model, upto: int) -> None:
+# ---------------------------------------------------------------- deletion (DRed)
+#
+# A non-recursive stratum of a model (not an overlay) loses tuples without
+# being recomputed: the candidates are the heads of rule instances that used
+# a removed premise (found by the stratum's delta variants, reading the
+# removed tuples as the frontier over a view that still holds them, at the
+# `now` they held at) or whose
+# `$now` filters may have flipped; a candidate stays if one of its rules
+# still derives it with the head bound (rederivation), or if it is a given
+# fact. Heights of a non-recursive stratum are all 1, so notes stay minimal.
+
+
+def _deletable(model: Model, st: Stratum) -> bool:
+    prep = model.prepared
+    return model.base is None and not st.recursive and all(
+        all(isinstance(a, (Var, Const)) for a in prep.program.rules[rid].head.args) for rid in st.rules
+    )
+
+
+def _small(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[int, set[Any]]) -> bool:
+    """Whether the change is small enough that deleting beats recomputing
+    (a quarter of what the stratum reads and holds; tuple by tuple work
+    costs several times a bulk join's per tuple)."""
+    rels = model.rels
+    change = sum(len(b) for b in flip.values()) + sum(len(removed[r]) for r in st.positive if r in removed)
+    size = sum(len(rels[r].stable) for r in st.relations) + sum(len(rels[r].stable) for r in st.positive if r in rels)
+    return 4 * change <= size
+
+
+def _bound(prep: Any, rid: int, kind: str, body: tuple[Any, ...], head_args: tuple[Any, ...],
+           rels: Mapping[str, Rel]) -> Compiled:
+    """Rule `rid` with `__bound(head_args)` joined first (compiled once)."""
+    key = (rid, kind)
+    compiled = prep.bound.get(key)
+    if compiled is None:
+        rule = prep.program.rules[rid]
+        sizes = {name: len(r.stable) for name, r in rels.items()}
+        sizes["__bound"] = 1
+        bound_rule = Rule(rule.head, (Atom("__bound", tuple(head_args)),) + tuple(body), rule.span)
+        compiled = prep.bound[key] = compile_plan(plan_rule(bound_rule, rid, None, sizes))
+    return compiled
+
+
+def _run_bound(model: Model, compiled: Compiled, given: set[Any], arity: int) -> set[Any]:
+    rels = dict(model.rels)
+    rels["__bound"] = Rel("__bound", arity, False, given)
+    out: set[Any] = set()
+    compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
+    return out
+
+
+def _delete(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[int, set[Any]],
+            before: int) -> dict[str, set[Any]]:
+    prep, rels = model.prepared, model.rels
+    candidates: dict[str, set[Any]] = {}
+    shrunk = st.positive & removed.keys()
+    if shrunk:
+        saved: dict[str, Rel] = {}
+        for r in shrunk:
+            view = Layer(rels[r])
+            view.insert(removed[r])
+            view.recent = removed[r]
+            saved[r] = rels[r]
+            rels[r] = view
+        try:
+            variants = prep.variants(st, "seed", rels)
+            matches = variants.run(rels, aggregator(prep, rels, before), before) if variants else None
+        finally:
+            rels.update(saved)
+        for rid, out in (matches or {}).items():
+            candidates.setdefault(prep.heads[rid], set()).update(out)
+    for rid, bindings in flip.items():
+        watch = _watch_of(prep, rid)
+        compiled = _bound(prep, rid, "relaxed", watch.relaxed.body, watch.relaxed.head.args, rels)
+        candidates.setdefault(prep.heads[rid], set()).update(
+            _run_bound(model, compiled, bindings, len(watch.names)))
+    gone: dict[str, set[Any]] = {}
+    for name, cands in candidates.items():
+        rel = rels[name]
+        cands = {t for t in cands if t in rel.stable and t not in rel.edb}
+        if not cands:
+            continue
+        kept: set[Any] = set()
+        for rid in st.rules:
+            if prep.heads[rid] == name:
+                rule = prep.program.rules[rid]
+                kept |= _run_bound(model, _bound(prep, rid, "head", rule.body, rule.head.args, rels), cands, rel.arity)
+        lost = cands - kept
+        if lost:
+            _writable(model, name).remove(lost)
+            gone[name] = lost
+    return gone
+
+
+def _flip_in(model: Model, st: Stratum, flip: dict[int, set[Any]]) -> dict[str, set[Any]]:
+    """Tuples the flipped rules derive now that they did not before."""
+    prep, rels = model.prepared, model.rels
+    added: dict[str, set[Any]] = {}
+    for rid, bindings in sorted(flip.items()):
+        watch = _watch_of(prep, rid)
+        rule = prep.program.rules[rid]
+        out = _run_bound(model, _bound(prep, rid, "full", rule.body, watch.relaxed.head.args, rels), bindings,
+                         len(watch.names))
+        rel = rels[prep.heads[rid]]
+        new = rel.missing(out)
+        if new:
+            rel = _writable(model, rel.name)
+            rel.insert(new)
+            rel.batches.append((1, rid, new))
+            added[rel.name] = added.get(rel.name, set()) | new
+    return added
+
+
+def _watch_of(prep: Any, rid: int) -> Any:
+    for w in prep.clock.watches:
+        if w.rule == rid:
+            return w
+    raise KeyError(rid)
+
+
+def renumber(model: Model, upto: int | None = None) -> None:
     """Recompute the notes of the seed-grown recursive strata up to `upto`.
 
     A seed run numbers its rounds after the stratum's last one, and an old
@@ -162,6 +359,7 @@ def renumber(model: Model, upto: int) -> None:
     proofs would depend on the order facts arrived in. Re-running the stratum
     beside the model restores minimal heights; its tuples do not change.
     Costs what the stratum holds, once, and only when a proof needs it."""
+    upto = len(model.prepared.strata) if upto is None else upto
     for i in sorted(s for s in model.inexact if s <= upto):
         st = model.prepared.strata[i]
         scratch = Model(model.prepared, dict(model.rels), model.now, model.limits)

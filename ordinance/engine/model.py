@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from weakref import WeakSet
 from typing import Any, Iterable, Mapping
 
-from .evaluate import Prepared
+from .prepare import Prepared
 from .limits import Limits
 from .relation import Rel
 
@@ -31,9 +32,9 @@ class Note:
 class Model:
     """Relation name -> set of tuples, for one `now`.
 
-    `extend` adds facts in place and derives their consequences; `overlay`
-    returns a scratch model over this one (this one stays as it is);
-    `retract` removes facts and recomputes what depended on them.
+    incremental.py changes one: `extend` adds facts in place and derives
+    their consequences, `overlay` returns a scratch model over it, `retract`
+    removes facts; clock.py moves it to another `now`.
     """
 
     def __init__(self, prepared: Prepared, rels: dict[str, Rel], now: int, limits: Limits | None):
@@ -44,6 +45,9 @@ class Model:
         self.rounds: dict[int, int] = {}  # stratum index -> its last round (height)
         self.inexact: set[int] = set()  # recursive strata grown by a seed run (see renumber)
         self.base: Model | None = None  # set on overlays
+        self.horizon: Any = None  # clock.Horizon, computed when first asked for
+        self.borrowed: set[str] = set()  # relations shared with the model this one was moved from
+        self.overlays: WeakSet[Model] = WeakSet()  # live overlays over this model (clock.advance)
 
     @property
     def relations(self) -> tuple[str, ...]:
@@ -89,32 +93,8 @@ class Model:
         assert found is not None, "every derived tuple has a note"
         return Note(found[1], found[0], self.prepared.stratum_index[relation])
 
-    def extend(self, facts: Facts, limits: Limits | None = None) -> None:
-        from .incremental import extend
-
-        extend(self, facts, limits or self.limits)
-
-    def overlay(self, facts: Facts, limits: Limits | None = None) -> "Model":
-        from .incremental import overlay
-
-        return overlay(self, facts, limits or self.limits)
-
-    def renumber(self, upto: int | None = None) -> None:
-        """Make the heights of strata <= `upto` (default all) minimal again."""
-        from .incremental import renumber
-
-        renumber(self, len(self.prepared.strata) if upto is None else upto)
-
-    def warm(self, relations: Iterable[str]) -> None:
-        """Ready this model for overlays adding facts of `relations`."""
-        from .incremental import warm
-
-        warm(self, relations)
-
-    def retract(self, facts: Facts, limits: Limits | None = None) -> None:
-        from .incremental import retract
-
-        retract(self, facts, limits or self.limits)
+    def as_dict(self) -> dict[str, set[tuple[Any, ...]]]:
+        return {name: set(rel.stable) for name, rel in self.rels.items()}
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{n}: {len(r.stable)}" for n, r in self.rels.items())

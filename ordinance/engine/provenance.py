@@ -35,6 +35,7 @@ from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal
 from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
+from .incremental import renumber
 from .model import Model
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule, term_vars
 
@@ -337,7 +338,7 @@ def why(model: Model, relation: str, t: tuple[Any, ...]) -> ProofNode | None:
     if model.note(relation, t) is None:
         return None
     if model.inexact:
-        model.renumber(model.prepared.stratum_index.get(relation, -1))
+        renumber(model, model.prepared.stratum_index.get(relation, -1))
     return _prove(_Interp(model), relation, tuple(t), {})
 
 

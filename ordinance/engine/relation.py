@@ -127,6 +127,29 @@ class Rel:
         for cols, idx in self.indexes.items():
             extend_index(idx, new, cols)
 
+    def copy(self) -> "Rel":
+        """The same tuples and notes in new sets (indexes are rebuilt on use)."""
+        twin = Rel(self.name, self.arity, False, self.edb)
+        if self.derived:
+            twin.stable = set(self.stable)
+        twin.batches = list(self.batches)
+        return twin
+
+    def remove(self, gone: set[Tuple]) -> None:
+        """Drop tuples known to be in `stable` (given facts too, for a
+        relation without rules); indexes follow."""
+        self.stable -= gone
+        if self.stable is not self.edb:
+            self.edb -= gone
+        for cols, idx in self.indexes.items():
+            key = key_getter(cols)
+            for t in gone:
+                k = key(t)
+                bucket = idx[k]
+                bucket.remove(t)
+                if not bucket:
+                    del idx[k]
+
     def add_facts(self, facts: set[Tuple]) -> set[Tuple]:
         """Add EDB facts; returns those that were not known before."""
         fresh = facts - self.edb

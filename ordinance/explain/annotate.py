@@ -34,18 +34,36 @@ def _window(facts: Mapping[str, Iterable[tuple[Any, ...]]], claim: Any) -> str |
     return None
 
 
-def annotator(store: Store, revision: int, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None) -> Annotate:
+def annotator(store: Store, revision: int, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None,
+              *, lookups: bool = True) -> Annotate:
     """An `annotate(relation, tuple)` for the engine's renderers: where the
-    fact came from in the store at `revision`, and when it is valid."""
-    origin: dict[tuple[str, tuple[Any, ...]], Any] = {}
-    for e in store.events(0, revision):
-        if e.kind in FACT_KINDS:
-            origin.setdefault((e.relation, tuple(e.args)), e)
-    facts = store.facts(revision) if facts is None else facts
+    fact came from in the store at `revision`, and when it is valid. Reads
+    only the events behind the facts it is asked about (`Store.asserting`);
+    `facts` (default: the replay, read on first need) gives claim windows."""
+    origins: dict[tuple[str, tuple[Any, ...]], Any] = {}
+    replay: list[Mapping[str, Iterable[tuple[Any, ...]]]] = [] if facts is None else [facts]
+
+    lookup = getattr(store, "asserting", None) if lookups else None
+    if lookup is None:  # no lookups (a view, or a store closed before rendering): read the events now
+        for e in store.events(0, revision):
+            if e.kind in FACT_KINDS:
+                origins.setdefault((e.relation, tuple(e.args)), e)
+
+    def origin(relation: str, t: tuple[Any, ...]) -> Any:
+        key = (relation, tuple(t))
+        if key not in origins and lookup is not None:
+            found = lookup(relation, t, revision)
+            origins[key] = found[0] if found else None
+        return origins.get(key)
+
+    def windows() -> Mapping[str, Iterable[tuple[Any, ...]]]:
+        if not replay:
+            replay.append(store.facts(revision))
+        return replay[0]
 
     def annotate(relation: str, t: tuple[Any, ...]) -> str | None:
         parts: list[str] = []
-        event = origin.get((relation, tuple(t)))
+        event = origin(relation, t)
         if event is not None:
             parts.append(f"r{event.seq} {event.kind} by {event.author or '?'} via {event.source or '?'}")
         elif relation.startswith("request"):
@@ -53,7 +71,7 @@ def annotator(store: Store, revision: int, facts: Mapping[str, Iterable[tuple[An
         else:
             parts.append("policy fact")
         if relation.startswith("claim") and t:
-            window = _window(facts, t[0])
+            window = _window(windows(), t[0])
             if window is not None and relation != "claim_valid":
                 parts.append(window)
         if relation == "claim_valid" and len(t) == 3:

@@ -92,6 +92,14 @@ class Store(ABC):
         fact events with seq <= revision, minus the `exclude`d seqs."""
 
     @abstractmethod
+    def _rows_at(self, seqs: Sequence[int]) -> list[Row]:
+        """Rows with these seqs, in seq order."""
+
+    @abstractmethod
+    def _rows_of(self, relation: str, args: str, revision: int) -> list[Row]:
+        """Fact event rows of `relation` with these encoded `args`, seq <= revision, in seq order."""
+
+    @abstractmethod
     def revision(self) -> int:
         """The newest sequence number (0 for an empty store)."""
 
@@ -306,6 +314,22 @@ class Store(ABC):
             raise _error("unknown_kind", f"kinds must be among {', '.join(KINDS)}")
         return [decode_row(r) for r in self._rows(since, until, wanted)]
 
+    def events_at(self, seqs: Iterable[int]) -> list[Event]:
+        """The events with these seqs (purged ones too), in seq order: what a
+        decision's proof leaves or a purge point at, without reading the log."""
+        wanted = sorted({int(s) for s in seqs})
+        return [decode_row(r) for r in self._rows_at(wanted)] if wanted else []
+
+    def asserting(self, relation: str, args: Sequence[Value], revision: int | None = None) -> list[Event]:
+        """The fact events, not purged, that put `relation(args)` in the replay
+        at `revision` (latest if None), in seq order; empty if it is not a fact."""
+        rev = self.revision() if revision is None else revision
+        rows = self._rows_of(relation, encode_args(args), rev)
+        if not rows:
+            return []
+        purged = self.purged(rev)
+        return [decode_row(r) for r in rows if int(r[0]) not in purged]
+
     def purged(self, revision: int | None = None) -> set[int]:
         """The seqs purged by purge events at or before `revision`."""
         rows = self._rows(0, revision, ("purge",))
@@ -422,6 +446,7 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_purge ON events(seq) WHERE kind = 'purge';
 CREATE INDEX IF NOT EXISTS events_decision ON events(seq) WHERE kind = 'decision';
+CREATE INDEX IF NOT EXISTS events_fact ON events(relation, args);
 CREATE TABLE IF NOT EXISTS fences (
     resource TEXT PRIMARY KEY,
     epoch {integer} NOT NULL
@@ -554,6 +579,16 @@ class SqlStore(Store):
                 return self.db.execute(sql, params).fetchall()  # type: ignore[no-any-return]
             except Exception as exc:
                 raise self._driver_error(exc) from exc
+
+    def _rows_at(self, seqs: Sequence[int]) -> list[Row]:
+        where, param = self.txn(self.db).in_list("seq", seqs)
+        return self.db.execute(f"SELECT {COLUMNS} FROM events WHERE {where} ORDER BY seq", (param,)).fetchall()  # type: ignore[no-any-return]
+
+    def _rows_of(self, relation: str, args: str, revision: int) -> list[Row]:
+        mark = self.txn.mark
+        sql = (f"SELECT {COLUMNS} FROM events WHERE relation = {mark} AND args = {mark} AND seq <= {mark} "
+               f"AND kind IN ({_FACT_KINDS_SQL}) ORDER BY seq")
+        return self.db.execute(sql, (relation, args, revision)).fetchall()  # type: ignore[no-any-return]
 
     def revision(self) -> int:
         row = self._query("SELECT coalesce(max(seq), 0) FROM events")

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as seed_decorator
 
-from ..engine import ProofNode, evaluate, why
+from ..engine import ProofNode, evaluate, overlay, why
 from ..facts import Event, Store, is_request_relation, open_store, schema_of
 from ..gate import Decision, Gate
 from ..rules.ast import Atom
@@ -75,7 +75,7 @@ class _Replay:
                 model = self.gate.overlay(ask.request, now)
             else:
                 model = self.gate.model(self.store.revision(), now)
-            return model.overlay(self.asked) if self.asked else model
+            return overlay(model, self.asked, now=now)  # read at `now` (the warm model holds there)
         facts = self.store.facts()
         for relation, tuples in self.asked.items():  # request-side facts: never in the store
             facts.setdefault(relation, set()).update(tuples)

@@ -1,10 +1,16 @@
 """The gate: a request passes iff some permit holds and no forbid does.
 
-The gate keeps one warm model per (store revision, `now`) and checks each
-request in a scratch overlay of it (`model.overlay(request facts)`), so a
-check costs work proportional to the request. Revisions that add only log
-events (decisions) keep the model warm; new facts extend it in place; a
-purge rebuilds it. Proofs are built when first asked for. Any exception while evaluating
+The gate keeps one warm model per store revision and checks each request in
+a scratch overlay of it (`overlay(model, request facts, now=now)`), so a
+check costs work proportional to the request. The warm model serves every
+`now` within its horizon (engine/clock.py: no `$now` comparison of the
+model can decide differently there); a `now` beyond it moves the model,
+re-deciding only the comparisons the move crossed (a copy sharing the
+relations the move leaves unchanged, so earlier decisions keep theirs).
+Revisions that add only log events (decisions) keep the model warm; new
+facts extend it in place, a purge retracts what it removed in place
+(engine/incremental.py: deletion is incremental too). Proofs are built when first
+asked for. Any exception while evaluating
 denies, with the error as data: the gate never silently allows, and never
 raises for a policy outcome.
 """
@@ -16,7 +22,8 @@ from functools import partial
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from ..diagnostics import GateError, diagnostic_of
-from ..engine import GATE_DEADLINE_S, Limits, evaluate, why, why_not
+from ..engine import GATE_DEADLINE_S, Limits, evaluate, extend, overlay, retract, warm, why, why_not
+from ..engine.clock import advance, clockwork, horizon, refresh
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
 from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
@@ -26,7 +33,7 @@ from .request import REQUEST_RELATIONS, Request, request_relations
 __all__ = ["Gate"]
 
 T = TypeVar("T")
-_WARM = 4  # warm models kept (one per revision and `now`)
+_WARM = 4  # warm models kept (one per revision)
 
 
 def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ...]]:
@@ -48,7 +55,7 @@ class Gate:
         self.policy = policy
         self.store = store
         self.limits = limits if limits is not None else Limits(deadline=GATE_DEADLINE_S)
-        self._warm: OrderedDict[tuple[int, int], Any] = OrderedDict()
+        self._warm: OrderedDict[int, Any] = OrderedDict()
         self._fact_revision = -1  # newest revision whose facts the cache reflects
         self._seen_revision = -1  # newest revision known to have those same facts
         self._generation = 0  # bumped whenever a warm model changes in place
@@ -61,7 +68,8 @@ class Gate:
 
     def _current_revision(self) -> int:
         """The store revision; new facts since the last look extend the warm
-        models in place (work proportional to what changed), a purge drops them."""
+        models in place, purged ones are retracted (work proportional to what
+        changed)."""
         rev = self.store.revision()
         if rev == self._seen_revision:
             return rev
@@ -69,42 +77,71 @@ class Gate:
             self._warm.clear()
             self._fact_revision = rev
         else:
+            events = self.store.events(self._seen_revision, rev)
+            purges = {int(s) for e in events if e.kind == "purge" for s in e.args}
             added: dict[str, set[tuple[Any, ...]]] = {}
-            purged = False
-            for e in self.store.events(self._seen_revision, rev):
-                if e.kind in FACT_KINDS:
+            for e in events:
+                if e.kind in FACT_KINDS and e.seq not in purges:
                     added.setdefault(e.relation, set()).add(tuple(e.args))
-                purged = purged or e.kind == "purge"
-            if purged:
-                self._warm.clear()
-                self._fact_revision = rev
+            if purges:
+                self._purge(sorted(purges), added, rev)
             elif added:
                 self._extend(added, rev)
         self._seen_revision = rev
         return rev
 
+    def _purge(self, seqs: list[int], added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
+        """Retract what purged events asserted (unless another event still
+        does) from the warm models, then add the new facts; incremental both ways."""
+        gone: dict[str, set[tuple[Any, ...]]] = {}
+        for e in self.store.events_at(seqs):
+            if e.kind in FACT_KINDS and not self.store.asserting(e.relation, e.args, rev):
+                gone.setdefault(e.relation, set()).add(tuple(e.args))
+        self._generation += 1
+        fresh: OrderedDict[int, Any] = OrderedDict()
+        for r, model in self._warm.items():
+            if r == self._fact_revision:
+                refresh(model, retract(model, gone))
+                fresh[rev] = model
+        self._warm = fresh
+        self._fact_revision = rev
+        if added:
+            self._extend(added, rev)
+        for model in self._warm.values():
+            warm(model, self._request_names)
+
     def _extend(self, added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
         self._generation += 1
-        fresh: OrderedDict[tuple[int, int], Any] = OrderedDict()
-        for (r, now), model in self._warm.items():
+        fresh: OrderedDict[int, Any] = OrderedDict()
+        for r, model in self._warm.items():
             if r == self._fact_revision:
-                model.extend(added)
-                model.warm(self._request_names)  # a recomputed stratum drops its indexes
-                fresh[(rev, now)] = model
+                refresh(model, extend(model, added))
+                warm(model, self._request_names)  # a recomputed stratum drops its indexes
+                fresh[rev] = model
         self._warm = fresh
         self._fact_revision = rev
 
     def model(self, revision: int, now: int) -> Any:
-        """The warm model of the store at `revision`, evaluated at `now`."""
+        """The warm model of the store at `revision`, moved to `now` if its
+        horizon does not reach it (the overlay evaluates at `now` either way)."""
         if revision > self._seen_revision:
             self._current_revision()
         same = self._fact_revision <= revision <= self._seen_revision
-        key = (self._fact_revision if same else revision, now)
+        key = self._fact_revision if same else revision
         model = self._warm.get(key)
+        if model is not None and model.now != now and not horizon(model).holds(now):
+            try:  # earlier decisions keep the model they were made on
+                if not clockwork(model.prepared).fixed:
+                    raise LookupError("program facts mention `$now`")
+                model = self._warm[key] = advance(model, now)
+                warm(model, self._request_names)
+            except Exception:  # evaluate anew (and report the error from there)
+                del self._warm[key]
+                model = None
         if model is None:
             facts = self.store.facts(revision)
             model = evaluate(self.policy, facts, now=now, limits=self.limits)
-            model.warm(self._request_names)  # the first checks are as fast as later ones
+            warm(model, self._request_names)  # the first checks are as fast as later ones
             self._warm[key] = model
             while len(self._warm) > _WARM:
                 self._warm.popitem(last=False)
@@ -113,7 +150,7 @@ class Gate:
         return model
 
     def overlay(self, request: Request, now: int, revision: int | None = None) -> Any:
-        """A scratch model: the warm model plus the request's facts."""
+        """A scratch model: the warm model plus the request's facts, at `now`."""
         rev = self._current_revision() if revision is None else revision
         facts = request.facts()
         for rel, rows in list(facts.items()):
@@ -125,7 +162,7 @@ class Gate:
                 raise GateError(f"`{rel}` is not a request-side relation of this policy")
             if any(len(r) != arity for r in rows):
                 raise GateError(f"request relation `{rel}` takes {arity} arguments")
-        return self.model(rev, now).overlay(facts)
+        return overlay(self.model(rev, now), facts, now=now)
 
     # ---------------------------------------------------------------- deciding
 

@@ -1,0 +1,151 @@
+"""A checked program readied for evaluation: strata, their rules and the
+rule variants a round runs (compiled on first use, see codegen.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Rule, Term
+from ..rules.checked import CheckedProgram
+from .codegen import Compiled, compile_plan, compile_round
+from .plan import AggStep, plan_rule
+from .relation import Rel
+from .text import rule_text
+
+__all__ = ["Prepared", "Stratum", "Round", "prepare"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stratum:
+    index: int
+    relations: tuple[str, ...]
+    rules: tuple[int, ...]  # ids of the rules with a body whose head is here
+    positive: frozenset[str]  # relations read by positive literals
+    negative: frozenset[str]  # relations negated or aggregated over
+    atoms: Mapping[int, tuple[tuple[int, str], ...]]  # rule id -> (position, relation) of positive atoms
+    recursive: bool = False  # a rule reads a relation of its own stratum positively
+    deltas: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)  # relation -> variants reading it
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """The variants of one round of a stratum, compiled into one function
+    (`run(rels, agg, now) -> {rule id: matches}`, None if no variant ran);
+    `parts` name the culprit of an error."""
+
+    run: Callable[..., dict[int, set[Any]] | None]
+    parts: tuple[Compiled, ...]
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A checked program readied for evaluation; plans compile on first use."""
+
+    program: CheckedProgram
+    strata: tuple[Stratum, ...]
+    arity: dict[str, int]
+    derived: frozenset[str]
+    labels: tuple[str, ...]
+    stratum_index: dict[str, int]
+    readers: dict[str, tuple[int, ...]] = field(default_factory=dict)  # relation -> strata reading or holding it
+    heads: tuple[str, ...] = ()  # rule id -> its head relation
+    plans: dict[tuple[int, int | None], Compiled] = field(default_factory=dict)
+    aggregates: dict[int, Compiled] = field(default_factory=dict)
+    runs: dict[tuple[int, str], "Round | None"] = field(default_factory=dict)
+    clock: Any = None  # clock.Clockwork, computed when first asked for
+    bound: dict[tuple[int, str], Compiled] = field(default_factory=dict)  # rules with the head bound (incremental.py)
+
+    def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
+        compiled = self.plans.get((rule_id, delta))
+        if compiled is None:
+            sizes = {name: len(r.stable) for name, r in rels.items()}
+            plan = plan_rule(self.program.rules[rule_id], rule_id, delta, sizes)
+            compiled = self.plans[rule_id, delta] = compile_plan(plan)
+        return compiled
+
+    def variants(self, st: "Stratum", kind: str, rels: Mapping[str, Rel]) -> "Round | None":
+        """What a round of `st` runs: every rule in full (`kind` "full"), or
+        the variants reading any relation ("seed") or one of the stratum's
+        ("own") from its frontier, each only if that frontier is not empty."""
+        key = (st.index, kind)
+        try:
+            return self.runs[key]
+        except KeyError:
+            pass
+        if kind == "full":
+            vs: list[tuple[int, int | None]] = [(rid, None) for rid in st.rules]
+        else:
+            vs = sorted(v for r, d in st.deltas.items() if kind == "seed" or r in st.relations for v in d)
+        parts = tuple(self.plan(rid, p, rels) for rid, p in vs)
+        run = self.runs[key] = Round(compile_round([c.plan for c in parts]), parts) if parts else None
+        return run
+
+    def aggregate(self, step: AggStep) -> Compiled:
+        compiled = self.aggregates.get(id(step))
+        if compiled is None:
+            compiled = self.aggregates[id(step)] = compile_plan(step.plan, step.aggregate.func)
+        return compiled
+
+
+
+def prepare(program: CheckedProgram) -> Prepared:
+    arity = {name: r.arity for name, r in program.relations.items()}
+    strata = []
+    for i, names in enumerate(program.strata):
+        rule_ids = tuple(rid for rid, r in enumerate(program.rules) if r.body and r.head.relation in names)
+        pos: set[str] = set()
+        neg: set[str] = set()
+        atoms: dict[int, tuple[tuple[int, str], ...]] = {}
+        for rid in rule_ids:
+            rule = program.rules[rid]
+            atoms[rid] = tuple((p, lit.relation) for p, lit in enumerate(rule.body) if isinstance(lit, Atom))
+            _dependencies(rule, pos, neg)
+        recursive = any(r in names for rid in rule_ids for _, r in atoms[rid])
+        deltas: dict[str, list[tuple[int, int]]] = {}
+        for rid in rule_ids:
+            for p, r in atoms[rid]:
+                deltas.setdefault(r, []).append((rid, p))
+        strata.append(Stratum(i, tuple(names), rule_ids, frozenset(pos), frozenset(neg), atoms, recursive,
+                              {r: tuple(v) for r, v in deltas.items()}))
+    derived = frozenset(r for names in program.strata for r in names)
+    index = {r: i for i, names in enumerate(program.strata) for r in names}
+    readers: dict[str, list[int]] = {}
+    for st in strata:
+        for name in st.positive | st.negative | set(st.relations):
+            readers.setdefault(name, []).append(st.index)
+    return Prepared(
+        program, tuple(strata), arity, derived, tuple(rule_text(r) for r in program.rules), index,
+        {name: tuple(sorted(ids)) for name, ids in readers.items()}, tuple(r.head.relation for r in program.rules),
+    )
+
+
+def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:
+    def in_term(t: Term | None) -> None:
+        if isinstance(t, Aggregate):
+            for lit in t.body:
+                for name in _relations(lit):
+                    neg.add(name)
+        elif isinstance(t, (BinOp, Call)):
+            for sub in (t.left, t.right) if isinstance(t, BinOp) else t.args:
+                in_term(sub)
+
+    for lit in rule.body:
+        if isinstance(lit, Atom):
+            pos.add(lit.relation)
+            for a in lit.args:
+                in_term(a)
+        elif isinstance(lit, Negation):
+            neg.add(lit.atom.relation)
+        else:
+            for side in (lit.left, lit.right) if isinstance(lit, Comparison) else lit.args:
+                in_term(side)
+    for a in rule.head.args:
+        in_term(a)
+
+
+def _relations(lit: Any) -> Iterable[str]:
+    if isinstance(lit, Atom):
+        yield lit.relation
+    elif isinstance(lit, Negation):
+        yield lit.atom.relation
