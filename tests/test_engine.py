@@ -222,6 +222,16 @@ def test_type_errors_and_division_by_zero_are_evaluation_errors():
     assert info.value.code == "division_by_zero"
 
 
+def test_an_evaluation_error_carries_the_failing_rule_span():
+    text = "ok(X) :- v(X).\nwide(X) :- v(X), X > 0.\nbad(Y) :- v(X),\n  Y = 10 / X."
+    with pytest.raises(EvaluationError) as info:
+        run(text, {"v": [(0,), (2,)]})
+    [diagnostic] = info.value.diagnostics
+    assert diagnostic.code == "division_by_zero"
+    assert (diagnostic.span.line, diagnostic.span.column) == (3, 1)
+    assert "bad(Y)" in diagnostic.message
+
+
 def test_facts_with_the_wrong_arity_are_refused():
     p = program(TC, extensional={"edge": 2})
     with pytest.raises(EvaluationError) as info:

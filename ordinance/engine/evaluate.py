@@ -24,10 +24,10 @@ recomputed stratum's heights change.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping, NoReturn
+from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
-from ..diagnostics import Diagnostic, EvaluationError, LimitExceeded
-from ..rules.ast import Term
+from ..diagnostics import Diagnostic, EvaluationError, LimitExceeded, Span
+from ..rules.ast import Rule, Term
 from ..rules.functors import EVAL_ERRORS, FunctorError, evaluate
 from .codegen import Compiled, unlimited
 from .limits import Budget
@@ -95,7 +95,7 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
         try:
             to_add = variants.run(rels, agg, now, check)
         except EVAL_ERRORS as exc:
-            _culprit(variants, rels, agg, now, exc)
+            _culprit(variants, rels, agg, now, exc, prep.program.rules)
         except MemoryError:
             names = ", ".join(f"`{r}`" for r in own)
             raise LimitExceeded([Diagnostic("limit_exceeded", f"limit exceeded: out of memory in the stratum of {names}")]) from None
@@ -154,28 +154,28 @@ def aggregator(prep: Prepared, rels: Mapping[str, Rel], now: int, spend: Any = u
     return agg
 
 
-def _culprit(variants: Round, rels: Any, agg: Any, now: int, exc: Exception) -> NoReturn:
+def _culprit(variants: Round, rels: Any, agg: Any, now: int, exc: Exception, rules: Sequence[Rule]) -> NoReturn:
     """Re-run the round's variants one by one to name the rule that failed."""
     for compiled in variants.parts:
         try:
             compiled.fn(rels, agg, set(), now)
         except EVAL_ERRORS as again:
-            _fail(compiled, again)
+            _fail(compiled, again, rules[compiled.plan.rule_id].span)
     raise exc
 
 
-def _fail(compiled: Compiled, exc: Exception) -> NoReturn:
+def _fail(compiled: Compiled, exc: Exception, span: Span) -> NoReturn:
+    """The evaluation error of the rule `compiled` runs, at the rule's span."""
     if isinstance(exc, OverflowError):
         Budget.overflow(compiled.plan.label)
+    rule = compiled.plan.label
     if isinstance(exc, FunctorError):
-        raise EvaluationError([Diagnostic(exc.code, f"{exc.message} in rule `{compiled.plan.label}`")]) from exc
-    if isinstance(exc, ZeroDivisionError):
-        raise EvaluationError(
-            [Diagnostic("division_by_zero", f"division by zero in rule `{compiled.plan.label}`")]
-        ) from exc
-    raise EvaluationError(
-        [Diagnostic("type_mismatch", f"cannot compare or combine a number and a symbol in rule `{compiled.plan.label}`")]
-    ) from exc
+        code, message = exc.code, f"{exc.message} in rule `{rule}`"
+    elif isinstance(exc, ZeroDivisionError):
+        code, message = "division_by_zero", f"division by zero in rule `{rule}`"
+    else:
+        code, message = "type_mismatch", f"cannot compare or combine a number and a symbol in rule `{rule}`"
+    raise EvaluationError([Diagnostic(code, message, span)]) from exc
 
 
 def _aggregate_fn(
