@@ -39,6 +39,15 @@ class Projector:
         self._sources: dict[str | None, Sources] = {}
         self._models: dict[str | None, tuple[tuple[int, int], Any]] = {}
 
+    @classmethod
+    def of(cls, source: Gate | Store | Projector, policy: CheckedProgram) -> Projector:
+        """`source` itself if it is a Projector, else one over the gate or store."""
+        if isinstance(source, Projector):
+            return source
+        if isinstance(source, Gate):
+            return cls(policy, gate=source)
+        return cls(policy, source)
+
     def sources(self, audience: str | None = None, revision: int | None = None) -> Sources:
         """The facts `audience` may see at `revision` (default: newest), with their events."""
         layers = self.layers.visible(audience)
@@ -92,10 +101,4 @@ def render_state(
     revision: int | None = None,
 ) -> Projection:
     """The standing agent's state file (seed 003) as `audience` may see it."""
-    if isinstance(source, Projector):
-        projector = source
-    elif isinstance(source, Gate):
-        projector = Projector(policy, gate=source)
-    else:
-        projector = Projector(policy, source)
-    return projector.render("state", now, audience=audience, cap=cap, agent=agent, revision=revision)
+    return Projector.of(source, policy).render("state", now, audience=audience, cap=cap, agent=agent, revision=revision)

@@ -81,12 +81,7 @@ def rehydrate(
     agent: str | None = None,
 ) -> Bundle:
     """The state, the open decisions and the newest log lines, in at most `bound` bytes."""
-    if isinstance(source, Projector):
-        projector = source
-    elif isinstance(source, Gate):
-        projector = Projector(policy, gate=source)
-    else:
-        projector = Projector(policy, source)
+    projector = Projector.of(source, policy)
     state = projector.render("state", now, audience=audience, cap=min(cap, bound), agent=agent)
     head = f"=== state ===\n{state.text}"
     room = bound - len(head.encode())
