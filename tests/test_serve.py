@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -152,17 +152,22 @@ def test_a_tokens_principal_bounds_the_audiences_it_reads_as(project: Path) -> N
                                                    "layer": "federation"}).status_code == 200
         assert server.post("/assert", OWNER, json={"text": 'open_item("x", "y").', "layer": "nope"}
                            ).json()["error"]["code"] == "unknown_layer"
+        loaded = server.post("/load", OWNER, content=b'{"relation": "open_item", "args": ["arch", "architect work"], '
+                                                     b'"layer": "architect"}\n')
+        assert loaded.status_code == 200, loaded.text
         # a request that derives through the private fact: its facts are never in the agent's model
         ask = {"pattern": "open_item(K, T)", "now": NOW}
 
-        def keys(token: str, **extra: str) -> list[str]:
+        def keys(token: str, **extra: Any) -> list[str]:
             r = server.post("/query", token, json={**ask, **extra})
             assert r.status_code == 200, r.text
             return sorted(a["K"] for a in r.json()["answers"])
 
         assert keys(AGENT) == ["pub"]
         assert keys(OTHER) == ["fed", "pub"] and keys(OTHER, audience="public") == ["pub"]
-        assert keys(OWNER) == ["fed", "pub", "vault"] and keys(OWNER, audience="public") == ["pub"]
+        assert keys(OWNER) == ["arch", "fed", "pub", "vault"] and keys(OWNER, audience="public") == ["pub"]
+        request = {"id": "q1", "kind": "Bash", "target": "/p", "epoch": 1}
+        assert keys(AGENT, request=request) == ["pub"]  # a request's model too
         vault = 'open_item("vault", "rotate the vault key")'
         assert server.post("/why", AGENT, json={"fact": vault, "now": NOW}).json() == {"holds": False, "proof": None}
         assert server.post("/why", OWNER, json={"fact": vault, "now": NOW}).json()["holds"] is True

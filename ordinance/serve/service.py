@@ -184,30 +184,39 @@ class Service:
                            f.get("args") if isinstance(f, Mapping) else None, f"fact {n}")
                 for n, f in enumerate(facts, 1)]
 
+    def _layer(self, layer: Any, where: str = "") -> str:
+        """A declared privacy layer; the policy's default for None."""
+        if layer is None:
+            return self.projector.layers.default
+        if not isinstance(layer, str):
+            raise BadRequest(f"{where}`layer` is the name of a privacy layer, such as `public`")
+        return self.projector.layers.check(layer)
+
     def write(self, principal: Principal, facts: Iterable[tuple[str, tuple[Any, ...]]], source: str = "serve",
               now: int | None = None, layer: Any = None) -> dict[str, Any]:
         """Append `facts` as one batch, in privacy `layer` (default: the
         policy's), if the policy lets the principal assert every relation
         in it; nothing is written otherwise."""
-        batch = list(facts)
+        chosen = self._layer(layer)
+        return self._append(principal, [(rel, args, chosen) for rel, args in facts], source, now)
+
+    def _append(self, principal: Principal, batch: list[tuple[str, tuple[Any, ...], str]], source: str,
+                now: int | None) -> dict[str, Any]:
         at = _now(now)
-        layers = self.projector.layers
-        if layer is not None and not isinstance(layer, str):
-            raise BadRequest("`layer` is the name of a privacy layer, such as `public`")
-        chosen = layers.default if layer is None else layers.check(layer)
         with self.lock:
-            for relation in sorted({rel for rel, _ in batch}):
+            for relation in sorted({rel for rel, _, _ in batch}):
                 if not self.may_assert(principal, relation, at):
                     raise Forbidden(f"principal `{principal.name}` may not assert `{relation}`", code="may_not_assert")
-            events = [Event(kind_of(rel), rel, args, source, principal.name, layer=chosen) for rel, args in batch]
+            events = [Event(kind_of(rel), rel, args, source, principal.name, layer=layer) for rel, args, layer in batch]
             revision = self.store.append(events)
         return {"revision": revision, "written": len(events)}
 
     def load(self, principal: Principal, text: str, source: str = "load") -> dict[str, Any]:
-        """JSON Lines of facts (`ordinance load`'s format), one batch."""
+        """JSON Lines of facts (`ordinance load`'s format, with an optional
+        `"layer"`, default the policy's), one batch."""
         import json
 
-        facts = []
+        batch = []
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
@@ -217,10 +226,11 @@ class Service:
                 raise BadRequest(f"line {n}: {exc.msg}", code="bad_jsonl") from None
             if not isinstance(obj, Mapping) or "seq" in obj:
                 raise BadRequest(f"line {n}: a fact is {{\"relation\": NAME, \"args\": [...]}}", code="bad_jsonl")
-            facts.append(self._fact(obj.get("relation"), obj.get("args"), f"line {n}"))
-        if not facts:
+            relation, args = self._fact(obj.get("relation"), obj.get("args"), f"line {n}")
+            batch.append((relation, args, self._layer(obj.get("layer"), f"line {n}: ")))
+        if not batch:
             raise BadRequest("nothing to load", code="bad_jsonl")
-        return self.write(principal, facts, source)
+        return self._append(principal, batch, source, None)
 
     # ---------------------------------------------------------------- reading
 
