@@ -291,6 +291,7 @@ CODES: dict[str, tuple[str, str]] = {
     "principal_mismatch": ("serve", "a request for another agent than the principal"),
     "reserved_attribute": ("serve", "a request attribute the service fills itself"),
     "may_not_assert": ("serve", "`may_assert` does not allow the write"),
+    "audience_forbidden": ("serve", "an audience that sees more than the principal may"),
     "bad_tokens": ("serve", "a tokens file that cannot be read"),
     "no_tokens": ("serve", "neither a principal nor a tokens file"),
     "no_principal": ("serve", "stdio MCP needs a principal"),

@@ -60,7 +60,7 @@ def test_the_tools_in_process(store: Store) -> None:
             return out
 
     out = run(go())
-    assert out["tools"] == ["assert", "check", "query", "state", "why", "why_not"]
+    assert out["tools"] == ["assert", "check", "query", "rehydrate", "state", "why", "why_not"]
     assert out["check"][0] is False and out["check"][1]["allowed"] is True
     assert store.events(kinds=["decision"])[-1].payload["request"]["id"] == "m1"  # logged
     assert out["why"][1]["holds"] is True
@@ -69,7 +69,8 @@ def test_the_tools_in_process(store: Store) -> None:
     assert out["assert"][1]["written"] == 1
     assert out["assert_grant"][0] is True and "error[may_not_assert]" in out["assert_grant"][2]
     assert out["check_as_other"][0] is True and "error[principal_mismatch]" in out["check_as_other"][2]
-    assert out["state"][1]["current_grant"] == [["claude-code", "/p", 1]]
+    assert out["state"][1]["projection"] == "state" and out["state"][1]["audience"] == "public"
+    assert out["state"][1]["text"].startswith("# state ")
     assert [f.relation for f in store.events(kinds=["assert"])] == ["grant", "claim"]
 
 
@@ -125,6 +126,15 @@ def test_over_streamable_http_with_tokens(tmp_path: Path) -> None:
         checked = run(call(AGENT, "check", {"request": REQUEST, "now": NOW}))
         assert checked.structured_content["allowed"] is True
         assert checked.structured_content["request"]["agent"] == "claude-code"
+        # the token's principal bounds the audience: the agent sees public only, the owner every layer
+        hidden = run(call(OWNER, "assert", {"text": 'open_item("vault", "rotate the vault key").',
+                                            "layer": "sovereign"}))
+        assert not hidden.is_error
+        for token, shown in ((AGENT, False), (OWNER, True)):
+            state = run(call(token, "state", {"now": NOW})).structured_content
+            assert ("vault" in state["text"]) is shown, state
+        refused = run(call(AGENT, "state", {"now": NOW, "audience": "sovereign"}))
+        assert refused.is_error and "error[audience_forbidden]" in refused.content[0].text
     finally:
         proc.terminate()
         proc.wait(timeout=10)

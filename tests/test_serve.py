@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -135,7 +135,62 @@ def test_query_why_why_not_log_and_state(server: Served) -> None:
     log = server.get("/log", params={"kind": "assert"}).json()
     assert [e["relation"] for e in log["events"]] == ["grant"]
     state = server.get("/state", params={"now": NOW}).json()
-    assert state["current_grant"] == [["claude-code", "/home/me/p", 1]]
+    assert state["projection"] == "state" and state["audience"] == "public" and state["revision"] == 1
+    assert state["text"].startswith("# state ") and "audience public" in state["text"].splitlines()[0]
+
+
+def test_a_tokens_principal_bounds_the_audiences_it_reads_as(project: Path) -> None:
+    tokens = project / "tokens.toml"
+    tokens.write_text(tokens.read_text().replace('name = "bob"', 'name = "bob"\naudiences = ["federation"]'))
+    with Served(project / "policy.rules", str(project / "o.db"), tokens) as server:
+        assert server.post("/assert", OWNER, json={"text": 'standing_agent("prime"). open_item("pub", "public work").'}
+                           ).status_code == 200
+        hidden = server.post("/assert", OWNER, json={"text": 'open_item("vault", "rotate the vault key").',
+                                                     "layer": "sovereign"})
+        assert hidden.status_code == 200
+        assert server.post("/assert", OWNER, json={"text": 'open_item("fed", "federation work").',
+                                                   "layer": "federation"}).status_code == 200
+        assert server.post("/assert", OWNER, json={"text": 'open_item("x", "y").', "layer": "nope"}
+                           ).json()["error"]["code"] == "unknown_layer"
+        loaded = server.post("/load", OWNER, content=b'{"relation": "open_item", "args": ["arch", "architect work"], '
+                                                     b'"layer": "architect"}\n')
+        assert loaded.status_code == 200, loaded.text
+        # a request that derives through the private fact: its facts are never in the agent's model
+        ask = {"pattern": "open_item(K, T)", "now": NOW}
+
+        def keys(token: str, **extra: Any) -> list[str]:
+            r = server.post("/query", token, json={**ask, **extra})
+            assert r.status_code == 200, r.text
+            return sorted(a["K"] for a in r.json()["answers"])
+
+        assert keys(AGENT) == ["pub"]
+        assert keys(OTHER) == ["fed", "pub"] and keys(OTHER, audience="public") == ["pub"]
+        assert keys(OWNER) == ["arch", "fed", "pub", "vault"] and keys(OWNER, audience="public") == ["pub"]
+        request = {"id": "q1", "kind": "Bash", "target": "/p", "epoch": 1}
+        assert keys(AGENT, request=request) == ["pub"]  # a request's model too
+        vault = 'open_item("vault", "rotate the vault key")'
+        assert server.post("/why", AGENT, json={"fact": vault, "now": NOW}).json() == {"holds": False, "proof": None}
+        assert server.post("/why", OWNER, json={"fact": vault, "now": NOW}).json()["holds"] is True
+        assert server.post("/why-not", AGENT, json={"fact": vault, "now": NOW}).json()["holds"] is False
+        for token in (AGENT, OTHER, OWNER):
+            state = server.get("/state", token, params={"now": NOW}).json()
+            assert ("vault" in state["text"]) is (token == OWNER), state["text"]
+            log = server.get("/log", token).json()["events"]
+            assert ("vault" in json.dumps(log)) is (token == OWNER)
+            bundle = server.get("/rehydrate", token, params={"now": NOW}).json()
+            assert ("vault" in bundle["text"]) is (token == OWNER)
+        assert "vault" not in server.get("/state", OWNER, params={"now": NOW, "audience": "public"}).text
+        assert server.get("/state", OWNER, params={"now": NOW, "cap": 250}).json()["left_out"].get("Open")
+        # asking for more than the principal may see is refused, with error data
+        for path, token, audience in (("/query", AGENT, "federation"), ("/why", AGENT, "architect"),
+                                      ("/query", OTHER, "sovereign")):
+            r = server.post(path, token, json={"pattern": "open_item(K, T)", "fact": vault, "audience": audience})
+            assert r.status_code == 403 and r.json()["error"]["code"] == "audience_forbidden", r.text
+            assert set(r.json()["error"]) == {"code", "message", "span"}
+        for path in ("/state", "/log", "/rehydrate"):
+            r = server.get(path, AGENT, params={"audience": "sovereign"})
+            assert r.status_code == 403 and r.json()["error"]["code"] == "audience_forbidden", (path, r.text)
+        assert server.get("/state", AGENT, params={"audience": "nobody"}).json()["error"]["code"] == "unknown_audience"
 
 
 def test_the_server_follows_writes_by_other_processes(server: Served, project: Path) -> None:

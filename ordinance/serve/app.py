@@ -141,7 +141,7 @@ def create_app(service: Service, tokens: Tokens | None = None, *, anonymous: Pri
         data = await body(req)
         if not isinstance(data, dict):
             raise BadRequest("the body must be a JSON object")
-        return service.write(who, service.facts_of(data), str(data.get("source", "serve")))
+        return service.write(who, service.facts_of(data), str(data.get("source", "serve")), layer=data.get("layer"))
 
     async def load(req: HttpRequest) -> Any:
         who = principal(req)
@@ -160,18 +160,22 @@ def create_app(service: Service, tokens: Tokens | None = None, *, anonymous: Pri
         return service.why_not(principal(req), await body(req))
 
     async def log(req: HttpRequest) -> Any:
-        principal(req)
+        who = principal(req)
         q = req.query_params
         try:
             since, limit = int(q.get("since", 0)), int(q.get("limit", 100))
         except ValueError:
             raise BadRequest("`since` and `limit` are integers") from None
         kinds = q.getlist("kind") or None
-        return service.log(since, limit, kinds)
+        return service.log(who, since, limit, kinds, q.get("audience"))
 
     async def state(req: HttpRequest) -> Any:
-        principal(req)
-        return service.state(req.query_params.get("now"))
+        who, q = principal(req), req.query_params
+        return service.state(who, q.get("now"), q.get("audience"), q.get("cap"))
+
+    async def rehydrate(req: HttpRequest) -> Any:
+        who, q = principal(req), req.query_params
+        return service.rehydrate(who, q.get("now"), q.get("audience"), q.get("bound"), q.get("cap"))
 
     async def hook(req: HttpRequest) -> Response:
         try:
@@ -184,7 +188,8 @@ def create_app(service: Service, tokens: Tokens | None = None, *, anonymous: Pri
 
     handlers: dict[str, Any] = {"/health": health, "/openapi.json": openapi, "/check": check,
                                 "/assert": assert_, "/load": load, "/query": query, "/why": why,
-                                "/why-not": why_not, "/log": log, "/state": state}
+                                "/why-not": why_not, "/log": log, "/state": state,
+                                "/rehydrate": rehydrate}
     routes = [Route(path, endpoint(handlers[path]), methods=[method.upper()])
               for method, path, _s, _b, _a in ROUTES if path in handlers]
     routes.append(Route("/hooks/claude-code", hook, methods=["POST"]))

@@ -11,7 +11,11 @@ SHA-256 of one, and may be the owner:
     [[principal]]
     name = "claude-code"
     token = "a-long-random-string"
+    audiences = ["public"]
 
+`audiences` bounds what a principal may read (the privacy layers of the
+policy's `sees`): the owner sees every layer unless the file lists its
+audiences, any other principal sees `public` unless it lists more.
 Tokens are compared by their digests and never logged or echoed.
 """
 
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..diagnostics import OrdinanceError
+from ..project.layers import PUBLIC
 
 __all__ = ["AuthError", "Principal", "Tokens", "digest"]
 
@@ -41,6 +46,14 @@ class Principal:
 
     name: str
     owner: bool = False
+    audiences: tuple[str, ...] | None = None  # as the tokens file lists them; None: the default
+
+    def may_see(self) -> tuple[str, ...] | None:
+        """The audiences it may ask as; None for every layer (the owner's default).
+        A principal that is not the owner sees `public` unless told more."""
+        if self.audiences is not None:
+            return self.audiences
+        return None if self.owner else (PUBLIC,)
 
 
 def digest(token: str) -> str:
@@ -76,7 +89,12 @@ class Tokens:
             if key in found:
                 raise OrdinanceError(f"{where}: principal `{name}` reuses another principal's token",
                                      code="bad_tokens")
-            found[key] = Principal(name, bool(entry.get("owner", False)))
+            audiences = entry.get("audiences")
+            if audiences is not None and (not isinstance(audiences, list) or not audiences
+                                          or not all(isinstance(a, str) and a for a in audiences)):
+                raise OrdinanceError(f"{where}: principal `{name}`: `audiences` is a non-empty list of names",
+                                     code="bad_tokens")
+            found[key] = Principal(name, bool(entry.get("owner", False)), None if audiences is None else tuple(audiences))
         if not found:
             raise OrdinanceError(f"{where}: no principals", code="bad_tokens")
         return cls(found)

@@ -1,8 +1,9 @@
 """`ordinance mcp`: the gate as an MCP server, on the official `mcp` SDK.
 
 Tools: `check` (decide and log, as the HTTP API does), `why`, `why_not`,
-`query`, `assert` (under the policy's `may_assert`) and `state` (a simple
-summary). Over stdio the principal is the one the server was started
+`query`, `assert` (under the policy's `may_assert`), `state` (the state
+file) and `rehydrate` (the bundle); the reading tools take an `audience`
+the principal may see (default: its widest). Over stdio the principal is the one the server was started
 for; over streamable HTTP each call's bearer token names it (the tokens
 file of `ordinance serve`). A failed call is an MCP tool error whose text
 is `error[CODE]: message`.
@@ -42,11 +43,11 @@ class TokenPrincipals:
         return AccessToken(token=token, client_id=p.name, scopes=[OWNER_SCOPE] if p.owner else [])
 
 
-def _from_token() -> Principal:
+def _from_token(tokens: Tokens) -> Principal:
     token = get_access_token()
     if token is None:
         raise AuthError("send `Authorization: Bearer TOKEN`")
-    return Principal(token.client_id, OWNER_SCOPE in token.scopes)
+    return tokens.principal(f"Bearer {token.token}")  # with its audiences
 
 
 def create_mcp(service: Service, principal: Principal | None = None, *, tokens: Tokens | None = None,
@@ -58,7 +59,8 @@ def create_mcp(service: Service, principal: Principal | None = None, *, tokens: 
     if tokens is not None:
         server = MCPServer("ordinance", instructions=__doc__, log_level="WARNING",
                            token_verifier=TokenPrincipals(tokens), auth=AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=AnyHttpUrl(f"{url}/mcp")))
-        who: Callable[[], Principal] = _from_token
+        known = tokens
+        who: Callable[[], Principal] = lambda: _from_token(known)  # noqa: E731
     else:
         server = MCPServer("ordinance", instructions=__doc__, log_level="WARNING")
         fixed: Principal = principal  # type: ignore[assignment]  # not None: checked above
@@ -79,25 +81,39 @@ def create_mcp(service: Service, principal: Principal | None = None, *, tokens: 
 
     @server.tool(description="The proof that a fact holds, e.g. `forbid(\"a1\", \"stale-epoch\", \"job\")`; "
                              "optionally with a request's facts in the model.")
-    def why(fact: str, request: dict[str, Any] | None = None, now: str | None = None) -> dict[str, Any]:
-        return run(lambda p: service.why(p, {"fact": fact, "request": request, "now": now}))
+    def why(fact: str, request: dict[str, Any] | None = None, now: str | None = None,
+            audience: str | None = None) -> dict[str, Any]:
+        return run(lambda p: service.why(p, {"fact": fact, "request": request, "now": now, "audience": audience}))
 
     @server.tool(description="Why a fact does not hold, and what would make it hold (`_` leaves an argument open).")
-    def why_not(fact: str, request: dict[str, Any] | None = None, now: str | None = None) -> dict[str, Any]:
-        return run(lambda p: service.why_not(p, {"fact": fact, "request": request, "now": now}))
+    def why_not(fact: str, request: dict[str, Any] | None = None, now: str | None = None,
+                audience: str | None = None) -> dict[str, Any]:
+        return run(lambda p: service.why_not(p, {"fact": fact, "request": request, "now": now,
+                                                 "audience": audience}))
 
     @server.tool(description="Answers to one atom, e.g. `current_grant(A, S, E)`: one binding per answer.")
-    def query(pattern: str, request: dict[str, Any] | None = None, now: str | None = None) -> dict[str, Any]:
-        return run(lambda p: service.query(p, {"pattern": pattern, "request": request, "now": now}))
+    def query(pattern: str, request: dict[str, Any] | None = None, now: str | None = None,
+              audience: str | None = None) -> dict[str, Any]:
+        return run(lambda p: service.query(p, {"pattern": pattern, "request": request, "now": now,
+                                               "audience": audience}))
 
     @server.tool(name="assert", description="Append facts written in the rule language, e.g. "
                                             "`claim(\"c1\", \"db\", \"role\", \"primary\").`, if the policy's "
-                                            "may_assert lets you write each relation; all or nothing.")
-    def assert_(text: str, source: str = "mcp") -> dict[str, Any]:
-        return run(lambda p: service.write(p, service.facts_of({"text": text}), source))
+                                            "may_assert lets you write each relation; all or nothing; "
+                                            "`layer`: their privacy layer (default: the policy's).")
+    def assert_(text: str, source: str = "mcp", layer: str | None = None) -> dict[str, Any]:
+        return run(lambda p: service.write(p, service.facts_of({"text": text}), source, layer=layer))
 
-    @server.tool(description="A summary of the store: revision, current grants, live leases, stops, conflicts.")
-    def state(now: str | None = None) -> dict[str, Any]:
-        return run(lambda p: service.state(now))
+    @server.tool(description="The standing agent's state file (Open, Delegates, Armed, Claims, Settled) as "
+                             "`audience` may see it (default: your widest), under a `cap` in bytes; `text` is "
+                             "the file.")
+    def state(now: str | None = None, audience: str | None = None, cap: int | None = None) -> dict[str, Any]:
+        return run(lambda p: service.state(p, now, audience, cap))
+
+    @server.tool(description="The one bounded read after a cold turn: the state file, the open decisions and "
+                             "the newest log lines, in at most `bound` bytes; `text` is the bundle.")
+    def rehydrate(now: str | None = None, audience: str | None = None, bound: int | None = None,
+                  cap: int | None = None) -> dict[str, Any]:
+        return run(lambda p: service.rehydrate(p, now, audience, bound, cap))
 
     return server

@@ -12,6 +12,14 @@ The principal is the agent of its requests: a request naming another agent
 is refused, one naming none gets the principal. Writes are decided by the
 policy (`may_assert`, stdlib writes.rules); derived and request-side
 relations are never stored.
+
+Reads answer for an audience (privacy layers, `ordinance.project`): the
+one asked for, which the principal must be allowed (`Principal.may_see`:
+one of its audiences, or one that sees no more layers than one of them),
+or by default the widest it may see. A read for an audience is evaluated
+over the facts of the layers that audience sees, never filtered after
+derivation; its `/log` holds only the fact events of those layers (gate
+decisions are made over every layer, so only the full view has them).
 """
 
 from __future__ import annotations
@@ -25,7 +33,9 @@ from typing import Any, Iterable, Mapping
 from ..diagnostics import OrdinanceError, StoreError
 from ..engine import Pattern, answers, parse_pattern, why, why_not
 from ..explain import decision_json, to_json
-from ..facts import Event, Store
+from ..engine import evaluate
+from ..facts import FACT_KINDS, Event, Store
+from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
 from ..gate import Gate, Request, is_request_side
 from ..rules.checked import CheckedProgram
 from ..facts.events import kind_of
@@ -77,6 +87,8 @@ class Service:
         self.policy = policy
         self.store = store
         self.gate = Gate(policy, store, limits=limits)
+        self.limits = limits
+        self.projector = Projector(policy, gate=self.gate)  # warm per audience
         self.lock = threading.RLock()  # one store connection, one warm model
         self._ids = itertools.count(1)
 
@@ -172,25 +184,39 @@ class Service:
                            f.get("args") if isinstance(f, Mapping) else None, f"fact {n}")
                 for n, f in enumerate(facts, 1)]
 
+    def _layer(self, layer: Any, where: str = "") -> str:
+        """A declared privacy layer; the policy's default for None."""
+        if layer is None:
+            return self.projector.layers.default
+        if not isinstance(layer, str):
+            raise BadRequest(f"{where}`layer` is the name of a privacy layer, such as `public`")
+        return self.projector.layers.check(layer)
+
     def write(self, principal: Principal, facts: Iterable[tuple[str, tuple[Any, ...]]], source: str = "serve",
-              now: int | None = None) -> dict[str, Any]:
-        """Append `facts` as one batch if the policy lets the principal
-        assert every relation in it; nothing is written otherwise."""
-        batch = list(facts)
+              now: int | None = None, layer: Any = None) -> dict[str, Any]:
+        """Append `facts` as one batch, in privacy `layer` (default: the
+        policy's), if the policy lets the principal assert every relation
+        in it; nothing is written otherwise."""
+        chosen = self._layer(layer)
+        return self._append(principal, [(rel, args, chosen) for rel, args in facts], source, now)
+
+    def _append(self, principal: Principal, batch: list[tuple[str, tuple[Any, ...], str]], source: str,
+                now: int | None) -> dict[str, Any]:
         at = _now(now)
         with self.lock:
-            for relation in sorted({rel for rel, _ in batch}):
+            for relation in sorted({rel for rel, _, _ in batch}):
                 if not self.may_assert(principal, relation, at):
                     raise Forbidden(f"principal `{principal.name}` may not assert `{relation}`", code="may_not_assert")
-            events = [Event(kind_of(rel), rel, args, source, principal.name) for rel, args in batch]
+            events = [Event(kind_of(rel), rel, args, source, principal.name, layer=layer) for rel, args, layer in batch]
             revision = self.store.append(events)
         return {"revision": revision, "written": len(events)}
 
     def load(self, principal: Principal, text: str, source: str = "load") -> dict[str, Any]:
-        """JSON Lines of facts (`ordinance load`'s format), one batch."""
+        """JSON Lines of facts (`ordinance load`'s format, with an optional
+        `"layer"`, default the policy's), one batch."""
         import json
 
-        facts = []
+        batch = []
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
@@ -200,19 +226,47 @@ class Service:
                 raise BadRequest(f"line {n}: {exc.msg}", code="bad_jsonl") from None
             if not isinstance(obj, Mapping) or "seq" in obj:
                 raise BadRequest(f"line {n}: a fact is {{\"relation\": NAME, \"args\": [...]}}", code="bad_jsonl")
-            facts.append(self._fact(obj.get("relation"), obj.get("args"), f"line {n}"))
-        if not facts:
+            relation, args = self._fact(obj.get("relation"), obj.get("args"), f"line {n}")
+            batch.append((relation, args, self._layer(obj.get("layer"), f"line {n}: ")))
+        if not batch:
             raise BadRequest("nothing to load", code="bad_jsonl")
-        return self.write(principal, facts, source)
+        return self._append(principal, batch, source, None)
 
     # ---------------------------------------------------------------- reading
 
+    def audience(self, principal: Principal, asked: Any = None) -> str | None:
+        """The audience a read answers for (None: every layer): `asked`, if
+        the principal may see what it sees, else the principal's widest."""
+        bound = principal.may_see()
+        layers = self.projector.layers
+        if asked is not None and not isinstance(asked, str):
+            raise BadRequest("`audience` is the name of an audience, such as `public`")
+        if asked is None:
+            if bound is None:
+                return None
+            return max(bound, key=lambda a: (len(layers.visible(a) or ()), a))
+        wanted = layers.visible(asked) or frozenset()  # refuses an audience the policy does not declare
+        if bound is None or any(wanted <= (layers.visible(a) or frozenset()) for a in bound):
+            return asked
+        raise Forbidden(f"principal `{principal.name}` may not ask as audience `{asked}`", code="audience_forbidden")
+
     def _model(self, principal: Principal, body: Mapping[str, Any]) -> Any:
-        """The warm model at `now`, plus the request in `request`, if any."""
+        """The model at `now` over the facts the audience may see (the warm
+        model for every layer), plus the request in `request`, if any."""
         now = _now(body.get("now"))
-        if body.get("request") is not None:
-            return self.gate.overlay(self.request(principal, body["request"]), now)
-        return self.gate.model(self.store.revision(), now)
+        audience = self.audience(principal, body.get("audience"))
+        request = None if body.get("request") is None else self.request(principal, body["request"])
+        if audience is None:
+            if request is not None:
+                return self.gate.overlay(request, now)
+            return self.gate.model(self.store.revision(), now)
+        sources = self.projector.sources(audience)
+        if request is None:
+            return self.projector.model(sources, audience, now)
+        facts = {rel: set(ts) for rel, ts in sources.facts.items()}
+        for rel, ts in request.facts().items():
+            facts.setdefault(rel, set()).update(ts)
+        return evaluate(self.policy, facts, now=now, limits=self.limits)
 
     def _pattern(self, text: Any, ground: bool) -> Pattern:
         if not isinstance(text, str):
@@ -240,9 +294,14 @@ class Service:
             answer = why_not(self._model(principal, body), asked.relation, asked.values)
             return {"holds": bool(answer.holds), "why_not": to_json(answer, program=self.policy)}
 
-    def log(self, since: int = 0, limit: int = 100, kinds: Iterable[str] | None = None) -> dict[str, Any]:
+    def log(self, principal: Principal, since: int = 0, limit: int = 100, kinds: Iterable[str] | None = None,
+            audience: Any = None) -> dict[str, Any]:
+        """Events after `since`; for an audience, only fact events of the layers it sees."""
         with self.lock:
+            seen = self.projector.layers.visible(self.audience(principal, audience))
             events = self.store.events(since, kinds=None if kinds is None else list(kinds))
+        if seen is not None:
+            events = [e for e in events if e.kind in FACT_KINDS and e.layer in seen]
         return {"events": [e.to_json() for e in events[:max(0, limit)]], "more": len(events) > limit}
 
     def health(self) -> dict[str, Any]:
@@ -251,16 +310,34 @@ class Service:
         return {"status": "ok", "revision": revision, "policy_hash": self.policy.source_hash,
                 "now": format_instant(int(time.time()))}
 
-    def state(self, now: Any = None) -> dict[str, Any]:
-        """A simple summary: the store's size, current grants, live leases, stops."""
-        at = _now(now)
+    def state(self, principal: Principal, now: Any = None, audience: Any = None, cap: Any = None) -> dict[str, Any]:
+        """The state file (`ordinance state`) as the audience may see it: its lines, as JSON, and its text."""
+        at, size = _now(now), _size(cap, DEFAULT_CAP, "cap")
         with self.lock:
-            model = self.gate.model(self.store.revision(), at)
-            rows = {name: sorted(model.tuples(name), key=repr)
-                    for name in ("current_grant", "live", "stop", "conflict") if name in self.policy.relations}
-            revision = self.store.revision()
-        return {"revision": revision, "now": format_instant(at), "policy_hash": self.policy.source_hash,
-                **{name: [list(t) for t in ts] for name, ts in rows.items()}}
+            state = self.projector.render("state", at, audience=self.audience(principal, audience), cap=size)
+        return {**state.to_json(), "text": state.text}
+
+    def rehydrate(self, principal: Principal, now: Any = None, audience: Any = None, bound: Any = None,
+                  cap: Any = None) -> dict[str, Any]:
+        """The rehydration bundle (`ordinance rehydrate`) as the audience may see it."""
+        at = _now(now)
+        limit, size = _size(bound, DEFAULT_BOUND, "bound"), _size(cap, DEFAULT_CAP, "cap")
+        with self.lock:
+            bundle = rehydrate(self.projector, self.policy, at, self.audience(principal, audience), limit, cap=size)
+        return {"revision": bundle.state.revision, "audience": bundle.state.audience, "text": bundle.text,
+                "state": bundle.state.to_json(), "decisions": bundle.decisions.to_json(), "log": list(bundle.log)}
+
+
+def _size(value: Any, default: int, name: str) -> int:
+    if value is None:
+        return default
+    try:
+        size = int(value)
+    except (TypeError, ValueError):
+        size = 0
+    if size < 1 or isinstance(value, bool):
+        raise BadRequest(f"`{name}` is a positive number of bytes, got `{value}`")
+    return size
 
 
 def error_data(exc: BaseException) -> dict[str, Any]:
