@@ -170,12 +170,12 @@ def _fail(compiled: Compiled, exc: Exception, span: Span) -> NoReturn:
         Budget.overflow(compiled.plan.label)
     rule = compiled.plan.label
     if isinstance(exc, FunctorError):
-        code, message = exc.code, f"{exc.message} in rule `{rule}`"
+        found = Diagnostic(exc.code, f"{exc.message} in rule `{rule}`", span)
     elif isinstance(exc, ZeroDivisionError):
-        code, message = "division_by_zero", f"division by zero in rule `{rule}`"
+        found = Diagnostic("division_by_zero", f"division by zero in rule `{rule}`", span)
     else:
-        code, message = "type_mismatch", f"cannot compare or combine a number and a symbol in rule `{rule}`"
-    raise EvaluationError([Diagnostic(code, message, span)]) from exc
+        found = Diagnostic("type_mismatch", f"cannot compare or combine a number and a symbol in rule `{rule}`", span)
+    raise EvaluationError([found]) from exc
 
 
 def _aggregate_fn(
