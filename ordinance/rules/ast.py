@@ -17,6 +17,7 @@ from typing import Iterator, Union
 from ..diagnostics import NO_SPAN, Span
 
 __all__ = [
+    "literal_terms",
     "Var",
     "Wildcard",
     "Const",
@@ -177,6 +178,20 @@ class Disjunction:
 # A parsed body may also hold a `Disjunction`; the loader expands them all,
 # so a checked program's literals are these.
 Literal = Union[Atom, Negation, Comparison, Predicate]
+
+
+def literal_terms(lit: Literal | Disjunction) -> tuple[Term, ...]:
+    """The terms a literal holds directly (none for a disjunction: its
+    branches are literals)."""
+    if isinstance(lit, Atom):
+        return lit.args
+    if isinstance(lit, Negation):
+        return lit.atom.args
+    if isinstance(lit, Predicate):
+        return lit.args
+    if isinstance(lit, Comparison):
+        return (lit.left, lit.right)
+    return ()
 
 
 # ---------------------------------------------------------------- items

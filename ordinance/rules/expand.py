@@ -40,7 +40,7 @@ def _aggregates(t: ast.Term) -> Iterator[ast.Aggregate]:
     if isinstance(t, ast.Aggregate):
         yield t
         for lit in t.body:
-            for term in _terms(lit):
+            for term in ast.literal_terms(lit):
                 yield from _aggregates(term)
     elif isinstance(t, ast.BinOp):
         yield from _aggregates(t.left)
@@ -50,25 +50,13 @@ def _aggregates(t: ast.Term) -> Iterator[ast.Aggregate]:
             yield from _aggregates(a)
 
 
-def _terms(lit: ast.Literal) -> tuple[ast.Term, ...]:
-    if isinstance(lit, ast.Atom):
-        return lit.args
-    if isinstance(lit, ast.Negation):
-        return lit.atom.args
-    if isinstance(lit, ast.Predicate):
-        return lit.args
-    if isinstance(lit, ast.Comparison):
-        return (lit.left, lit.right)
-    return ()
-
-
 def _in_aggregates(body: tuple[ast.Literal, ...]) -> Iterator[ast.Disjunction]:
     for lit in body:
         if isinstance(lit, ast.Disjunction):
             for branch in lit.branches:
                 yield from _in_aggregates(branch)
             continue
-        for term in _terms(lit):
+        for term in ast.literal_terms(lit):
             for agg in _aggregates(term):
                 yield from (d for d in agg.body if isinstance(d, ast.Disjunction))  # type: ignore[misc]
 

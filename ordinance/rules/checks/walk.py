@@ -7,6 +7,7 @@ from typing import Iterator
 
 from ...diagnostics import Span
 from .. import ast
+from ..ast import literal_terms
 
 __all__ = ["Use", "uses", "body_atoms", "subterms", "term_vars", "term_aggregates", "literal_terms", "where"]
 
@@ -21,16 +22,6 @@ class Use:
     span: Span
     role: str
     atom: ast.Atom | None = None  # None for hints
-
-
-def literal_terms(lit: ast.Literal) -> tuple[ast.Term, ...]:
-    if isinstance(lit, ast.Atom):
-        return lit.args
-    if isinstance(lit, ast.Negation):
-        return lit.atom.args
-    if isinstance(lit, ast.Predicate):
-        return lit.args
-    return (lit.left, lit.right)
 
 
 def subterms(t: ast.Term, into_aggregates: bool = False) -> Iterator[ast.Term]:
