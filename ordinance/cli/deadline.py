@@ -2,7 +2,8 @@
 ORDINANCE_DEADLINE, default 10; 0 for none).
 
 A one-shot command (check, query, why, log, ...) gets a watchdog for the
-whole run: past the deadline it stops with `error[limit_exceeded]`, and a
+whole run: a little past the deadline (`backstop`) it stops with
+`error[limit_exceeded]`, and a
 write it was in the middle of rolls back (the store's transaction never
 commits half a batch). Every evaluation a command starts is also bounded by
 the time left, inside the engine, so the gate denies with `limit_exceeded`
@@ -27,7 +28,7 @@ from ..diagnostics import Diagnostic, LimitExceeded
 if TYPE_CHECKING:
     from ..engine import Limits
 
-__all__ = ["DEADLINE_ENV", "DEFAULT_DEADLINE_S", "BATCH_COMMANDS", "SERVERS", "with_deadline", "limits"]
+__all__ = ["DEADLINE_ENV", "DEFAULT_DEADLINE_S", "backstop", "BATCH_COMMANDS", "SERVERS", "with_deadline", "limits"]
 
 DEADLINE_ENV = "ORDINANCE_DEADLINE"
 DEFAULT_DEADLINE_S = 10.0
@@ -50,6 +51,12 @@ def limits() -> Limits:
     return Limits(deadline=each)
 
 
+def backstop(seconds: float) -> float:
+    """When the watchdog of a `seconds` deadline rings: a quarter later, at
+    least half a second (a denial still has to be logged and printed)."""
+    return seconds + max(seconds / 4, 0.5)
+
+
 def _expired(seconds: float) -> LimitExceeded:
     return LimitExceeded([Diagnostic(
         "limit_exceeded",
@@ -69,8 +76,9 @@ def _watchdog(seconds: float) -> Iterator[None]:
 
     previous = signal.signal(signal.SIGALRM, ring)
     # a backstop: the engine stops itself at the deadline; the watchdog
-    # rings a little later, for what no limit inside the engine covers
-    signal.setitimer(signal.ITIMER_REAL, seconds * 1.05 + 0.1)
+    # rings later, for what no limit inside the engine covers, leaving the
+    # command time to log and print the decision the deadline cut short
+    signal.setitimer(signal.ITIMER_REAL, backstop(seconds))
     try:
         yield
     finally:
