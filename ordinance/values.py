@@ -27,6 +27,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 __all__ = [
+    "Value",
+    "Facts",
     "FOREVER",
     "MIN_INT",
     "MAX_INT",
@@ -45,6 +47,13 @@ __all__ = [
     "show_value",
     "json_value",
 ]
+
+Value = str | int
+"""A value inside: a symbol, or an integer (numbers, instants, durations)."""
+
+Facts = dict[str, set[tuple[Value, ...]]]
+"""Facts by relation name: what a store holds, a request carries and the
+engine evaluates."""
 
 FOREVER = 2**53  # exact in JSON numbers and floats; beyond year 285 million
 MIN_INT, MAX_INT = -(2**63), 2**63 - 1  # every integer is a signed 64-bit one

@@ -48,7 +48,7 @@ def assert_command(facts: tuple[str, ...], source: str, author: str, layer: str 
     program = load_policy(policy)
     parsed = parse_facts(facts)
     layers = Layers.of(program)
-    chosen = layers.default if layer is None else layers.check(layer)
+    chosen = layers.default if layer is None else layers.require(layer)
     with open_db(db, program, create=True) as store:
         revision = store.assert_facts(parsed, source=source, author=author, layer=chosen)
     noun = "fact" if len(parsed) == 1 else "facts"
@@ -100,7 +100,7 @@ def load_command(file: IO[bytes], source: str, author: str, db: str, policy: str
             layers = Layers.of(program)
             events = read_facts(lines, store.schema, source, author, name=name, layer=layers.default)
             for event in events:
-                layers.check(event.layer)
+                layers.require(event.layer)
             revision, count = store.append(events), len(events)
     click.echo(f"loaded {count} events; store at revision {revision}")
 

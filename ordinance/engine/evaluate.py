@@ -1,14 +1,28 @@
 """Semi-naive evaluation, stratum by stratum.
 
-A round runs rule variants (compiled together into one function per stratum
-and kind of round, see `Prepared.variants`) and collects what each rule
-derived in the round's `to_add`; the merge then keeps only the unknown tuples, which become the
-relation's `recent` frontier and join `stable`. The first round of a stratum
-runs every rule in full (`delta=None`); later rounds run, for each positive
-body literal over a relation of the stratum whose frontier is not empty, the
-variant that reads that literal from `recent`. A `seed` run (incremental
-maintenance) starts instead from the frontiers of any relation, inside or
-below the stratum, that the caller filled.
+The vocabulary is datafrog's, with one difference. A round runs rule variants
+(compiled together into one function per stratum and kind of round, see
+`Prepared.variants`) and collects what each rule derived in the round's
+`to_add`. The merge keeps, per rule, the `batch` of tuples not known before
+(`Rel.missing`); a relation's batches of the round are its `recent` tuples
+(the frontier the next round's variants join from). A seed run returns what
+`grown`: the union of its rounds' `recent` tuples.
+
+`stable` differs from datafrog's: there, `stable` holds the tuples of earlier
+rounds only, and a round joins `recent` with `stable` and `recent` with
+`recent`. Here a round's batches join `stable` at once, so `stable` is every
+tuple known so far, `recent` included. One set per relation (and one index
+per column list) then serves every membership test and every probe, and a
+variant that reads literal `i` from `recent` reads every other literal from
+`stable`: the same tuples as datafrog's three joins, some found twice, which
+the set absorbs.
+
+The first round of a stratum runs every rule in full (`delta=None`); later
+rounds run, for each positive body literal over a relation of the stratum
+whose `recent` is not empty, the variant that reads that literal from
+`recent`. A `seed` run (incremental maintenance) starts instead from the
+`recent` tuples of any relation, inside or below the stratum, that the
+caller filled.
 
 Provenance costs one batch note per (round, rule): the round's number within
 its stratum is the height of every tuple it holds. In a full run that is the
@@ -79,21 +93,22 @@ def load_relations(
 def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -> dict[str, set[Any]]:
     """Evaluate one stratum to its fixpoint.
 
-    A `seed` run starts from the frontiers the caller set and returns the
-    tuples it added per relation that grew; a full run returns nothing."""
+    A `seed` run starts from the frontiers the caller set and returns what
+    grew: per relation, the tuples the run made known (every round's
+    `recent`); a full run returns nothing."""
     prep, rels, now = model.prepared, model.rels, model.now
-    added: dict[str, set[Any]] = {}
+    grown: dict[str, set[Any]] = {}
     own = st.relations
 
     heads = prep.heads
-    check = budget.in_round(own, lambda outs: sum(len(rels[heads[rid]].missing(o)) for rid, o in outs.items()))
-    agg = aggregator(prep, rels, now, check)
+    spend = budget.in_round(own, lambda outs: sum(len(rels[heads[rid]].missing(o)) for rid, o in outs.items()))
+    agg = aggregator(prep, rels, now, spend)
     kind = "seed" if seed else "full"
     variants = prep.runs.get((st.index, kind)) or prep.variants(st, kind, rels)
     rounds = 0
     while variants:
         try:
-            to_add = variants.run(rels, agg, now, check)
+            to_add = variants.run(rels, agg, now, spend)
         except EVAL_ERRORS as exc:
             _culprit(variants, rels, agg, now, exc, prep.program.rules)
         except MemoryError:
@@ -104,29 +119,29 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
         rounds += 1
         # a non-recursive stratum derives everything in one round: height 1
         height = model.rounds[st.index] = model.rounds.get(st.index, 0) + 1 if st.recursive else 1
-        news: dict[str, set[Any]] = {}
+        recent: dict[str, set[Any]] = {}
         for rid, out in to_add.items():
             if out:
                 name = heads[rid]
                 rel = rels[name]
-                new = rel.missing(out)
-                if new:
-                    rel.insert(new)
-                    rel.batches.append((height, rid, new))
-                    news[name] = new if name not in news else news[name] | new
-        fresh = 0
+                batch = rel.missing(out)
+                if batch:
+                    rel.insert(batch)
+                    rel.batches.append((height, rid, batch))
+                    recent[name] = batch if name not in recent else recent[name] | batch
+        count = 0
         for name in own:
-            recent = rels[name].recent = news.get(name) or set()
-            fresh += len(recent)
-            if recent and seed:
-                added[name] = added[name] | recent if name in added else recent
-        budget.spend(own, rounds, fresh)
-        if not fresh or not st.recursive:
+            rels[name].recent = tuples = recent.get(name) or set()
+            count += len(tuples)
+            if tuples and seed:
+                grown[name] = grown[name] | tuples if name in grown else tuples
+        budget.spend(own, rounds, count)
+        if not count or not st.recursive:
             break
         variants = prep.runs.get((st.index, "own")) or prep.variants(st, "own", rels)
     for name in own:
         rels[name].recent = ()
-    return added
+    return grown
 
 
 def aggregator(prep: Prepared, rels: Mapping[str, Rel], now: int, spend: Any = unlimited

@@ -1,10 +1,10 @@
 """Incremental maintenance: add facts, overlay scratch facts, retract facts.
 
 Strata are visited in order with two kinds of change per relation:
-- *grew* (`changed[r]` holds the new tuples): a stratum that reads only
-  grown relations positively continues semi-naive evaluation with the new
-  tuples as the frontier (`recent`), so the work is proportional to what the
-  new facts imply;
+- *grown* (`grown[r]` holds the tuples it gained): a stratum that reads only
+  grown relations positively continues semi-naive evaluation with those
+  tuples as its `recent` ones, so the work is proportional to what the new
+  facts imply;
 - *reset* (any other change): a stratum that negates or aggregates over a
   changed relation, or reads a reset one, or holds a relation that lost facts,
   is recomputed from its facts. If the recomputed relation only grew, it counts
@@ -16,7 +16,7 @@ Strata are visited in order with two kinds of change per relation:
 
 An overlay shares every relation with its base until it writes to one: a
 written relation becomes a `Layer` (its additions beside the base's tuples),
-and a recomputed one a fresh relation. Building a missing index on a base
+and a recomputed one a relation of its own. Building a missing index on a base
 relation is the only thing an overlay does to its base (a cache fill).
 """
 
@@ -27,10 +27,11 @@ from typing import AbstractSet, Any, Mapping
 
 from ..diagnostics import Diagnostic, EvaluationError
 from ..rules.ast import Atom, Const, Rule, Var
+from ..values import Facts
 from .codegen import Compiled, compile_plan
 from .evaluate import aggregator, run_stratum
 from .limits import Budget, Limits
-from .model import Facts, Model
+from .model import Model
 from .plan import plan_rule
 from .prepare import Stratum
 from .relation import Layer, Rel
@@ -41,13 +42,13 @@ __all__ = ["extend", "overlay", "retract", "recompute", "renumber", "warm"]
 def extend(model: Model, facts: Facts, limits: Limits | None = None) -> set[str]:
     """Add facts in place and derive their consequences; returns the
     relations that changed."""
-    changed: dict[str, set[Any]] = {}
+    grown: dict[str, set[Any]] = {}
     for name, rows in facts.items():
         tuples = _tuples(model, name, rows)
-        fresh = _writable(model, name, tuples).add_facts(tuples)
-        if fresh:
-            changed[name] = fresh
-    return _propagate(model, changed, set(), Budget(limits or model.limits))
+        grew = _writable(model, name, tuples).add_facts(tuples)
+        if grew:
+            grown[name] = grew
+    return _propagate(model, grown, set(), Budget(limits or model.limits))
 
 
 def overlay(model: Model, facts: Facts, limits: Limits | None = None, now: int | None = None) -> Model:
@@ -130,21 +131,21 @@ def _shared(model: Model, name: str) -> bool:
 
 def _propagate(
     model: Model,
-    changed: dict[str, set[Any]],
+    grown: dict[str, set[Any]],
     reset: set[str],
     budget: Budget,
     removed: dict[str, set[Any]] | None = None,
     flips: dict[int, set[Any]] | None = None,
     before: int | None = None,
 ) -> set[str]:
-    """Bring the strata reading `changed` (grown), `removed` (shrunk) or
+    """Bring the strata reading `grown`, `removed` (shrunk) or
     `reset` relations up to date, and those holding `flips` (rules whose
     `$now` filters may decide differently now, with the filter bindings
     concerned, see clock.py; `before` is the `now` the model was at);
     returns every relation that changed."""
     removed = {} if removed is None else removed
     flips = {} if flips is None else flips
-    touched = set(changed) | reset | set(removed)
+    touched = set(grown) | reset | set(removed)
     prep = model.prepared
     rels, strata, readers = model.rels, prep.strata, prep.readers
     todo: list[int] = []  # a heap of the strata that read a changed relation
@@ -162,22 +163,22 @@ def _propagate(
                     queued.add(i)
                     heappush(todo, i)
 
-    mark(changed)
+    mark(grown)
     mark(reset)
     mark(removed)
     while todo:
-        touched |= changed.keys() | reset | removed.keys()
+        touched |= grown.keys() | reset | removed.keys()
         st = strata[heappop(todo)]
         own = st.relations
         flip = flipped.get(st.index, {})
         shrinks = not st.positive.isdisjoint(removed)
         if (
-            not st.negative.isdisjoint(changed)
+            not st.negative.isdisjoint(grown)
             or not st.negative.isdisjoint(removed)
             or reset and (not st.negative.isdisjoint(reset) or not st.positive.isdisjoint(reset) or not reset.isdisjoint(own))
             or (shrinks or flip) and not (_deletable(model, st) and _small(model, st, removed, flip))
         ):
-            old = {r: rels[r].stable for r in st.relations}
+            held = {r: rels[r].stable for r in st.relations}
             for r in st.relations:
                 rel = rels[r]
                 if isinstance(rel, Layer) or _shared(model, r):
@@ -189,15 +190,15 @@ def _propagate(
             model.inexact.discard(st.index)
             run_stratum(model, st, budget)
             for r in st.relations:
-                new = rels[r].stable
+                after = rels[r].stable
                 reset.discard(r)
-                changed.pop(r, None)
-                if old[r] <= new:
-                    if len(new) > len(old[r]):
-                        changed[r] = {t for t in new if t not in old[r]}
+                grown.pop(r, None)
+                if held[r] <= after:
+                    if len(after) > len(held[r]):
+                        grown[r] = {t for t in after if t not in held[r]}
                         mark((r,))
-                elif model.base is None and new <= old[r]:
-                    removed[r] = {t for t in old[r] if t not in new}
+                elif model.base is None and after <= held[r]:
+                    removed[r] = {t for t in held[r] if t not in after}
                     mark((r,))
                 else:
                     reset.add(r)
@@ -208,27 +209,27 @@ def _propagate(
                 if gone:
                     removed[r] = gone
                     mark((r,))
-            for r, new in _flip_in(model, st, flip).items():
-                changed[r] = changed[r] | new if r in changed else new
+            for r, grew in _flip_in(model, st, flip).items():
+                grown[r] = grown[r] | grew if r in grown else grew
                 mark((r,))
-        if not st.positive.isdisjoint(changed) or not changed.keys().isdisjoint(own):
+        if not st.positive.isdisjoint(grown) or not grown.keys().isdisjoint(own):
             for r in st.relations:
                 _writable(model, r)
             frontier = []
-            for r, new in changed.items():
+            for r, grew in grown.items():
                 if r in st.positive or r in own:
-                    rels[r].recent = new
+                    rels[r].recent = grew
                     frontier.append(r)
-            added = run_stratum(model, st, budget, seed=True)
+            seeded = run_stratum(model, st, budget, seed=True)
             if st.recursive:
                 model.inexact.add(st.index)
             for r in frontier:
                 rels[r].recent = ()
-            for r, new in added.items():
-                if new:
-                    changed[r] = changed[r] | new if r in changed else new
+            for r, grew in seeded.items():
+                if grew:
+                    grown[r] = grown[r] | grew if r in grown else grew
                     mark((r,))
-    return touched | changed.keys() | reset | removed.keys()
+    return touched | grown.keys() | reset | removed.keys()
 
 
 # ---------------------------------------------------------------- deletion (DRed)
@@ -328,20 +329,20 @@ def _delete(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[
 def _flip_in(model: Model, st: Stratum, flip: dict[int, set[Any]]) -> dict[str, set[Any]]:
     """Tuples the flipped rules derive now that they did not before."""
     prep, rels = model.prepared, model.rels
-    added: dict[str, set[Any]] = {}
+    grown: dict[str, set[Any]] = {}
     for rid, bindings in sorted(flip.items()):
         watch = _watch_of(prep, rid)
         rule = prep.program.rules[rid]
         out = _run_bound(model, _bound(prep, rid, "full", rule.body, watch.relaxed.head.args, rels), bindings,
                          len(watch.names))
         rel = rels[prep.heads[rid]]
-        new = rel.missing(out)
-        if new:
+        batch = rel.missing(out)
+        if batch:
             rel = _writable(model, rel.name)
-            rel.insert(new)
-            rel.batches.append((1, rid, new))
-            added[rel.name] = added.get(rel.name, set()) | new
-    return added
+            rel.insert(batch)
+            rel.batches.append((1, rid, batch))
+            grown[rel.name] = grown.get(rel.name, set()) | batch
+    return grown
 
 
 def _watch_of(prep: Any, rid: int) -> Any:
@@ -368,8 +369,8 @@ def renumber(model: Model, upto: int | None = None) -> None:
             scratch.rels[r] = Rel(r, old.arity, True, old.edb)
         run_stratum(scratch, st, Budget(model.limits))
         for r in st.relations:
-            rel, fresh = model.rels[r], scratch.rels[r]  # same tuples, new notes
-            rel.batches, rel._notes, rel._seen = fresh.batches, {}, 0
+            rel, redone = model.rels[r], scratch.rels[r]  # same tuples, new notes
+            rel.batches, rel._notes, rel._seen = redone.batches, {}, 0
         model.rounds[i] = scratch.rounds[i]
         model.inexact.discard(i)
 

@@ -53,9 +53,10 @@ class Budget:
         d = self.limits.deadline
         self.ends_at = None if d is None else time.monotonic() + d
 
-    def spend(self, stratum: Sequence[str], rounds: int, new_tuples: int) -> None:
-        """After a round: its new tuples, the round count, the deadline."""
-        self.tuples += new_tuples
+    def spend(self, stratum: Sequence[str], rounds: int, recent: int) -> None:
+        """After a round: the count of its `recent` tuples, the round count,
+        the deadline."""
+        self.tuples += recent
         lim = self.limits
         if lim.max_tuples is not None and self.tuples > lim.max_tuples:
             self._fail(f"more than {lim.max_tuples} derived tuples", stratum)
@@ -63,13 +64,13 @@ class Budget:
             self._fail(f"more than {lim.max_iterations} iterations", stratum)
         self._clock(stratum)
 
-    def in_round(self, stratum: Sequence[str], fresh: Callable[[Outs], int]) -> Callable[[int, Outs | None], None]:
-        """The check a round's joins call as they go: `check(matches, outs)`.
-        `fresh(outs)` counts the candidates not known before the round."""
+    def in_round(self, stratum: Sequence[str], unknown: Callable[[Outs], int]) -> Callable[[int, Outs | None], None]:
+        """The `spend(matches, outs)` a round's joins call as they go.
+        `unknown(outs)` counts the candidates not known before the round."""
         lim = self.limits
-        recount = 0  # candidates at which to count the fresh ones again
+        recount = 0  # candidates at which to count the unknown ones again
 
-        def check(matches: int, outs: Outs | None) -> None:
+        def spend(matches: int, outs: Outs | None) -> None:
             nonlocal recount
             self.matches += matches
             if lim.max_matches is not None and self.matches > lim.max_matches:
@@ -77,12 +78,12 @@ class Budget:
             if lim.max_tuples is not None and outs:
                 candidates = sum(map(len, outs.values()))
                 if self.tuples + candidates > lim.max_tuples and candidates >= recount:
-                    if self.tuples + fresh(outs) > lim.max_tuples:
+                    if self.tuples + unknown(outs) > lim.max_tuples:
                         self._fail(f"more than {lim.max_tuples} derived tuples", stratum)
                     recount = 2 * candidates
             self._clock(stratum)
 
-        return check
+        return spend
 
     def _clock(self, stratum: Sequence[str]) -> None:
         if self.ends_at is not None and time.monotonic() > self.ends_at:

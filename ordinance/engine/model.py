@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from weakref import WeakSet
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .prepare import Prepared
 from .limits import Limits
 from .relation import Rel
 
 __all__ = ["Model", "Note"]
-
-Facts = Mapping[str, Iterable[tuple[Any, ...]]]
 
 
 @dataclass(frozen=True, slots=True)

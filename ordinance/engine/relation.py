@@ -1,8 +1,9 @@
 """A relation during evaluation, in datafrog's vocabulary.
 
 `stable` holds every tuple known so far (the frontier included, so joins
-probe one structure), `recent` is the frontier (tuples new in the last round,
-which the delta variants join from).
+probe one structure; unlike datafrog's, see evaluate.py), `recent` is the
+frontier (the tuples the last round made known, which the delta variants
+join from).
 `edb` holds the given facts; a relation without rules shares one set for both.
 
 Indexes are dicts from the bound-column key (the value itself for one
@@ -121,11 +122,11 @@ class Rel:
         self._seen = len(self.batches)
         return self._notes.get(t)
 
-    def insert(self, new: set[Tuple]) -> None:
+    def insert(self, batch: set[Tuple]) -> None:
         """Add tuples known not to be in `stable` yet."""
-        self.stable |= new
+        self.stable |= batch
         for cols, idx in self.indexes.items():
-            extend_index(idx, new, cols)
+            extend_index(idx, batch, cols)
 
     def copy(self) -> "Rel":
         """The same tuples and notes in new sets (indexes are rebuilt on use)."""
@@ -151,16 +152,16 @@ class Rel:
                     del idx[k]
 
     def add_facts(self, facts: set[Tuple]) -> set[Tuple]:
-        """Add EDB facts; returns those that were not known before."""
-        fresh = facts - self.edb
-        self.edb |= fresh
+        """Add EDB facts; returns what `stable` grew by."""
+        grew = facts - self.edb
+        self.edb |= grew
         if self.derived:
-            fresh = self.missing(fresh)
-            self.insert(fresh)
+            grew = self.missing(grew)
+            self.insert(grew)
         else:
             for cols, idx in self.indexes.items():
-                extend_index(idx, fresh, cols)
-        return fresh
+                extend_index(idx, grew, cols)
+        return grew
 
     def reset(self) -> None:
         """Forget derived tuples (before a stratum is recomputed)."""
@@ -202,18 +203,18 @@ class Layer(Rel):
     def note(self, t: Tuple) -> tuple[int, int] | None:
         return Rel.note(self, t) or self.base.note(t)
 
-    def insert(self, new: set[Tuple]) -> None:
-        self.stable.own |= new
+    def insert(self, batch: set[Tuple]) -> None:
+        self.stable.own |= batch
         for cols, idx in self.indexes.items():
-            extend_index(idx.own, new, cols)
+            extend_index(idx.own, batch, cols)
 
     def add_facts(self, facts: set[Tuple]) -> set[Tuple]:
-        fresh = self.edb.missing(facts)
+        grew = self.edb.missing(facts)
         if self.stable is not self.edb:  # derived
-            self.edb.own |= fresh
-            fresh = self.missing(fresh)
-        self.insert(fresh)
-        return fresh
+            self.edb.own |= grew
+            grew = self.missing(grew)
+        self.insert(grew)
+        return grew
 
     def reset(self) -> None:
         raise AssertionError("overlays replace a recomputed relation, never reset it")

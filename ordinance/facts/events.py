@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
+from ..values import Value
+
 __all__ = [
     "Event",
     "Value",
@@ -39,7 +41,6 @@ __all__ = [
     "now_text",
 ]
 
-Value = str | int
 DEFAULT_LAYER = "public"  # the layer of an event written without one
 
 FACT_KINDS = ("assert", "supersede", "correct", "tombstone", "receipt", "observation")

@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from ..diagnostics import Diagnostic, StaleEpochError, StoreError
+from ..values import Facts
 from .events import (
     DEFAULT_LAYER,
     FACT_KINDS,
@@ -38,7 +39,6 @@ from .schema import Schema, fence_problem, validate
 __all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "LAYER_COLUMN",
            "tables_sql"]
 
-Facts = dict[str, set[tuple[Value, ...]]]
 # seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON), layer
 Row = tuple[int, str, str, str, str, str, str, str | None, int | None, str | None, str]
 T = TypeVar("T")

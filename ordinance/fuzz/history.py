@@ -13,11 +13,10 @@ from typing import Any, Mapping, Union
 
 from ..gate.request import Request
 from ..facts.events import kind_of
-from ..values import escape, format_duration, format_instant, format_value
+from ..values import Value, escape, format_duration, format_instant, format_value
 
 __all__ = ["Fact", "Advance", "Ask", "Entry", "History", "show_fact"]
 
-Value = Union[str, int]
 Types = Mapping[str, tuple[str, ...] | None]
 
 

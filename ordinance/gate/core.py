@@ -79,46 +79,47 @@ class Gate:
         else:
             events = self.store.events(self._seen_revision, rev)
             purges = {int(s) for e in events if e.kind == "purge" for s in e.args}
-            added: dict[str, set[tuple[Any, ...]]] = {}
+            asserted: dict[str, set[tuple[Any, ...]]] = {}
             for e in events:
                 if e.kind in FACT_KINDS and e.seq not in purges:
-                    added.setdefault(e.relation, set()).add(tuple(e.args))
+                    asserted.setdefault(e.relation, set()).add(tuple(e.args))
             if purges:
-                self._purge(sorted(purges), added, rev)
-            elif added:
-                self._extend(added, rev)
+                self._purge(sorted(purges), asserted, rev)
+            elif asserted:
+                self._extend(asserted, rev)
         self._seen_revision = rev
         return rev
 
-    def _purge(self, seqs: list[int], added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
+    def _purge(self, seqs: list[int], asserted: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
         """Retract what purged events asserted (unless another event still
-        does) from the warm models, then add the new facts; incremental both ways."""
+        does) from the warm models, then add the `asserted` facts; incremental
+        both ways."""
         gone: dict[str, set[tuple[Any, ...]]] = {}
         for e in self.store.events_at(seqs):
             if e.kind in FACT_KINDS and not self.store.asserting(e.relation, e.args, rev):
                 gone.setdefault(e.relation, set()).add(tuple(e.args))
         self._generation += 1
-        fresh: OrderedDict[int, Any] = OrderedDict()
+        kept: OrderedDict[int, Any] = OrderedDict()
         for r, model in self._warm.items():
             if r == self._fact_revision:
                 refresh(model, retract(model, gone))
-                fresh[rev] = model
-        self._warm = fresh
+                kept[rev] = model
+        self._warm = kept
         self._fact_revision = rev
-        if added:
-            self._extend(added, rev)
+        if asserted:
+            self._extend(asserted, rev)
         for model in self._warm.values():
             warm(model, self._request_names)
 
-    def _extend(self, added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
+    def _extend(self, asserted: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
         self._generation += 1
-        fresh: OrderedDict[int, Any] = OrderedDict()
+        kept: OrderedDict[int, Any] = OrderedDict()
         for r, model in self._warm.items():
             if r == self._fact_revision:
-                refresh(model, extend(model, added))
+                refresh(model, extend(model, asserted))
                 warm(model, self._request_names)  # a recomputed stratum drops its indexes
-                fresh[rev] = model
-        self._warm = fresh
+                kept[rev] = model
+        self._warm = kept
         self._fact_revision = rev
 
     def model(self, revision: int, now: int) -> Any:

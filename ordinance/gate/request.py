@@ -23,12 +23,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..diagnostics import GateError
-from ..values import value_problem
+from ..values import Facts, Value, value_problem
 
 __all__ = ["Request", "REQUEST_RELATIONS", "request_relations", "is_request_side", "with_defaults"]
 
-Value = str | int
-Facts = dict[str, set[tuple[Value, ...]]]
 PREFIX = "request_"
 
 # the stdlib's request-side relation -> the Request field it fills (after

@@ -45,7 +45,7 @@ class Layers:
             raise ProjectionError(f"the default layer `{default}` is not a declared layer", code="bad_layers")
         return cls(ranks, {a: frozenset(ls) for a, ls in sees.items()}, default)
 
-    def check(self, layer: str) -> str:
+    def require(self, layer: str) -> str:
         """`layer`, if the policy declares it; else a `unknown_layer` error."""
         if layer not in self.ranks:
             raise ProjectionError(

@@ -190,7 +190,7 @@ class Service:
             return self.projector.layers.default
         if not isinstance(layer, str):
             raise BadRequest(f"{where}`layer` is the name of a privacy layer, such as `public`")
-        return self.projector.layers.check(layer)
+        return self.projector.layers.require(layer)
 
     def write(self, principal: Principal, facts: Iterable[tuple[str, tuple[Any, ...]]], source: str = "serve",
               now: int | None = None, layer: Any = None) -> dict[str, Any]:

@@ -219,7 +219,7 @@ def load_steps(store: Store, scenario: Scenario) -> dict[str, int]:
     labels: dict[str, int] = {}
     default = Layers.of(scenario.policy).default
     for step in scenario.steps:
-        layer = Layers.of(scenario.policy).check(step.layer) if step.layer else default
+        layer = Layers.of(scenario.policy).require(step.layer) if step.layer else default
         events = [Event(kind_of(rel), rel, args, step.source, step.author, layer=layer) for rel, args in step.facts]
         rev = store.append(events)
         if step.label:
