@@ -12,7 +12,7 @@ See store.py for the write transaction, events.py for kinds and fields.
 from .events import FACT_KINDS, KINDS, LOG_KINDS, Event, Value, kind_of
 from .jsonl import decode_text, export_jsonl, import_jsonl, is_export, read_facts
 from .replay import replay
-from .schema import Schema, decision_problem, is_request_relation, schema_of, validate
+from .schema import Schema, decision_problem, schema_of, validate
 from .open import open_store
 from .store import Facts, Store, StoreView
 
@@ -30,7 +30,6 @@ __all__ = [
     "decode_text",
     "export_jsonl",
     "is_export",
-    "is_request_relation",
     "read_facts",
     "import_jsonl",
     "kind_of",

@@ -24,20 +24,13 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..diagnostics import Diagnostic
+from ..rules.checked import is_request_side
 from ..values import MAX_INT, MIN_INT, string_problem, value_problem
 from .events import FACT_KINDS, KIND_RELATIONS, KINDS, Event
 
-__all__ = ["Schema", "schema_of", "validate", "is_request_relation", "fence_problem", "decision_problem"]
+__all__ = ["Schema", "schema_of", "validate", "fence_problem", "decision_problem"]
 
 _PYTYPE = {"symbol": str, "number": int, "time": int, "duration": int}
-
-
-def is_request_relation(name: str) -> bool:
-    """Named like a request-side relation (`request`, `request_*`): filled by
-    a request in the gate's overlay, never by the store. (The gate's
-    `is_request_side` adds: not derived by a rule; derived ones are refused
-    here as derived.)"""
-    return name == "request" or (name.startswith("request_") and len(name) > len("request_"))
 
 
 class Schema(Mapping[str, tuple[str, ...]]):
@@ -246,7 +239,7 @@ def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[
             yield diag("no_reason", "a purge says why (a non-empty `reason` in its payload)")
             return
     elif event.kind in FACT_KINDS:
-        if is_request_relation(event.relation):
+        if is_request_side(event.relation):
             yield diag(
                 "request_fact",
                 f"`{event.relation}` facts describe a request: pass them to the gate, not the store",

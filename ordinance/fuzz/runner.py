@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as seed_decorator
 
 from ..engine import ProofNode, evaluate, overlay, why
-from ..facts import Event, Store, is_request_relation, open_store, schema_of
+from ..facts import Event, Store, open_store, schema_of
 from ..gate import Decision, Gate
 from ..rules.ast import Atom
+from ..rules.checked import is_request_side
 from ..rules.invariants import DEFAULT_EXAMPLES, Harness, InvariantRule, invariant_head
 from . import strategies
 from .history import Advance, Ask, Fact, History
@@ -99,7 +100,7 @@ class _Replay:
     def run(self, history: History) -> Breach | None:
         now, dirty = history.base, True
         for n, step in enumerate(history.steps, 1):
-            if isinstance(step, Fact) and is_request_relation(step.relation):
+            if isinstance(step, Fact) and is_request_side(step.relation):
                 self.asked.setdefault(step.relation, set()).add(step.args)  # (a policy without a gate)
                 self.origins.setdefault((step.relation, step.args), n)
                 dirty = True

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..diagnostics import GateError
+from ..rules.checked import REQUEST_PREFIX, is_request_side
 from ..values import Facts, Value, value_problem
 
 __all__ = ["Request", "REQUEST_RELATIONS", "request_relations", "is_request_side", "with_defaults"]
-
-PREFIX = "request_"
 
 # the stdlib's request-side relation -> the Request field it fills (after
 # the action id): the one list of the request relations the gate knows by name
@@ -42,13 +41,6 @@ _FIELDS = {
     "request_key": "key",
 }
 REQUEST_RELATIONS = frozenset({"request", *_FIELDS})
-
-
-def is_request_side(name: str, relation: Any = None) -> bool:
-    """`request` or `request_*`, not derived by any rule (`relation` is the
-    checked program's Relation, if known)."""
-    named = name == "request" or (name.startswith(PREFIX) and len(name) > len(PREFIX))
-    return named and not (relation is not None and relation.derived)
 
 
 def request_relations(program: Any) -> dict[str, int]:
@@ -140,7 +132,7 @@ class Request:
         object.__setattr__(self, "attributes", tuple(sorted(set(self.attributes), key=repr)))
         for rel, _args in self.attributes:
             if not is_request_side(rel) or rel in REQUEST_RELATIONS:
-                raise GateError(f"`{rel}` is not a request attribute: its name must start with `{PREFIX}`"
+                raise GateError(f"`{rel}` is not a request attribute: its name must start with `{REQUEST_PREFIX}`"
                                 " and it must not be one of the request's own fields")
         for name, value in self._values():  # the values check every edge applies
             problem = value_problem(value)

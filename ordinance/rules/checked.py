@@ -16,7 +16,9 @@ from typing import Any
 from .ast import Decl, Hint, Invariant, IODirective, Literal, Rule, TestBlock
 from .infer import infer_types
 
-__all__ = ["Relation", "CheckedProgram"]
+__all__ = ["Relation", "CheckedProgram", "REQUEST_PREFIX", "is_request_side"]
+
+REQUEST_PREFIX = "request_"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,15 @@ class Relation:
     types: tuple[str, ...] | None = None  # None when not declared
     decl: Decl | None = None
     derived: bool = False  # has at least one rule with a body
+
+
+def is_request_side(name: str, relation: Relation | None = None) -> bool:
+    """A request-side relation: named `request` or `request_*`, and not
+    derived by a rule (`relation` is the checked program's, if known). A
+    request fills these in the gate's overlay; the store never takes them
+    (it refuses the derived ones as derived)."""
+    named = name == "request" or (name.startswith(REQUEST_PREFIX) and len(name) > len(REQUEST_PREFIX))
+    return named and not (relation is not None and relation.derived)
 
 
 @dataclass(frozen=True, slots=True)
