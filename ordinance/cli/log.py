@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 from typing import Any
 
 import click
 from ..explain import decision_json
-from ..facts import FACT_KINDS, Event
-from ..gate import Decision, Gate, Request
+from ..gate import Decision, Gate, Replayed, replay_log
+from ..gate.replay import PAGE
 from ..values import format_instant
 from .deadline import limits
 from .common import (
@@ -89,22 +88,6 @@ def log_command(denied: bool, agent: str | None, request_id: str | None, since: 
                    if after is not None else f"the newest {limit} shown; older ones: --limit, or --after SEQ")
 
 
-def _fact_revisions(store: Any) -> list[int]:
-    """The seqs of the events that change the facts (fact kinds, purges):
-    the store's facts at revision R are its facts at the newest of these <= R."""
-    return [e.seq for e in store.events(kinds=FACT_KINDS + ("purge",))]
-
-
-def _recheck(gate: Gate, event: Event, revision: int, logged: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the logged payload, the payload of the decision made again at
-    `revision`, reported as made at `logged`: the same facts)."""
-    payload = dict(event.payload or {})
-    request = Request.from_json(payload["request"])
-    again = gate.decide(request, int(payload["now"]), revision=revision).payload()
-    again["revision"] = logged
-    return payload, again
-
-
 def _progress(total: int) -> Any:
     """A progress bar on stderr for a long run on a terminal, else nothing."""
     from rich.console import Console
@@ -117,21 +100,17 @@ def _progress(total: int) -> Any:
                     console=console, transient=True)
 
 
-_PAGE = 1000
-
-
-def _compare(seq: int, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    same = {k: before.get(k) for k in ("allowed", "reasons", "errors")} == {
-        k: after.get(k) for k in ("allowed", "reasons", "errors")
-    }
+def _row(r: Replayed) -> dict[str, Any]:
+    """The JSON row of a replayed decision."""
+    was, again = r.logged, r.again
     return {
-        "seq": seq,
-        "request": before["request"]["id"],
-        "same": same,
-        "was": {"allowed": before.get("allowed"), "codes": _codes(before),
-                "policy_hash": before.get("policy_hash"), "revision": before.get("revision")},
-        "now": {"allowed": after["allowed"], "codes": _codes(after),
-                "policy_hash": after["policy_hash"], "revision": after["revision"]},
+        "seq": r.seq,
+        "request": was["request"]["id"],
+        "same": r.same,
+        "was": {"allowed": was.get("allowed"), "codes": _codes(was),
+                "policy_hash": was.get("policy_hash"), "revision": was.get("revision")},
+        "now": {"allowed": again.allowed, "codes": list(again.codes),
+                "policy_hash": again.policy_hash, "revision": again.revision},
     }
 
 
@@ -166,25 +145,17 @@ def replay_command(revision: int | None, as_json: bool, db: str, policy: str) ->
     program = load_policy(policy)
     rows: list[dict[str, Any]] = []
     with open_db(db, program) as store:
-        if revision is not None:
-            store.as_of(revision)  # refuses a revision not in the log
         gate = Gate(program, store, limits=limits())
-        changes = _fact_revisions(store)
-        progress = _progress(store.count("decision"))
-        task = progress.add_task("replay", total=store.count("decision")) if progress else None
-        after = 0
+        total = store.count("decision")
+        progress = _progress(total)
+        task = progress.add_task("replay", total=total) if progress else None
         with progress or contextlib.nullcontext():
-            while page := store.decision_page(after=after, limit=_PAGE):  # streamed, a page at a time
-                for event in page:
-                    logged = int((event.payload or {}).get("revision", 0)) if revision is None else revision
-                    # the same facts as at the newest fact-changing event: decisions
-                    # logged between two changes share a warm model per `now`
-                    at = changes[bisect.bisect_right(changes, logged) - 1] if changes and changes[0] <= logged else 0
-                    before, again = _recheck(gate, event, at, logged)
-                    rows.append(_compare(event.seq, before, again))
-                if progress is not None and task is not None:
-                    progress.advance(task, len(page))
-                after = page[-1].seq
+            for replayed in replay_log(gate, revision=revision, what_if=True):
+                rows.append(_row(replayed))
+                if progress is not None and len(rows) % PAGE == 0:
+                    progress.advance(task, PAGE)
+            if progress is not None:
+                progress.advance(task, len(rows) % PAGE)
     differ = [r for r in rows if not r["same"]]
     if as_json:
         print_json(rows)

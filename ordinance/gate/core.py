@@ -17,7 +17,9 @@ raises for a policy outcome.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import OrderedDict
+from dataclasses import replace
 from functools import partial
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
@@ -59,6 +61,8 @@ class Gate:
         self._fact_revision = -1  # newest revision whose facts the cache reflects
         self._seen_revision = -1  # newest revision known to have those same facts
         self._generation = 0  # bumped whenever a warm model changes in place
+        self._changes: list[int] = []  # seqs of the fact-changing events up to _changes_upto (replay)
+        self._changes_upto = 0
         self._flags = "flag" in policy.relations
         # the relations a request's facts can fill: what overlays add to a warm model
         self.request_relations = request_relations(policy)
@@ -230,19 +234,41 @@ class Gate:
             object.__setattr__(decision, "seq", first + n)
         return decisions
 
-    def replay(self, logged: Event | Mapping[str, Any]) -> Decision:
-        """Re-check a logged decision at its revision and `now`, under this
-        gate's policy (which must be the one it was made under)."""
+    def replay(self, logged: Event | Mapping[str, Any], *, revision: int | None = None,
+               what_if: bool = False) -> Decision:
+        """Decide a logged decision (its event or payload) again, from its
+        request and `now`, over the store at its revision, or at `revision`
+        (the decision made again reports that revision); nothing is logged.
+
+        Under this gate's policy, which must be the one the decision was
+        made under, unless `what_if`: then it is what this policy would
+        have decided (see `replay_log`, which replays the whole log)."""
         payload = logged.payload if isinstance(logged, Event) else logged
         if payload is None:
             raise GateError("the event carries no decision payload")
-        if payload.get("policy_hash") != self.policy.source_hash:
+        if not what_if and payload.get("policy_hash") != self.policy.source_hash:
             raise GateError(
                 f"decision was made under policy `{str(payload.get('policy_hash'))[:12]}`, "
-                f"this gate runs `{self.policy.source_hash[:12]}`"
+                f"this gate runs `{self.policy.source_hash[:12]}` (what_if=True compares them)"
             )
+        if revision is not None and (type(revision) is not int or not 0 <= revision <= self._seen_revision):
+            self.store.as_of(revision)  # refuses a revision not in the log
+        rev = int(payload["revision"]) if revision is None else revision
         request = Request.from_json(payload["request"])
-        return self.decide(request, int(payload["now"]), revision=int(payload["revision"]))
+        decision = self.decide(request, int(payload["now"]), revision=self._facts_revision(rev))
+        return decision if decision.revision == rev else replace(decision, revision=rev)
+
+    def _facts_revision(self, revision: int) -> int:
+        """The newest revision <= `revision` whose event changed the facts
+        (a fact event or a purge; 0 if none): the store holds the same facts
+        at both, so the decisions logged between two changes are replayed
+        on one warm model (per `now`). The log below `revision` never changes."""
+        if revision > self._changes_upto:
+            kinds = FACT_KINDS + ("purge",)
+            self._changes += [e.seq for e in self.store.events(self._changes_upto, revision, kinds)]
+            self._changes_upto = revision
+        i = bisect_right(self._changes, revision)
+        return self._changes[i - 1] if i else 0
 
     def guard(
         self,
