@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ordinance.diagnostics import StaleEpochError, StoreError
-from ordinance.facts import Event, Store, open_store, replay, schema_of
+from ordinance.facts import Event, Store, fold, open_store, schema_of
 from ordinance.values import FOREVER
 
 SCHEMA = {
@@ -311,7 +311,7 @@ def test_replay_in_sql_agrees_with_replay_in_python(store: Store, batches) -> No
             store.purge(live[:: 3], "random")
     events = store.events()
     for revision in range(start, store.revision() + 1):
-        assert store.facts(revision) == replay(events, revision)
+        assert store.facts(revision) == fold(events, revision)
 
 
 def test_a_postgresql_url_without_the_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

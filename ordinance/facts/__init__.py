@@ -1,4 +1,4 @@
-"""The fact store: an append-only log whose replay is the engine's facts.
+"""The fact store: an append-only log, folded into the engine's facts (fold.py).
 
     store = open_store("./ordinance.db", schema)      # or "postgresql://..."
     store.assert_facts([("claim", ("c1", "db", "role", "primary"))], source="ops")
@@ -11,7 +11,7 @@ See store.py for the write transaction, events.py for kinds and fields.
 
 from .events import FACT_KINDS, KINDS, LOG_KINDS, Event, Value, kind_of
 from .jsonl import decode_text, export_jsonl, import_jsonl, is_export, read_facts
-from .replay import replay
+from .fold import fold
 from .schema import Schema, decision_problem, schema_of, validate
 from .open import open_store
 from .store import Facts, Store, StoreView
@@ -34,7 +34,7 @@ __all__ = [
     "import_jsonl",
     "kind_of",
     "open_store",
-    "replay",
+    "fold",
     "schema_of",
     "validate",
 ]

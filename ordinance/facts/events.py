@@ -1,6 +1,6 @@
 """Events: the one record type of the append-only log.
 
-Every event has a relation and typed arguments, so replay is uniform. The
+Every event has a relation and typed arguments, so folding them into facts is uniform. The
 kind says why it was written:
 
 - fact kinds, replayed as the fact `relation(args)`: `assert` (any
@@ -17,7 +17,7 @@ kind says why it was written:
 for logic. `resource`/`epoch` record the fence a write was made under.
 `layer` is the privacy layer of the fact (seed 001: public, federation,
 sovereign, architect, or the policy's own), set when it is written; an
-audience's models replay only the layers it may see (`ordinance.project`).
+audience's models fold only the layers it may see (`ordinance.project`).
 """
 
 from __future__ import annotations

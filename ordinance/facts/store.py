@@ -6,9 +6,9 @@ the batch with consecutive sequence numbers: a batch is all or nothing and
 `seq` stays gapless and in commit order. Facts are validated before the
 transaction starts; a bad batch raises `StoreError` and writes nothing.
 
-Purge: a `purge` event names the purged sequence numbers and why. Replay at
-any revision at or after the purge leaves those events out (facts and
-decisions); replay at an earlier revision still shows them, because the log
+Purge: a `purge` event names the purged sequence numbers and why. The facts
+and decisions at any revision at or after the purge leave those events out;
+at an earlier revision they still show them, because the log
 itself is never updated or deleted (the payload stays stored; a purge hides
 it from every model built after it, it does not scrub the disk).
 """
@@ -60,7 +60,7 @@ def _error(code: str, message: str) -> StoreError:
 
 
 class Store(ABC):
-    """An append-only event log; the facts are its replay.
+    """An append-only event log; the facts are its fold (fold.py).
 
     Use `open_store(url)`; a store is a context manager. One store object is
     one connection: share it between threads only with your own lock.
@@ -88,8 +88,8 @@ class Store(ABC):
 
     @abstractmethod
     def _fact_groups(self, revision: int, exclude: Sequence[int]) -> Iterable[tuple[str, str]]:
-        """(relation, JSON array of argument arrays) per relation, replaying
-        fact events with seq <= revision, minus the `exclude`d seqs."""
+        """(relation, JSON array of argument arrays) per relation, folding
+        the fact events with seq <= revision, minus the `exclude`d seqs."""
 
     @abstractmethod
     def _rows_at(self, seqs: Sequence[int]) -> list[Row]:
@@ -190,7 +190,7 @@ class Store(ABC):
         """Append a retention purge of the events `seqs` (not purges, not
         already purged); return its seq. See the module docstring.
         `retract=True` records that the facts were a mistake (`ordinance
-        retract`), not kept past their retention: the replay is the same."""
+        retract`), not kept past their retention: the fold is the same."""
         try:
             targets = tuple(sorted(set(seqs)))
         except TypeError:
@@ -321,7 +321,7 @@ class Store(ABC):
         return [decode_row(r) for r in self._rows_at(wanted)] if wanted else []
 
     def asserting(self, relation: str, args: Sequence[Value], revision: int | None = None) -> list[Event]:
-        """The fact events, not purged, that put `relation(args)` in the replay
+        """The fact events, not purged, that put `relation(args)` in the fold
         at `revision` (latest if None), in seq order; empty if it is not a fact."""
         rev = self.revision() if revision is None else revision
         rows = self._rows_of(relation, encode_args(args), rev)
@@ -336,7 +336,7 @@ class Store(ABC):
         return {int(s) for r in rows for s in json.loads(r[3])}
 
     def facts(self, revision: int | None = None) -> Facts:
-        """The replay: relation -> set of argument tuples at `revision` (latest if None)."""
+        """The fold: relation -> set of argument tuples at `revision` (latest if None)."""
         rev = self.revision() if revision is None else revision
         exclude = sorted(self.purged(rev))
         return {
