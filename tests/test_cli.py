@@ -296,6 +296,26 @@ def test_why_and_why_not(project: Path) -> None:
     one_error_line(run("why", "grant(A, S, E)"), "not_ground")
 
 
+def test_why_given_a_stored_fact_beside_a_request(project: Path) -> None:
+    """--given facts of stored relations join the request in the gate's overlay:
+    the proof shows them, the store does not keep them."""
+    run("assert", FREEZE)
+    asked = ("--given", 'request("b1", "deploy", "prod", "bob", 1).', "--now", NOW)
+    assert run("why", 'permit("b1")', *asked).exit_code == 1  # bob has no grant
+    tree = run("why", 'permit("b1")', *asked, "--given", 'grant("bob", "prod", 1).')
+    assert tree.exit_code == 0, tree.output + tree.stderr
+    assert 'grant("bob", "prod", 1)' in tree.output and "this request" in tree.output
+    assert run("why", 'permit("b1")', *asked).exit_code == 1  # nothing was stored
+    # a policy without a gate (no permit, no forbid) is explained the same way
+    (project / "plain.rules").write_text(".decl edge(a: symbol, b: symbol)\n.decl path(a: symbol, b: symbol)\n"
+                                         "path(A, B) :- edge(A, B).\npath(A, C) :- path(A, B), edge(B, C).\n")
+    assert run("init", "plain").exit_code == 0
+    plain = ("--policy", "plain.rules", "--db", str(project / "plain" / "ordinance.db"))
+    hop = run("why", 'path("x", "z")', *plain, "--given", 'edge("x", "y").', "--given", 'edge("y", "z").')
+    assert hop.exit_code == 0, hop.output + hop.stderr
+    assert 'edge("y", "z")' in hop.output and "by rule" in hop.output
+
+
 # ---------------------------------------------------------------- replay
 
 

@@ -6,13 +6,13 @@ from typing import Any, Callable
 
 import click
 
-from ..engine import Model, ProofNode, WhyNot, evaluate, parse_pattern, why, why_not
+from ..engine import Model, ProofNode, WhyNot, evaluate, overlay, parse_pattern, why, why_not
 from ..explain import Annotate, annotator, to_dot, to_json, to_text
-from ..gate import Request, is_request_side
+from ..gate import GATE_RELATIONS, Gate, Request, is_request_side
 from ..project import Projector
 from ..rules.checked import CheckedProgram
 from ..rules import check_declared, parse_facts
-from ..values import escape
+from ..values import Facts, escape
 from .deadline import limits
 from .common import (
     load_policy,
@@ -42,26 +42,32 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
            audience: str | None = None) -> tuple[CheckedProgram, Model, Annotate]:
-    """The policy, the model of the store (the layers `audience` may see)
-    plus `given` at `now`, and an annotator over the same events."""
+    """The policy; the model of the store (the layers `audience` may see) at
+    `now`, with `given` added in a scratch overlay: request-side facts as
+    the gate adds a request (its scope defaults to its target), others as if
+    stored; and an annotator over the same events."""
     program = load_policy(policy)
     extra = parse_facts(given, "given fact")
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if is_request_side(rel, program.relations.get(rel))]
-    if asked:  # a request as the gate sees it (its scope defaults to its target)
-        overlay = Request.from_facts(asked).facts()
-        extra = [f for f in extra if f not in asked] + [(r, t) for r, ts in overlay.items() for t in ts]
+    request = Request.from_facts(asked) if asked else None
+    added: Facts = {}
+    for rel, args in extra:
+        if (rel, args) not in asked:
+            added.setdefault(rel, set()).add(args)
+    at = now_or_clock(now)
     with open_db(db, program) as store:
-        seen: Any = store  # with an audience: only the events of the layers it sees
-        if audience is None:
-            facts = store.facts()
-        else:
-            seen = Projector(program, store).sources(audience)
-            facts = {r: set(ts) for r, ts in seen.facts.items()}
-        for rel, args in extra:
-            facts.setdefault(rel, set()).add(args)
-        annotate = annotator(seen, store.revision(), facts, lookups=False)  # used after the store closes
-    return program, evaluate(program, facts, now=now_or_clock(now), limits=limits()), annotate
+        seen: Any = store
+        if audience is None and all(rel in program.relations for rel in GATE_RELATIONS):
+            model = Gate(program, store, limits=limits()).overlay(request, at, given=added)
+        else:  # with an audience: only the events of the layers it sees
+            if audience is not None:
+                seen = Projector(program, store).sources(audience)
+            base = evaluate(program, store.facts() if audience is None else seen.facts, now=at, limits=limits())
+            model = overlay(base, {**(request.facts() if request else {}), **added}, now=at)
+        windows = {"claim_valid": model.tuples("claim_valid")}
+        annotate = annotator(seen, store.revision(), windows, lookups=False)  # used after the store closes
+    return program, model, annotate
 
 
 def _target(program: CheckedProgram, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:

@@ -28,11 +28,14 @@ from ..engine import GATE_DEADLINE_S, Limits, evaluate, extend, overlay, retract
 from ..engine.clock import advance, clockwork, horizon, refresh
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
+from ..values import Facts
 from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
 from .guard import GuardResult, Guarded, guard
 from .request import REQUEST_RELATIONS, Request, request_relations
 
-__all__ = ["Gate"]
+__all__ = ["Gate", "GATE_RELATIONS"]
+
+GATE_RELATIONS = ("permit", "forbid")  # what a policy derives for the gate to decide on
 
 T = TypeVar("T")
 _WARM = 4  # warm models kept (one per revision)
@@ -51,7 +54,7 @@ class Gate:
         engine's tuple and round limits and adds a deadline of
         GATE_DEADLINE_S seconds, so a decision always ends (a request that
         makes the rules diverge is denied with `limit_exceeded`)."""
-        for rel in ("permit", "forbid"):
+        for rel in GATE_RELATIONS:
             if rel not in policy.relations:
                 raise GateError(f"policy has no `{rel}` relation; include \"continuity\"")
         self.policy = policy
@@ -154,10 +157,14 @@ class Gate:
             self._warm.move_to_end(key)
         return model
 
-    def overlay(self, request: Request, now: int, revision: int | None = None) -> Any:
-        """A scratch model: the warm model plus the request's facts, at `now`."""
+    def overlay(self, request: Request | None, now: int, revision: int | None = None, *,
+                given: Facts | None = None) -> Any:
+        """A scratch model: the warm model plus the request's facts, at `now`
+        (the model a decision is made on; `why(model, "forbid", t)` explains
+        it). `given` adds facts of other relations beside them, as if stored
+        (what `ordinance why --given` asks about)."""
         rev = self._current_revision() if revision is None else revision
-        facts = request.facts()
+        facts = {} if request is None else request.facts()
         for rel, rows in list(facts.items()):
             arity = self.request_relations.get(rel)
             if arity is None and rel in REQUEST_RELATIONS:  # a stdlib field this policy never reads
@@ -167,6 +174,8 @@ class Gate:
                 raise GateError(f"`{rel}` is not a request-side relation of this policy")
             if any(len(r) != arity for r in rows):
                 raise GateError(f"request relation `{rel}` takes {arity} arguments")
+        for rel, rows in (given or {}).items():
+            facts[rel] = facts[rel] | rows if rel in facts else rows
         return overlay(self.model(rev, now), facts, now=now)
 
     # ---------------------------------------------------------------- deciding
