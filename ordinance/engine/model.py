@@ -91,9 +91,6 @@ class Model:
         assert found is not None, "every derived tuple has a note"
         return Note(found[1], found[0], self.prepared.stratum_index[relation])
 
-    def as_dict(self) -> dict[str, set[tuple[Any, ...]]]:
-        return {name: set(rel.stable) for name, rel in self.rels.items()}
-
     def __repr__(self) -> str:
         sizes = ", ".join(f"{n}: {len(r.stable)}" for n, r in self.rels.items())
         return f"Model(now={self.now}, {{{sizes}}})"
