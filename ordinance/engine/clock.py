@@ -36,13 +36,14 @@ from fractions import Fraction
 from typing import Any, Iterable
 
 from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Now, Predicate, Rule, Term, Var
+from ..rules.ast import var_names
 from ..rules.functors import evaluate
 from .codegen import Compiled, compile_plan
 from .evaluate import aggregator
 from .incremental import recompute
 from .limits import Limits
 from .model import Model
-from .plan import AggStep, Assign, Filter, plan_rule, term_vars
+from .plan import AggStep, Assign, Filter, plan_rule
 from .prepare import Prepared
 
 __all__ = ["Clockwork", "Horizon", "Watch", "clockwork", "horizon", "advance", "refresh"]
@@ -339,7 +340,7 @@ def _linear(term: Any) -> bool:
 
 
 def _vars(term: Any) -> list[str]:
-    return list(term_vars(term))
+    return list(var_names(term, True))
 
 
 def _literal_relations(lit: Literal) -> Iterable[str]:

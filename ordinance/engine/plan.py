@@ -26,11 +26,14 @@ from itertools import count
 from typing import Iterable, Iterator, Mapping, Union
 
 from ..diagnostics import Diagnostic, EvaluationError
-from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Predicate, Rule, Term, Var, Wildcard
+from ..rules.ast import (
+    Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Predicate, Rule, Term, Var, Wildcard, literal_terms,
+    var_names,
+)
 from ..rules.scope import local_vars, outside_vars
 from .text import literal_text, rule_text
 
-__all__ = ["Scan", "AntiJoin", "Filter", "Assign", "AggStep", "Step", "JoinPlan", "plan_rule", "term_vars"]
+__all__ = ["Scan", "AntiJoin", "Filter", "Assign", "AggStep", "Step", "JoinPlan", "plan_rule"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,33 +94,9 @@ class JoinPlan:
     bound_in: tuple[str, ...] = ()  # variables bound on entry (aggregate bodies)
 
 
-def term_vars(term: Term | None) -> Iterator[str]:
-    if isinstance(term, Var):
-        yield term.name
-    elif isinstance(term, BinOp):
-        yield from term_vars(term.left)
-        yield from term_vars(term.right)
-    elif isinstance(term, Call):
-        for a in term.args:
-            yield from term_vars(a)
-    elif isinstance(term, Aggregate):
-        yield from term_vars(term.target)
-        for lit in term.body:
-            yield from literal_vars(lit)
-
-
-def literal_vars(lit: Literal) -> Iterator[str]:
-    if isinstance(lit, Atom):
-        for a in lit.args:
-            yield from term_vars(a)
-    elif isinstance(lit, Negation):
-        yield from literal_vars(lit.atom)
-    elif isinstance(lit, Predicate):
-        for a in lit.args:
-            yield from term_vars(a)
-    else:
-        yield from term_vars(lit.left)
-        yield from term_vars(lit.right)
+def _literal_vars(lit: Literal) -> Iterator[str]:
+    """The names of a literal's variables, inside its aggregates too."""
+    return (v for t in literal_terms(lit) for v in var_names(t, True))
 
 
 # ---------------------------------------------------------------- normalisation
@@ -228,9 +207,9 @@ def _plan(
 ) -> JoinPlan:
     # how often each variable occurs outside a given literal decides locality
     occurrences: dict[str, int] = {}
-    everything: list[Iterable[str]] = [literal_vars(lit) for lit in body]
-    everything += [term_vars(t) for t in head]
-    everything += [term_vars(a) for _, a in aggs]
+    everything: list[Iterable[str]] = [_literal_vars(lit) for lit in body]
+    everything += [var_names(t, True) for t in head]
+    everything += [var_names(a, True) for _, a in aggs]
     everything.append(bound_in)
     for vs in everything:
         for v in vs:
@@ -295,7 +274,7 @@ def _plan(
         raise EvaluationError(
             [Diagnostic("unbound_variable", f"cannot order `{', '.join(left)}` in rule `{label}`: a variable is never bound")]
         )
-    unbound = {v for t in head for v in term_vars(t)} - bound
+    unbound = {v for t in head for v in var_names(t, True)} - bound
     if unbound:
         raise EvaluationError(
             [Diagnostic("unbound_variable", f"head variable `{sorted(unbound)[0]}` of rule `{label}` is never bound")]
@@ -312,7 +291,7 @@ def _plan_aggregate(
     fresh: _Fresh,
     source_order: bool,
 ) -> JoinPlan:
-    local = sorted({v for lit in agg.body for v in literal_vars(lit)} - set(outer))
+    local = sorted({v for lit in agg.body for v in _literal_vars(lit)} - set(outer))
     emit: tuple[Term, ...] = tuple(Var(v) for v in local)
     if agg.target is not None:
         emit += (agg.target,)
@@ -321,7 +300,7 @@ def _plan_aggregate(
 
 def _outer_vars(agg: Aggregate, var: str, occurrences: Mapping[str, int]) -> tuple[str, ...]:
     inner: dict[str, int] = {}
-    for v in term_vars(agg):
+    for v in var_names(agg, True):
         inner[v] = inner.get(v, 0) + 1
     return tuple(sorted(v for v, n in inner.items() if occurrences.get(v, 0) > n))
 
@@ -355,7 +334,7 @@ def _unnest(pending: dict[int, Literal], bound: set[str], fresh: _Fresh) -> bool
 
 
 def _is_bound(term: Term, bound: set[str]) -> bool:
-    return all(v in bound for v in term_vars(term))
+    return all(v in bound for v in var_names(term, True))
 
 
 def _score(i: int, atom: Atom, bound: set[str], sizes: Mapping[str, int], delta: int | None) -> tuple[float, ...] | None:
@@ -377,7 +356,7 @@ def _ready_filter(
     if isinstance(lit, Negation):
         atom = lit.atom
         mine: dict[str, int] = {}
-        for v in literal_vars(atom):
+        for v in _literal_vars(atom):
             mine[v] = mine.get(v, 0) + 1
         if all(v in bound or occurrences.get(v, 0) == n for v, n in mine.items()):
             return AntiJoin(i, atom, tuple(p for p, a in enumerate(atom.args) if _is_bound(a, bound)))

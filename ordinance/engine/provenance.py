@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Predicate, Term, Var, Wildcard
+from ..rules.ast import var_names
 from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
 from .incremental import renumber
 from .model import Model
-from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule, term_vars
+from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule
 
 __all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
 
@@ -133,7 +134,7 @@ class _Interp:
         return evaluate(term, b, self.model.now)
 
     def known(self, term: Term, b: Binding) -> bool:
-        return all(v in b for v in term_vars(term))
+        return all(v in b for v in var_names(term, True))
 
     def pattern(self, args: tuple[Term, ...], b: Binding) -> tuple[Any, ...]:
         return tuple(self.value(a, b) if self.known(a, b) else None for a in args)

@@ -18,6 +18,8 @@ from ..diagnostics import NO_SPAN, Span
 
 __all__ = [
     "literal_terms",
+    "subterms",
+    "var_names",
     "Var",
     "Wildcard",
     "Const",
@@ -192,6 +194,31 @@ def literal_terms(lit: Literal | Disjunction) -> tuple[Term, ...]:
     if isinstance(lit, Comparison):
         return (lit.left, lit.right)
     return ()
+
+
+def subterms(t: Term | None, into_aggregates: bool = False) -> Iterator[Term]:
+    """The one walk over terms: a term and the terms inside it, depth first;
+    an aggregate's target and body are entered only when `into_aggregates`
+    is set (nothing for None, an aggregate without a target)."""
+    if t is None:
+        return
+    yield t
+    if isinstance(t, BinOp):
+        yield from subterms(t.left, into_aggregates)
+        yield from subterms(t.right, into_aggregates)
+    elif isinstance(t, Call):
+        for a in t.args:
+            yield from subterms(a, into_aggregates)
+    elif into_aggregates and isinstance(t, Aggregate):
+        yield from subterms(t.target, True)
+        for lit in t.body:
+            for term in literal_terms(lit):
+                yield from subterms(term, True)
+
+
+def var_names(t: Term | None, into_aggregates: bool = False) -> Iterator[str]:
+    """The names of the variables in a term, in `subterms` order."""
+    return (s.name for s in subterms(t, into_aggregates) if isinstance(s, Var))
 
 
 # ---------------------------------------------------------------- items

@@ -14,52 +14,24 @@ The checker, the planner and the reference evaluator all ask this module.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from . import ast
 
 __all__ = ["outside_vars", "aggregate_vars", "injected_vars", "local_vars"]
 
 
-def _term_vars(t: ast.Term | None, into_aggregates: bool) -> Iterator[str]:
-    if isinstance(t, ast.Var):
-        yield t.name
-    elif isinstance(t, ast.BinOp):
-        yield from _term_vars(t.left, into_aggregates)
-        yield from _term_vars(t.right, into_aggregates)
-    elif isinstance(t, ast.Call):
-        for a in t.args:
-            yield from _term_vars(a, into_aggregates)
-    elif isinstance(t, ast.Aggregate) and into_aggregates:
-        yield from _term_vars(t.target, True)
-        for lit in t.body:
-            yield from _literal_vars(lit, True)
-
-
-def _literal_vars(lit: ast.Literal, into_aggregates: bool) -> Iterator[str]:
-    if isinstance(lit, ast.Atom):
-        terms: Iterable[ast.Term] = lit.args
-    elif isinstance(lit, ast.Negation):
-        terms = lit.atom.args
-    elif isinstance(lit, ast.Predicate):
-        terms = lit.args
-    else:
-        terms = (lit.left, lit.right)
-    for t in terms:
-        yield from _term_vars(t, into_aggregates)
-
-
 def outside_vars(head: Iterable[ast.Term], body: Iterable[ast.Literal]) -> set[str]:
     """Variables of a clause (or an aggregate body) outside every aggregate."""
-    found = {v for t in head for v in _term_vars(t, False)}
+    found = {v for t in head for v in ast.var_names(t)}
     for lit in body:
-        found.update(_literal_vars(lit, False))
+        found.update(v for t in ast.literal_terms(lit) for v in ast.var_names(t))
     return found
 
 
 def aggregate_vars(agg: ast.Aggregate) -> set[str]:
     """Every variable written inside an aggregate (nested ones included)."""
-    return set(_term_vars(agg, True))
+    return set(ast.var_names(agg, True))
 
 
 def injected_vars(agg: ast.Aggregate, outside: set[str]) -> set[str]:

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from ...diagnostics import Span
 from .. import ast
-from ..ast import literal_terms
+from ..ast import literal_terms, subterms
 
 __all__ = ["Use", "uses", "body_atoms", "subterms", "term_vars", "term_aggregates", "literal_terms", "where"]
 
@@ -22,24 +22,6 @@ class Use:
     span: Span
     role: str
     atom: ast.Atom | None = None  # None for hints
-
-
-def subterms(t: ast.Term, into_aggregates: bool = False) -> Iterator[ast.Term]:
-    """A term and the terms inside it, depth first; an aggregate's target and
-    body are entered only when `into_aggregates` is set."""
-    yield t
-    if isinstance(t, ast.BinOp):
-        yield from subterms(t.left, into_aggregates)
-        yield from subterms(t.right, into_aggregates)
-    elif isinstance(t, ast.Call):
-        for a in t.args:
-            yield from subterms(a, into_aggregates)
-    elif into_aggregates and isinstance(t, ast.Aggregate):
-        if t.target is not None:
-            yield from subterms(t.target, True)
-        for lit in t.body:
-            for term in literal_terms(lit):
-                yield from subterms(term, True)
 
 
 def term_aggregates(t: ast.Term) -> Iterator[ast.Aggregate]:
