@@ -30,8 +30,8 @@ from ..rules.ast import (
     Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Predicate, Rule, Term, Var, Wildcard, literal_terms,
     var_names,
 )
+from ..rules.printer import format_literal, format_rule
 from ..rules.scope import local_vars, outside_vars
-from .text import literal_text, rule_text
 
 __all__ = ["Scan", "AntiJoin", "Filter", "Assign", "AggStep", "Step", "JoinPlan", "plan_rule"]
 
@@ -190,7 +190,7 @@ def plan_rule(
     outside = outside_vars(rule.head.args, rule.body)
     head = tuple(_lift(a, fresh, aggs, outside) for a in rule.head.args)
     body = [_normal_literal(lit, fresh, aggs, outside) for lit in rule.body]
-    return _plan(rule_text(rule), rule_id, body, head, aggs, delta, sizes or {}, (), fresh, source_order)
+    return _plan(format_rule(rule), rule_id, body, head, aggs, delta, sizes or {}, (), fresh, source_order)
 
 
 def _plan(
@@ -270,7 +270,7 @@ def _plan(
         place_ready()
 
     if pending or pending_aggs:
-        left = [literal_text(lit) for lit in pending.values()] + [v for v, _ in pending_aggs]
+        left = [format_literal(lit) for lit in pending.values()] + [v for v, _ in pending_aggs]
         raise EvaluationError(
             [Diagnostic("unbound_variable", f"cannot order `{', '.join(left)}` in rule `{label}`: a variable is never bound")]
         )

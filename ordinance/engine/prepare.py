@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Rule, Term
+from ..rules.ast import Aggregate, Atom, Negation, Rule, literal_terms, subterms
 from ..rules.checked import CheckedProgram
+from ..rules.printer import format_rule
 from .codegen import Compiled, compile_plan, compile_round
 from .plan import AggStep, plan_rule
 from .relation import Rel
-from .text import rule_text
 
 __all__ = ["Prepared", "Stratum", "Round", "prepare"]
 
@@ -115,33 +115,27 @@ def prepare(program: CheckedProgram) -> Prepared:
         for name in st.positive | st.negative | set(st.relations):
             readers.setdefault(name, []).append(st.index)
     return Prepared(
-        program, tuple(strata), arity, derived, tuple(rule_text(r) for r in program.rules), index,
+        program, tuple(strata), arity, derived, tuple(format_rule(r) for r in program.rules), index,
         {name: tuple(sorted(ids)) for name, ids in readers.items()}, tuple(r.head.relation for r in program.rules),
     )
 
 
 def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:
-    def in_term(t: Term | None) -> None:
-        if isinstance(t, Aggregate):
-            for lit in t.body:
-                for name in _relations(lit):
-                    neg.add(name)
-        elif isinstance(t, (BinOp, Call)):
-            for sub in (t.left, t.right) if isinstance(t, BinOp) else t.args:
-                in_term(sub)
-
+    """The relations `rule` reads positively, and those it negates or
+    aggregates over (an aggregate needs its body's relations complete)."""
+    terms = list(rule.head.args)
     for lit in rule.body:
+        if isinstance(lit, Negation):
+            neg.add(lit.atom.relation)
+            continue
         if isinstance(lit, Atom):
             pos.add(lit.relation)
-            for a in lit.args:
-                in_term(a)
-        elif isinstance(lit, Negation):
-            neg.add(lit.atom.relation)
-        else:
-            for side in (lit.left, lit.right) if isinstance(lit, Comparison) else lit.args:
-                in_term(side)
-    for a in rule.head.args:
-        in_term(a)
+        terms += literal_terms(lit)
+    for t in terms:
+        for sub in subterms(t):
+            if isinstance(sub, Aggregate):
+                for lit in sub.body:
+                    neg.update(_relations(lit))
 
 
 def _relations(lit: Any) -> Iterable[str]:
