@@ -62,7 +62,7 @@ def test_an_attribute_is_never_a_store_relation_or_undeclared(store: Store) -> N
     assert not d.allowed and d.errors and "request_nope" in d.errors[0].message
     d = Gate(POLICY, store).check(
         Request("a1", "push", "main", "alice", 1, scope="repo", attributes=(("request_flag", ("x",)),)), T)
-    assert not d.allowed and d.errors and "takes 3 arguments" in d.errors[0].message
+    assert not d.allowed and d.errors and "request_flag` used with 2 arguments, declared with 3" in d.errors[0].message
 
 
 def test_attributes_round_trip_through_json_and_facts() -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 from typing import AbstractSet, Any, Mapping
 
-from ..diagnostics import Diagnostic, EvaluationError
+from ..diagnostics import Diagnostic, EvaluationError, arity_message
 from ..rules.ast import Atom, Const, Rule, Var
 from ..values import Facts
 from .codegen import Compiled, compile_plan
@@ -101,11 +101,11 @@ def _tuples(model: Model, name: str, rows: Any) -> set[Any]:
     tuples = {tuple(r) for r in rows}
     rel = model.rels.get(name)
     want = rel.arity if rel is not None else model.prepared.arity.get(name)
-    for t in tuples if want is not None else ():
+    if want is None:
+        return tuples
+    for t in tuples:
         if len(t) != want:
-            raise EvaluationError(
-                [Diagnostic("arity_mismatch", f"relation `{name}` used with {len(t)} arguments, declared with {want}")]
-            )
+            raise EvaluationError([Diagnostic("arity_mismatch", arity_message(name, len(t), want))])
     return tuples
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, arity_message
 from ..rules.checked import is_request_side
 from ..values import MAX_INT, MIN_INT, string_problem, value_problem
 from .events import FACT_KINDS, KIND_RELATIONS, KINDS, Event
@@ -259,11 +259,7 @@ def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[
             yield diag("unknown_relation", f"relation `{event.relation}` is not declared")
             return
         if len(declared) != len(event.args):
-            yield diag(
-                "arity_mismatch",
-                f"relation `{event.relation}` used with {len(event.args)} arguments, "
-                f"declared with {len(declared)}",
-            )
+            yield diag("arity_mismatch", arity_message(event.relation, len(event.args), len(declared)))
             return
         types = declared
     for i, (declared_type, value) in enumerate(zip(types, event.args), 1):

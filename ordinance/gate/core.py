@@ -23,7 +23,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from ..diagnostics import GateError, diagnostic_of
+from ..diagnostics import GateError, arity_message, diagnostic_of
 from ..engine import GATE_DEADLINE_S, Limits, evaluate, extend, overlay, retract, warm, why, why_not
 from ..engine.clock import advance, clockwork, horizon, refresh
 from ..facts import FACT_KINDS, Event, Store
@@ -172,8 +172,9 @@ class Gate:
                 continue
             if arity is None:
                 raise GateError(f"`{rel}` is not a request-side relation of this policy")
-            if any(len(r) != arity for r in rows):
-                raise GateError(f"request relation `{rel}` takes {arity} arguments")
+            for row in rows:
+                if len(row) != arity:
+                    raise GateError(arity_message(rel, len(row), arity))
         for rel, rows in (given or {}).items():
             facts[rel] = facts[rel] | rows if rel in facts else rows
         return overlay(self.model(rev, now), facts, now=now)

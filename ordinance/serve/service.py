@@ -30,7 +30,7 @@ import time
 import uuid
 from typing import Any, Iterable, Mapping
 
-from ..diagnostics import OrdinanceError, StoreError
+from ..diagnostics import OrdinanceError, StoreError, arity_message
 from ..engine import Pattern, answers, parse_pattern, why, why_not
 from ..explain import decision_json, to_json
 from ..engine import evaluate
@@ -156,7 +156,7 @@ class Service:
         if rel.derived:
             raise Forbidden(f"{where}: `{relation}` is derived by the policy and never stored", code="derived_relation")
         if len(args) != rel.arity:
-            raise BadRequest(f"{where}: relation `{relation}` takes {rel.arity} arguments", code="arity_mismatch")
+            raise BadRequest(f"{where}: {arity_message(relation, len(args), rel.arity)}", code="arity_mismatch")
         types = rel.types or ("symbol",) * rel.arity
         try:
             return relation, tuple(to_value(v, t) for v, t in zip(args, types))
