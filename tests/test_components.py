@@ -338,3 +338,20 @@ def test_components_print_back_and_the_expansion_prints_as_plain_datalog() -> No
     plain = ast.Program((decl, *expanded.rules))
     assert format_program(plain) == ".decl i.TheAnswer(x: i.myType)\ni.TheAnswer(42).\n"
     assert parse(format_program(plain)) == plain
+
+
+def test_an_override_under_an_open_or_unknown_base_is_not_reported_twice() -> None:
+    # the base is a type parameter: nothing to check until an .init binds it
+    compile_text(".comp A<T> : T { .override r }\n", "c.rules")
+    assert codes(".comp A : Nope { .override r }\n.init a = A") == ["unknown_component"]
+
+
+def test_instances_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ordinance.rules import components
+
+    # each level doubles the instances below it: 2^40 empty instances
+    levels = "".join(f".comp L{i + 1} {{ .init a = L{i} .init b = L{i} }}\n" for i in range(40))
+    monkeypatch.setattr(components, "MAX_INSTANCE_ITEMS", 10_000)
+    assert codes(".comp L0 { }\n" + levels + ".init top = L40") == ["too_large"]
+    chain = "".join(f".comp C{i + 1} : C{i} {{ }}\n" for i in range(components.MAX_NESTING + 5))
+    assert "too_deep" in codes(".comp C0 { }\n" + chain)

@@ -18,7 +18,7 @@ overrides, cycles), with their type parameters left open.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence, Union
 
 from ..diagnostics import Diagnostic, Related, Span
@@ -113,7 +113,7 @@ class _Expander:
             return []
         comp, home, inner = resolved
         content = self.collect(comp, home, inner, frozenset(), stack, init.span)
-        self.size += len(content)
+        self.size += len(content) + 1  # an empty instance costs time too
         if self.size > MAX_INSTANCE_ITEMS:
             raise _TooLarge(init.span)
         return _prefixed(init.name, content)
@@ -136,15 +136,19 @@ class _Expander:
         body = self.scope(comp.items, home)
         overrides = {o.relation: o for o in comp.items if isinstance(o, ast.Override)}
         out: list[Content] = []
+        complete = True  # every base is known: an override can be checked
         for ref in comp.bases:
             resolved = self.resolve(ref, body, binding)
-            if resolved is not None:
-                base, base_home, base_binding = resolved
-                out.extend(self.collect(base, base_home, base_binding, overridden | overrides.keys(), stack, ref.span,
-                                        True))
+            if resolved is None:
+                complete = False
+                continue
+            base, base_home, base_binding = resolved
+            out.extend(self.collect(base, base_home, base_binding, overridden | overrides.keys(), stack, ref.span, True))
         inherited = {d.name: d for d in out if isinstance(d, ast.Decl)}
         for name, o in overrides.items():
             decl = inherited.get(name)
+            if decl is None and not complete:
+                continue
             if decl is None:
                 self._error("bad_override", f"no base component of `{comp.name}` declares `{name}`", o.span)
             elif "overridable" not in decl.qualifiers:
@@ -190,10 +194,9 @@ def _bound(item: ast.Decl | ast.TypeDecl, binding: Binding) -> ast.Decl | ast.Ty
         return t if actual is None else actual
 
     if isinstance(item, ast.Decl):
-        params = tuple(ast.Param(p.name, bind(p.type), p.span) for p in item.params)
-        return ast.Decl(item.name, params, item.span, item.qualifiers)
+        return replace(item, params=tuple(replace(p, type=bind(p.type)) for p in item.params))
     supertype = None if item.supertype is None else bind(item.supertype)
-    return ast.TypeDecl(item.name, supertype, tuple(map(bind, item.union)), item.span)
+    return replace(item, supertype=supertype, union=tuple(map(bind, item.union)))
 
 
 def _without(rule: ast.Rule, overridden: frozenset[str]) -> ast.Rule | None:
@@ -201,7 +204,7 @@ def _without(rule: ast.Rule, overridden: frozenset[str]) -> ast.Rule | None:
     heads = [h for h in (rule.head, *rule.more_heads) if h.relation not in overridden]
     if not heads:
         return None
-    return ast.Rule(heads[0], rule.body, rule.span, tuple(heads[1:]))
+    return replace(rule, head=heads[0], more_heads=tuple(heads[1:]))
 
 
 # ---------------------------------------------------------------- renaming
@@ -218,42 +221,43 @@ class _Renamer:
         return self.types.get(name, name)
 
     def atom(self, a: ast.Atom) -> ast.Atom:
-        return ast.Atom(self.rel(a.relation), tuple(map(self.term, a.args)), a.span)
+        return replace(a, relation=self.rel(a.relation), args=tuple(map(self.term, a.args)))
 
     def term(self, t: ast.Term) -> ast.Term:
         if isinstance(t, ast.Aggregate):
             target = None if t.target is None else self.term(t.target)
-            return ast.Aggregate(t.func, target, self.body(t.body), t.span)
+            return replace(t, target=target, body=self.body(t.body))
         if isinstance(t, ast.BinOp):
-            return ast.BinOp(t.op, self.term(t.left), self.term(t.right), t.span)
+            return replace(t, left=self.term(t.left), right=self.term(t.right))
         if isinstance(t, ast.Call):
-            return ast.Call(t.func, tuple(map(self.term, t.args)), t.span)
+            return replace(t, args=tuple(map(self.term, t.args)))
         return t
 
     def literal(self, lit: ast.Literal | ast.Disjunction) -> ast.Literal | ast.Disjunction:
         if isinstance(lit, ast.Atom):
             return self.atom(lit)
         if isinstance(lit, ast.Negation):
-            return ast.Negation(self.atom(lit.atom), lit.span)
+            return replace(lit, atom=self.atom(lit.atom))
         if isinstance(lit, ast.Comparison):
-            return ast.Comparison(lit.op, self.term(lit.left), self.term(lit.right), lit.span)
+            return replace(lit, left=self.term(lit.left), right=self.term(lit.right))
         if isinstance(lit, ast.Predicate):
-            return ast.Predicate(lit.name, tuple(map(self.term, lit.args)), lit.negated, lit.span)
-        return ast.Disjunction(tuple(self.body(b) for b in lit.branches), lit.span)
+            return replace(lit, args=tuple(map(self.term, lit.args)))
+        return replace(lit, branches=tuple(self.body(b) for b in lit.branches))
 
     def body(self, body: tuple[ast.Literal, ...]) -> tuple[ast.Literal, ...]:
         return tuple(self.literal(lit) for lit in body)  # type: ignore[misc]
 
     def item(self, item: Content) -> Content:
         if isinstance(item, ast.Rule):
-            return ast.Rule(self.atom(item.head), self.body(item.body), item.span, tuple(map(self.atom, item.more_heads)))
+            return replace(item, head=self.atom(item.head), body=self.body(item.body),
+                           more_heads=tuple(map(self.atom, item.more_heads)))
         if isinstance(item, ast.Decl):
-            params = tuple(ast.Param(p.name, self.type(p.type), p.span) for p in item.params)
-            return ast.Decl(self.rel(item.name), params, item.span, item.qualifiers)
+            params = tuple(replace(p, type=self.type(p.type)) for p in item.params)
+            return replace(item, name=self.rel(item.name), params=params)
         if isinstance(item, ast.TypeDecl):
             supertype = None if item.supertype is None else self.type(item.supertype)
-            return ast.TypeDecl(self.type(item.name), supertype, tuple(map(self.type, item.union)), item.span)
-        return ast.IODirective(item.kind, self.rel(item.relation), item.params, item.span)
+            return replace(item, name=self.type(item.name), supertype=supertype, union=tuple(map(self.type, item.union)))
+        return replace(item, relation=self.rel(item.relation))
 
 
 def _prefixed(instance: str, content: Sequence[Content]) -> list[Content]:
