@@ -222,7 +222,7 @@ CODES: dict[str, tuple[str, str]] = {
     "type_argument_count": ("load", "a component given another number of type arguments than it has parameters"),
     "bad_override": ("load", "an `.override` of a relation no base component declares `overridable`"),
     "component_cycle": ("load", "a component inherits from itself or contains an instance of itself"),
-    "duplicate_instance": ("load", "two `.init` of one name in the same scope"),
+    "duplicate_instance": ("load", "an `.init` of a name taken by an instance, component, relation or type beside it"),
     "duplicate_component": ("load", "two components of one name in the same scope"),
     "unknown_type": ("check", "a `.decl` names a type that does not exist"),
     "duplicate_decl": ("check", "a relation is declared twice"),

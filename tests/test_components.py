@@ -80,6 +80,43 @@ def test_a_relation_the_component_does_not_declare_is_resolved_where_it_is_insta
     assert not any(name.startswith("myA.myCount") for name in got)
 
 
+def test_a_component_sees_its_own_type_parameters_only() -> None:
+    # Soufflé's binding: `Inner` does not see `Outer`'s `T`, so `T` is the program's type
+    got = compile_text("""
+.type T = symbol
+.comp Outer<T> {
+  .comp Inner { .decl r(x: T) }
+  .init i = Inner
+  .decl s(x: T)
+}
+.init o = Outer<number>
+""", "c.rules")
+    assert got.relations["o.i.r"].types == ("symbol",)
+    assert got.relations["o.s"].types == ("number",)
+    # nor can it name a component through it
+    assert codes(".comp One { }\n.comp Outer<S> { .comp In : S { } .init i = In }\n.init o = Outer<One>") == [
+        "unknown_component"]
+
+
+def test_the_parameter_of_a_base_passes_through_nested_declarations() -> None:
+    # Soufflé's tests/semantic/comp_params: `_Top<A>` reaches `.init X = Q` through `_Foo<Z> : _Bar<Z>`
+    got = answers("""
+.comp A { .decl x(s: symbol) x("A"). }
+.comp B { .decl x(s: symbol) x("B"). }
+.comp _Top<Z> {
+  .comp _Foo<Z> : _Bar<Z> { }
+  .comp _Bar<Q> {
+    .init X = Q
+    .output X.x()
+  }
+  .init Foo = _Foo<Z>
+}
+.init TopA = _Top<A>
+.init TopB = _Top<B>
+""")
+    assert got["TopA.Foo.X.x"] == {("A",)} and got["TopB.Foo.X.x"] == {("B",)}
+
+
 def test_nested_instances_are_named_by_every_enclosing_instance() -> None:
     got = answers("""
 .comp Outer {
@@ -169,6 +206,8 @@ def test_several_bases_and_type_arguments_passed_to_a_base() -> None:
 """)
     assert got["g.reach"] == {("a", "b"), ("b", "c"), ("a", "c")}
     assert got["g.label"] == {("g",)}
+    # Soufflé's grammar also separates bases with `:`
+    assert parse(".comp S : A : B<number> { }").items == parse(".comp S : A, B<number> { }").items
 
 
 def test_override_drops_the_base_components_rules_and_facts() -> None:
@@ -265,6 +304,10 @@ def test_duplicate_instance_and_component_names() -> None:
     assert codes(".comp C { }\n.init x = C\n.init x = C") == ["duplicate_instance"]
     assert codes(".comp C { }\n.comp A { .init x = C .init x = C }\n.init a = A") == ["duplicate_instance"]
     assert codes(".comp C { }\n.comp C { }") == ["duplicate_component"]
+    # as in Soufflé, an instance may not take the name of a component, relation or type beside it
+    assert codes(".comp C { }\n.init C = C") == ["duplicate_instance"]
+    assert codes(".comp C { }\n.decl x(a: number)\n.init x = C") == ["duplicate_instance"]
+    assert codes(".comp C { }\n.comp A { .type x = number .init x = C }\n.init a = A") == ["duplicate_instance"]
 
 
 def test_an_error_in_a_component_is_reported_once_however_many_instances() -> None:

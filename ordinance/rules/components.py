@@ -8,7 +8,8 @@ of its base components (type arguments bound, each base's own bases first),
 then its nested instances, then its own; `.override rel` drops the bases'
 rules and facts for `rel`, which a base must declare `overridable`. Type
 parameters stand for types in declarations and for component names in
-`.init` and in the list of bases.
+`.init` and in the list of bases; each component sees its own parameters
+only (a nested component does not see its enclosing component's).
 
 Every expanded item keeps the span it has inside the component, so later
 diagnostics and proofs cite the component's text. Components never
@@ -101,8 +102,9 @@ class _Expander:
                        f"got {len(ref.args)}")
             self._error("type_argument_count", message, ref.span, (Related("declared here", comp.span),))
             return None
-        args = [binding.get(a, a) for a in ref.args]
-        return comp, home, {**binding, **dict(zip(comp.params, args))}
+        # as in Soufflé, a component sees its own parameters only, not those
+        # of the component its `.init` is in
+        return comp, home, {p: binding.get(a, a) for p, a in zip(comp.params, ref.args)}
 
     # ------------------------------------------------------------ expansion
 
@@ -154,10 +156,10 @@ class _Expander:
             elif "overridable" not in decl.qualifiers:
                 self._error("bad_override", f"`{name}` is not `overridable`, so `{comp.name}` cannot override it",
                            o.span, (Related("declared here", decl.span),))
-        inits: dict[str, ast.Init] = {}
+        names: dict[str, ast.Item] = {}
         for item in comp.items:
             if isinstance(item, ast.Init):
-                self.check_unique(item, inits)
+                self.check_unique(item, names, comp.items)
                 out.extend(self.instantiate(item, body, binding, stack))
         for item in comp.items:
             if isinstance(item, (ast.Decl, ast.TypeDecl)):
@@ -170,11 +172,19 @@ class _Expander:
                     out.append(rule)
         return out
 
-    def check_unique(self, init: ast.Init, seen: dict[str, ast.Init]) -> None:
+    def check_unique(self, init: ast.Init, seen: dict[str, ast.Item], scope: Sequence[object]) -> None:
+        """An instance's name is unique among the instances, components,
+        relations and types declared beside it (Soufflé's name clash)."""
+        if not seen:
+            for item in scope:
+                if isinstance(item, (ast.Component, ast.Decl, ast.TypeDecl)):
+                    seen.setdefault(item.name, item)
         first = seen.setdefault(init.name, init)
         if first is not init:
-            self._error("duplicate_instance", f"instance `{init.name}` is declared twice", init.span,
-                       (Related("first declared here", first.span),))
+            what = {ast.Component: "a component", ast.Decl: "a relation", ast.TypeDecl: "a type"}.get(type(first))
+            message = f"instance `{init.name}` is declared twice" if what is None else \
+                f"instance `{init.name}` has the name of {what}"
+            self._error("duplicate_instance", message, init.span, (Related("first declared here", first.span),))
 
     def check_unreached(self, components: Iterable[ast.Component], scope: _Scope, open_params: frozenset[str]) -> None:
         """Check the components no instance reached, type parameters open."""
@@ -279,11 +289,11 @@ def expand_components(items: Sequence[ast.Item], found: list[Diagnostic]) -> lis
     expander = _Expander(found)
     top = expander.scope(items, None)
     out: list[ast.Item] = []
-    inits: dict[str, ast.Init] = {}
+    names: dict[str, ast.Item] = {}
     try:
         for item in items:
             if isinstance(item, ast.Init):
-                expander.check_unique(item, inits)
+                expander.check_unique(item, names, items)
                 out.extend(expander.instantiate(item, top, {}, ()))
             elif not isinstance(item, ast.Component):
                 out.append(item)
