@@ -398,3 +398,8 @@ def test_instances_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert codes(".comp L0 { }\n" + levels + ".init top = L40") == ["too_large"]
     chain = "".join(f".comp C{i + 1} : C{i} {{ }}\n" for i in range(components.MAX_NESTING + 5))
     assert "too_deep" in codes(".comp C0 { }\n" + chain)
+
+
+def test_an_expression_too_deep_inside_a_component_is_refused_when_parsed() -> None:
+    deep = " + ".join(["1"] * 3000)
+    assert codes(f".comp C {{ .comp D {{ p(X) :- X = {deep}. }} }}") == ["too_deep"]

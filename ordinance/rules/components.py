@@ -164,12 +164,12 @@ class _Expander:
         for item in comp.items:
             if isinstance(item, (ast.Decl, ast.TypeDecl)):
                 out.append(_bound(item, binding))
-            elif isinstance(item, ast.IODirective):
-                out.append(item)
             elif isinstance(item, ast.Rule):
                 rule = _without(item, overridden)
                 if rule is not None:
                     out.append(rule)
+            elif not isinstance(item, (ast.Component, ast.Init, ast.Override)):
+                out.append(item)  # an I/O directive
         return out
 
     def check_unique(self, init: ast.Init, seen: dict[str, ast.Item], scope: Sequence[object]) -> None:
@@ -267,7 +267,9 @@ class _Renamer:
         if isinstance(item, ast.TypeDecl):
             supertype = None if item.supertype is None else self.type(item.supertype)
             return replace(item, name=self.type(item.name), supertype=supertype, union=tuple(map(self.type, item.union)))
-        return replace(item, relation=self.rel(item.relation))
+        if isinstance(item, ast.IODirective):
+            return replace(item, relation=self.rel(item.relation))
+        return item
 
 
 def _prefixed(instance: str, content: Sequence[Content]) -> list[Content]:

@@ -622,7 +622,7 @@ def _deep_terms(items: list[ast.Item]) -> list[Diagnostic]:
             elif isinstance(node, (ast.BinOp, ast.Call, ast.Aggregate, ast.Negation, ast.Comparison, ast.Predicate,
                                    ast.Disjunction)):
                 stack.extend((getattr(node, f), depth + 1) for f in node.__slots__ if f != "span")
-            elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect)):
+            elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect, ast.Component)):
                 stack.extend((getattr(node, f), depth) for f in node.__slots__ if f != "span")
     return found[:MAX_ERRORS]
 
