@@ -403,3 +403,37 @@ def test_instances_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_expression_too_deep_inside_a_component_is_refused_when_parsed() -> None:
     deep = " + ".join(["1"] * 3000)
     assert codes(f".comp C {{ .comp D {{ p(X) :- X = {deep}. }} }}") == ["too_deep"]
+
+
+def test_lint_expanded_prints_the_expansion_soufflé_documents(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ordinance.cli.lint import command
+
+    policy = tmp_path / "sub.rules"
+    policy.write_text("""
+.comp Base {
+    .decl R(x:number) overridable
+    R(1).
+    R(x+1) :- R(x), x < 5.
+    .output R
+}
+.comp Sub : Base {
+    .override R
+    R(2).
+    R(x+1) :- R(x), x < 4.
+}
+.init mySub = Sub
+""")
+    result = CliRunner().invoke(command, ["--expanded", str(policy)])
+    assert result.exit_code == 0
+    assert result.stdout == (
+        ".decl mySub.R(x: number) overridable\n"
+        ".output mySub.R\n"
+        "mySub.R(2).\n"
+        "mySub.R(x + 1) :- mySub.R(x), x < 4.\n"
+    )
+    broken = tmp_path / "broken.rules"
+    broken.write_text(".init s = Sub\n")
+    result = CliRunner().invoke(command, ["--expanded", str(broken)])
+    assert result.exit_code == 1 and "error[unknown_component]" in result.stdout and ".decl" not in result.stdout
