@@ -405,7 +405,7 @@ def test_an_expression_too_deep_inside_a_component_is_refused_when_parsed() -> N
     assert codes(f".comp C {{ .comp D {{ p(X) :- X = {deep}. }} }}") == ["too_deep"]
 
 
-def test_lint_expanded_prints_the_expansion_soufflé_documents(tmp_path: Path) -> None:
+def test_lint_expanded_prints_the_expansion_souffle_documents(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from ordinance.cli.lint import command
