@@ -20,6 +20,9 @@ names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True).filter(
     lambda s: s not in RESERVED
 )
 
+# a relation's name: plain, or qualified by instances (`inst.rel`)
+relation_names = names | st.lists(names, min_size=2, max_size=3).map(".".join)
+
 symbols = st.builds(ast.Const, st.text(max_size=8), st.just("symbol"))
 numbers = st.builds(ast.Const, st.integers(-(2**63) + 1, 2**63 - 1), st.just("number"))
 instants = st.builds(
@@ -36,7 +39,7 @@ leaves: st.SearchStrategy[ast.Term] = st.one_of(
 
 
 def atoms_of(term_strategy: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Atom]:
-    return st.builds(ast.Atom, names, st.lists(term_strategy, max_size=4).map(tuple))
+    return st.builds(ast.Atom, relation_names, st.lists(term_strategy, max_size=4).map(tuple))
 
 
 def _arity(builtin_name: str, table: dict) -> st.SearchStrategy[int]:  # type: ignore[type-arg]
@@ -101,7 +104,7 @@ rules = st.builds(ast.Rule, atoms, st.lists(literals, max_size=4).map(tuple)) | 
 facts = st.builds(ast.Rule, atoms)
 decls = st.builds(
     ast.Decl,
-    names,
+    relation_names,
     st.lists(st.builds(ast.Param, names, st.sampled_from(ast.TYPES)), max_size=4).map(tuple),
     st.just(NO_SPAN),
     st.lists(st.sampled_from(("eqrel", "btree", "brie", "inline")), max_size=2).map(tuple),
@@ -123,5 +126,27 @@ type_decls = st.builds(ast.TypeDecl, names, names, st.just(())) | st.builds(
     ast.TypeDecl, names, st.none(), st.lists(names, min_size=1, max_size=3).map(tuple)
 )
 
-items = st.one_of(rules, decls, includes, tests, invariants, hints, type_decls)
+# components: type parameters, bases, nested components, instances, overrides
+component_types = st.builds(ast.ComponentType, names, st.lists(names, max_size=2).map(tuple))
+inits = st.builds(ast.Init, names, component_types)
+overrides = st.builds(ast.Override, names)
+
+
+@st.composite
+def draw_component(draw, depth: int = 0):  # type: ignore[no-untyped-def]
+    """A component whose items may hold components, two levels deep at most."""
+    inner = rules | decls | type_decls | inits | overrides
+    if depth < 2:
+        inner = inner | draw_component(depth + 1)
+    return ast.Component(
+        draw(names),
+        tuple(draw(st.lists(names, max_size=2))),
+        tuple(draw(st.lists(component_types, max_size=2))),
+        tuple(draw(st.lists(inner, max_size=4))),
+    )
+
+
+components = draw_component()
+
+items = st.one_of(rules, decls, includes, tests, invariants, hints, type_decls, components, inits)
 programs = st.builds(ast.Program, st.lists(items, max_size=6).map(tuple))

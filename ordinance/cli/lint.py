@@ -11,12 +11,12 @@ from pathlib import Path
 import click
 
 from ..diagnostics import Diagnostic, OrdinanceError, Span
-from ..rules import check, parse, read_source, render_diagnostics, sort_diagnostics
-from ..rules.loader import decode
+from ..rules import ast, check, format_program, parse, read_source, render_diagnostics, sort_diagnostics
+from ..rules.loader import decode, flatten
 from .common import allowed_includes
 from ..values import escape
 
-__all__ = ["command", "lint_file", "MAX_BYTES", "MAX_SHOWN"]
+__all__ = ["command", "lint_file", "expanded_text", "MAX_BYTES", "MAX_SHOWN"]
 
 # Fact lines parse at about half a second per megabyte, rules at about five,
 # and the AST takes some 30 bytes of memory per byte of source: the default
@@ -61,6 +61,13 @@ def lint_file(
     return sort_diagnostics(found), sources
 
 
+def expanded_text(name: str, text: str) -> str:
+    """A clean file as the checks read it: includes, components, disjunctions
+    and several heads expanded (Soufflé's `--show=transformed-datalog`)."""
+    flat = flatten(parse(text, name), allow=allowed_includes())
+    return format_program(ast.Program(flat.items))
+
+
 @click.command(
     "lint",
     epilog="""\b
@@ -68,6 +75,7 @@ Examples:
   ordinance lint policy.rules
   ordinance lint rules/*.rules
   ordinance lint big.rules --max-errors 0     every error, not the first 50
+  ordinance lint --expanded policy.rules      print it with components expanded
 """,
 )
 @click.argument("files", nargs=-1, required=True)
@@ -90,9 +98,16 @@ Examples:
     show_default=True,
     help="Print at most this many errors, then how many more there are (0: all).",
 )
+@click.option(
+    "--expanded",
+    is_flag=True,
+    help="Print each clean file as the checks read it: includes, components (`.init`), "
+    "disjunctions and several heads expanded into plain declarations and rules.",
+)
 @click.pass_context
 def command(
-    ctx: click.Context, files: tuple[str, ...], existential_negation: bool, max_bytes: int, max_errors: int
+    ctx: click.Context, files: tuple[str, ...], existential_negation: bool, max_bytes: int, max_errors: int,
+    expanded: bool,
 ) -> None:
     """Check rule FILES and report every error, with its source line."""
     status, errors, shown = 0, 0, 0
@@ -115,6 +130,8 @@ def command(
             shown += min(room, len(found))
             errors += len(found)
             status = max(status, 1)
+        elif expanded:
+            click.echo(expanded_text(name, sources[name]), nl=False)
     if errors:
         rest = f" ({errors - shown} not shown: --max-errors 0 shows all)" if shown < errors else ""
         click.echo(f"found {errors} error{'s' if errors != 1 else ''}{rest}")

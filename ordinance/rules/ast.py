@@ -6,7 +6,8 @@ meaning, not layout. Every node is hashable.
 Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate
 Literals:     Atom, Negation, Comparison, Predicate, Disjunction
 Clauses:      Rule (a fact is a rule with an empty body)
-Items:        Decl, TypeDecl, IODirective, Include, Rule, TestBlock, Invariant, Hint
+Items:        Decl, TypeDecl, IODirective, Include, Rule, TestBlock, Invariant, Hint,
+              Component, Init (and Override inside a component)
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ __all__ = [
     "Hint",
     "TypeDecl",
     "IODirective",
+    "ComponentType",
+    "Component",
+    "Init",
+    "Override",
     "Item",
     "Program",
     "TYPES",
@@ -340,7 +345,7 @@ class IODirective:
     span: Span = _span()
 
 
-Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective]
+Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective, "Component", "Init"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,3 +387,48 @@ class Program:
     @property
     def io(self) -> tuple[IODirective, ...]:
         return tuple(self._of(IODirective))
+
+
+# ---------------------------------------------------------------- components
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentType:
+    """`Name` or `Name<T1, T2>`: a component named with its type arguments
+    (or, after `.comp`, with its type parameters)."""
+
+    name: str
+    args: tuple[str, ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    """`.override rel` inside a component: the base components' rules and
+    facts for `rel` (declared `overridable`) are dropped."""
+
+    relation: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Init:
+    """`.init inst = Name<number>`: an instance of a component, whose
+    relations are named `inst.rel` (components.py expands it)."""
+
+    name: str
+    component: ComponentType
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """`.comp Name<T1, T2> : Base<T1>, Other { items }`: a template of
+    declarations, types, rules, I/O directives, components, instances and
+    overrides; nothing of it exists until an `.init` instantiates it."""
+
+    name: str
+    params: tuple[str, ...]
+    bases: tuple[ComponentType, ...]
+    items: tuple[Union[Decl, TypeDecl, IODirective, Rule, "Component", Init, Override], ...]
+    span: Span = _span()

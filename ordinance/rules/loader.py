@@ -1,5 +1,6 @@
 """`.include` resolution: stdlib modules and relative paths, flattened in place.
-Clauses with disjunctions or several heads are expanded on the way (expand.py).
+Then components are instantiated (components.py), and clauses with
+disjunctions or several heads are expanded (expand.py).
 
 `.include "continuity"` names a stdlib module (package data
 `ordinance/rules/stdlib/continuity.rules`); anything else is a path relative
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, ParseError, Span
 from . import ast
+from .components import expand_components
 from .expand import eqrel_rules, expand_invariant, expand_rule
 from .parser import parse
 
@@ -109,7 +111,15 @@ class _Flattener:
         for item in program.items:
             if isinstance(item, ast.Include):
                 self.include(item, directory, chain)
-            elif isinstance(item, ast.Rule):
+            else:
+                self.items.append(item)
+
+    def expand(self) -> None:
+        """Instantiate components, then expand each clause into plain rules."""
+        items = expand_components(self.items, self.diagnostics)
+        self.items = []
+        for item in items:
+            if isinstance(item, ast.Rule):
                 self.items.extend(expand_rule(item, self.diagnostics))
             elif isinstance(item, ast.Invariant):
                 self.items.extend(expand_invariant(item, self.diagnostics))
@@ -196,6 +206,7 @@ def flatten(
         flat.seen.add(os.path.realpath(root))
         chain.append((os.path.realpath(root), root))
     flat.visit(program, directory, chain)
+    flat.expand()
     return Flattened(
         tuple(flat.items), tuple(flat.files), flat.sources, flat.diagnostics, flat.syntax
     )

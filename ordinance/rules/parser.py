@@ -162,6 +162,12 @@ def _relation(lit: Any) -> ast.Atom:
     return lit  # type: ignore[no-any-return]
 
 
+def _simple_name(name: str, what: str, span: Span) -> None:
+    """Only relations and types take qualified names (`inst.rel`)."""
+    if "." in name:
+        _error("syntax", f"`{_show(name)}` is a qualified name, which {what} cannot have", span)
+
+
 def _int(tok: Token, sign: int = 1, limit: int = MAX_INT) -> int:
     text = tok.value.removesuffix("u")
     if len(text) > 20 or int(text, 0) > limit:
@@ -200,6 +206,7 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     def param(self, c: list[Any]) -> ast.Param:
         name, _, type_ = c
+        _simple_name(name.value, "an attribute", _tok_span(name))
         return ast.Param(name.value, type_.value, _cover(c))
 
     def subtype(self, c: list[Any]) -> ast.TypeDecl:
@@ -284,6 +291,31 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     def expect_neg(self, c: list[Any]) -> tuple[bool, ast.Atom]:
         return True, _relation(c[1])
 
+    # ------------------------------------------------------------ components
+
+    def component(self, c: list[Any]) -> ast.Component:
+        head: ast.ComponentType = c[1]
+        bases = tuple(x for x in c[2:] if isinstance(x, ast.ComponentType))
+        items: list[Any] = []
+        for node in _nodes(c[2:]):
+            if not isinstance(node, ast.ComponentType):
+                items.extend(node if isinstance(node, tuple) else (node,))
+        _simple_name(head.name, "a component", head.span)
+        for param in head.args:
+            _simple_name(param, "a type parameter", head.span)
+        return ast.Component(head.name, head.args, bases, tuple(items), _cover(c))
+
+    def comp_type(self, c: list[Any]) -> ast.ComponentType:
+        names = [t.value for t in c if isinstance(t, Token) and t.type == "NAME"]
+        return ast.ComponentType(names[0], tuple(names[1:]), _cover(c))
+
+    def init(self, c: list[Any]) -> ast.Init:
+        _simple_name(c[1].value, "an instance", _tok_span(c[1]))
+        return ast.Init(c[1].value, c[3], _cover(c))
+
+    def override(self, c: list[Any]) -> ast.Override:
+        return ast.Override(c[1].value, _cover(c))
+
     # ------------------------------------------------------------ literals
 
     def body(self, c: list[Any]) -> _Body:
@@ -359,6 +391,7 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return ast.Call(name.value, args, _cover(c))
 
     def var(self, c: list[Any]) -> ast.Var:
+        _simple_name(c[0].value, "a variable", _tok_span(c[0]))
         return ast.Var(c[0].value, _tok_span(c[0]))
 
     def wildcard(self, c: list[Any]) -> ast.Wildcard:
@@ -589,7 +622,7 @@ def _deep_terms(items: list[ast.Item]) -> list[Diagnostic]:
             elif isinstance(node, (ast.BinOp, ast.Call, ast.Aggregate, ast.Negation, ast.Comparison, ast.Predicate,
                                    ast.Disjunction)):
                 stack.extend((getattr(node, f), depth + 1) for f in node.__slots__ if f != "span")
-            elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect)):
+            elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect, ast.Component)):
                 stack.extend((getattr(node, f), depth) for f in node.__slots__ if f != "span")
     return found[:MAX_ERRORS]
 

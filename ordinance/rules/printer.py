@@ -124,6 +124,20 @@ def _test(t: ast.TestBlock) -> str:
     return "\n".join(lines)
 
 
+def _component_type(t: ast.ComponentType) -> str:
+    return t.name + (f"<{', '.join(t.args)}>" if t.args else "")
+
+
+def _component(c: ast.Component) -> str:
+    head = _component_type(ast.ComponentType(c.name, c.params))
+    bases = f" : {', '.join(map(_component_type, c.bases))}" if c.bases else ""
+    lines = [f".comp {head}{bases} {{"]
+    for item in c.items:
+        text = f".override {item.relation}" if isinstance(item, ast.Override) else format_item(item)
+        lines.extend("  " + line for line in text.splitlines())
+    return "\n".join([*lines, "}"])
+
+
 def format_item(item: ast.Item) -> str:
     if isinstance(item, ast.Rule):
         return format_rule(item)
@@ -146,6 +160,10 @@ def format_item(item: ast.Item) -> str:
     if isinstance(item, ast.Hint):
         pools = ", ".join(" | ".join(_const(c) for c in pool) or "_" for pool in item.values)
         return f".hint {item.relation}({pools})"
+    if isinstance(item, ast.Component):
+        return _component(item)
+    if isinstance(item, ast.Init):
+        return f".init {item.name} = {_component_type(item.component)}"
     raise TypeError(f"not an item: {item!r}")
 
 
