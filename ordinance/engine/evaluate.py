@@ -34,6 +34,7 @@ from .limits import Budget
 from .model import Model
 from .plan import AggStep
 from .prepare import Prepared, Round, Stratum
+from .qualify import admit
 from .relation import Rel
 
 __all__ = ["run_stratum", "ground_value", "load_relations", "aggregator"]
@@ -71,8 +72,11 @@ def load_relations(
             )
         if want is None:
             arity[name] = arities.pop() if arities else 0
+    q = prep.qualified
     for name, n in arity.items():
-        rels[name] = Rel(name, n, name in prep.derived, given.get(name, ()))
+        rels[name] = Rel(name, n, name in prep.derived or q is not None and name in q.relations, given.get(name, ()))
+        if q is not None and name in q.choice:  # given facts are chosen before any rule runs
+            rels[name].stable = admit(rels[name], set(rels[name].edb), q.choice[name])
     return rels
 
 
@@ -91,6 +95,9 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
     kind = "seed" if seed else "full"
     variants = prep.runs.get((st.index, kind)) or prep.variants(st, kind, rels)
     rounds = 0
+    q, pruned = prep.qualified, {}  # type: Any, dict[str, set[Any]]
+    if q is not None:
+        q.prune(rels, own, agg, now, pruned)
     while variants:
         try:
             to_add = variants.run(rels, agg, now, check)
@@ -101,6 +108,8 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
             raise LimitExceeded([Diagnostic("limit_exceeded", f"limit exceeded: out of memory in the stratum of {names}")]) from None
         if to_add is None:
             break
+        if q is not None:
+            to_add = q.choose(rels, to_add, heads)
         rounds += 1
         # a non-recursive stratum derives everything in one round: height 1
         height = model.rounds[st.index] = model.rounds.get(st.index, 0) + 1 if st.recursive else 1
@@ -110,10 +119,16 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
                 name = heads[rid]
                 rel = rels[name]
                 new = rel.missing(out)
+                if new and name in pruned:
+                    new -= pruned[name]
                 if new:
                     rel.insert(new)
                     rel.batches.append((height, rid, new))
                     news[name] = new if name not in news else news[name] | new
+        if q is not None:
+            for name, gone in q.prune(rels, own, agg, now, pruned).items():
+                if name in news:
+                    news[name] -= gone
         fresh = 0
         for name in own:
             recent = rels[name].recent = news.get(name) or set()

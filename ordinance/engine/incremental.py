@@ -9,6 +9,9 @@ Strata are visited in order with two kinds of change per relation:
   changed relation, or reads a reset one, or holds a relation that lost facts,
   is recomputed from its facts. If the recomputed relation only grew, it counts
   as grown for the strata above; otherwise as reset.
+- a program with `choice-domain` or subsumption (qualify.py) is evaluated
+  again from its given facts instead: a new tuple there may displace or
+  dominate old ones, which no change above describes (`_rebuild`).
 - *removed* (`removed[r]` holds the lost tuples, in a model, never in an
   overlay): a non-recursive stratum that reads it only positively deletes
   what lost its support (DRed, see "deletion" below); any other reader is
@@ -28,7 +31,7 @@ from typing import AbstractSet, Any, Mapping
 from ..diagnostics import Diagnostic, EvaluationError
 from ..rules.ast import Atom, Const, Rule, Var
 from .codegen import Compiled, compile_plan
-from .evaluate import aggregator, run_stratum
+from .evaluate import aggregator, load_relations, run_stratum
 from .limits import Budget, Limits
 from .model import Facts, Model
 from .plan import plan_rule
@@ -145,6 +148,8 @@ def _propagate(
     removed = {} if removed is None else removed
     flips = {} if flips is None else flips
     touched = set(changed) | reset | set(removed)
+    if model.prepared.qualified is not None:
+        return touched | _rebuild(model, budget)
     prep = model.prepared
     rels, strata, readers = model.rels, prep.strata, prep.readers
     todo: list[int] = []  # a heap of the strata that read a changed relation
@@ -229,6 +234,25 @@ def _propagate(
                     changed[r] = changed[r] | new if r in changed else new
                     mark((r,))
     return touched | changed.keys() | reset | removed.keys()
+
+
+def _rebuild(model: Model, budget: Budget) -> set[str]:
+    """Evaluate the model again from its given facts, in new relations (an
+    overlay's base and the model a move started from keep theirs); returns
+    the relations whose tuples changed."""
+    prep = model.prepared
+    rels = load_relations(prep, {name: set(rel.edb) for name, rel in model.rels.items()}, model.now)
+    fresh = Model(prep, rels, model.now, model.limits)
+    for st in prep.strata:
+        run_stratum(fresh, st, budget)
+    old = model.rels
+    changed = {n for n in set(rels) | set(old)
+               if n not in rels or n not in old or set(old[n].stable) != set(rels[n].stable)}
+    model.rels = rels
+    model.rounds = fresh.rounds
+    model.inexact = set()
+    model.borrowed = set()
+    return changed
 
 
 # ---------------------------------------------------------------- deletion (DRed)

@@ -10,6 +10,7 @@ from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Rule
 from ..rules.checked import CheckedProgram
 from .codegen import Compiled, compile_plan, compile_round
 from .plan import AggStep, plan_rule
+from .qualify import qualified
 from .relation import Rel
 from .text import rule_text
 
@@ -55,6 +56,7 @@ class Prepared:
     runs: dict[tuple[int, str], "Round | None"] = field(default_factory=dict)
     clock: Any = None  # clock.Clockwork, computed when first asked for
     bound: dict[tuple[int, str], Compiled] = field(default_factory=dict)  # rules with the head bound (incremental.py)
+    qualified: Any = None  # qualify.Qualified when the program has `choice-domain` or subsumption, else None
 
     def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
         compiled = self.plans.get((rule_id, delta))
@@ -114,10 +116,13 @@ def prepare(program: CheckedProgram) -> Prepared:
     for st in strata:
         for name in st.positive | st.negative | set(st.relations):
             readers.setdefault(name, []).append(st.index)
-    return Prepared(
+    prep = Prepared(
         program, tuple(strata), arity, derived, tuple(rule_text(r) for r in program.rules), index,
         {name: tuple(sorted(ids)) for name, ids in readers.items()}, tuple(r.head.relation for r in program.rules),
     )
+    if program.subsumptions or any(r.decl is not None and r.decl.choice for r in program.relations.values()):
+        prep.qualified = qualified(program)
+    return prep
 
 
 def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:

@@ -31,12 +31,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from ..diagnostics import Diagnostic, EvaluationError
 from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Predicate, Term, Var, Wildcard
 from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
 from .incremental import renumber
 from .model import Model
+from .qualify import rivals
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule, term_vars
 
 __all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
@@ -81,7 +83,8 @@ class Failure:
     bindings: Bindings  # the best partial binding
     literal: Literal | None
     kind: str  # "missing" (no matching fact) | "present" (negated fact exists) | "false" | "empty"
-    needed: tuple[tuple[str, Row], ...]  # facts to add ("missing") or remove ("present")
+    #   | "chosen" (a `choice-domain` key is taken) | "dominated" (a subsumption clause removed it)
+    needed: tuple[tuple[str, Row], ...]  # facts to add ("missing") or remove ("present"), the rivals ("chosen", "dominated")
     children: "tuple[WhyNot, ...]" = ()
 
     @property
@@ -151,8 +154,8 @@ class _Interp:
                     return None
             else:
                 later.append((a, v))
-        for a, v in later:
-            if not self.known(a, out) or not _eq(self.value(a, out), v):
+        for a, v in later:  # an expression over body variables is checked once the body binds them
+            if self.known(a, out) and not _eq(self.value(a, out), v):
                 return None
         return out
 
@@ -384,6 +387,9 @@ def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, i
                     break
         if best is not None and best[0] == (0, 0):
             break
+    if best is None and model.prepared.qualified is not None:
+        raise EvaluationError([Diagnostic("unsupported", f"no proof of `{relation}{t}`: a subsumption clause "
+                                          "removed a premise of each of its derivations after it was derived")])
     assert best is not None, f"no proof found for {relation}{t}"
     return best[1], best[2], best[3]
 
@@ -491,8 +497,11 @@ def _rule_failure(interp: _Interp, plan: JoinPlan, start: Binding, depth: int) -
     inst = _Instance(interp, plan.rule_id)
     if i < 0:
         return Failure(plan.rule_id, label, _visible(start), None, "false", ())
-    if i == len(plan.steps):  # the body holds but the head's expression differs
+    if i == len(plan.steps):  # the body holds: a qualifier excluded the head, or its expression differs
         head = interp.model.prepared.program.rules[plan.rule_id].head
+        found = rivals(interp.model, head.relation, tuple(interp.value(h, b) for h in plan.head))
+        if found is not None:
+            return Failure(plan.rule_id, label, _visible(b), inst.atom(head, b), found[0], found[1])
         return Failure(plan.rule_id, label, _visible(b), inst.atom(head, b), "false", ())
     step = plan.steps[i]
     text = inst.step(step, b)

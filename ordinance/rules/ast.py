@@ -17,6 +17,7 @@ from typing import Iterator, Union
 from ..diagnostics import NO_SPAN, Span
 
 __all__ = [
+    "Subsumption",
     "literal_terms",
     "Var",
     "Wildcard",
@@ -224,12 +225,14 @@ class Decl:
     """`.decl name(param: type, ...) qualifier...`; `eqrel` makes the relation
     an equivalence relation (the loader adds its closure rules, expand.py);
     Soufflé's representation qualifiers (`btree`, `brie`, `inline`, ...) are
-    accepted and change nothing."""
+    accepted and change nothing. `choice` holds the `choice-domain` keys
+    (attribute names, see qualify.py in the engine)."""
 
     name: str
     params: tuple[Param, ...]
     span: Span = _span()
     qualifiers: tuple[str, ...] = ()
+    choice: tuple[tuple[str, ...], ...] = ()
 
     @property
     def arity(self) -> int:
@@ -313,7 +316,7 @@ class IODirective:
     span: Span = _span()
 
 
-Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective]
+Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective, "Subsumption"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,3 +358,26 @@ class Program:
     @property
     def io(self) -> tuple[IODirective, ...]:
         return tuple(self._of(IODirective))
+
+
+# ---------------------------------------------------------------- qualifiers
+
+
+@dataclass(frozen=True, slots=True)
+class Subsumption:
+    """`r(X) <= r(Y) :- body.`: at each round, a tuple of `r` matching
+    `dominated` is removed when a different tuple matching `dominating`
+    exists with `body` true (Soufflé's subsumption)."""
+
+    dominated: Atom
+    dominating: Atom
+    body: tuple[Literal, ...] = ()
+    span: Span = _span()
+
+    @property
+    def relation(self) -> str:
+        return self.dominated.relation
+
+    def as_rule(self) -> Rule:
+        """The clause as the rule the checks read: both atoms are premises."""
+        return Rule(self.dominated, (self.dominated, self.dominating, *self.body), self.span)

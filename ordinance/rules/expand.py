@@ -14,7 +14,7 @@ from typing import Iterator
 from ..diagnostics import Diagnostic, Span
 from . import ast
 
-__all__ = ["expand_rule", "expand_invariant", "eqrel_rules", "MAX_BRANCHES"]
+__all__ = ["expand_rule", "expand_invariant", "expand_subsumption", "eqrel_rules", "MAX_BRANCHES"]
 
 MAX_BRANCHES = 4096  # rules one clause may expand into
 _IN_AGGREGATE = "`;` inside an aggregate body is not supported; use a relation for the alternatives"
@@ -94,6 +94,12 @@ def expand_invariant(inv: ast.Invariant, found: list[Diagnostic]) -> list[ast.In
         return [inv]
     bodies = _bodies(inv.body, inv.span, found)
     return [] if bodies is None else [ast.Invariant(inv.name, body, inv.span) for body in bodies]
+
+
+def expand_subsumption(sub: ast.Subsumption, found: list[Diagnostic]) -> list[ast.Subsumption]:
+    """A subsumption clause with a disjunction: one clause per branch."""
+    rules = expand_rule(ast.Rule(sub.dominated, (sub.dominating, *sub.body), sub.span), found)
+    return [ast.Subsumption(r.head, r.body[0], r.body[1:], sub.span) for r in rules]  # type: ignore[arg-type]
 
 
 def eqrel_rules(decl: ast.Decl) -> list[ast.Rule]:

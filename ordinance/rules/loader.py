@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, ParseError, Span
 from . import ast
-from .expand import eqrel_rules, expand_invariant, expand_rule
+from .expand import eqrel_rules, expand_invariant, expand_rule, expand_subsumption
 from .parser import parse
 
 __all__ = [
@@ -113,6 +113,8 @@ class _Flattener:
                 self.items.extend(expand_rule(item, self.diagnostics))
             elif isinstance(item, ast.Invariant):
                 self.items.extend(expand_invariant(item, self.diagnostics))
+            elif isinstance(item, ast.Subsumption):
+                self.items.extend(expand_subsumption(item, self.diagnostics))
             elif isinstance(item, ast.Decl):
                 self.items.append(item)
                 self.items.extend(eqrel_rules(item))

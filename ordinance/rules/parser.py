@@ -95,6 +95,16 @@ class _Body:
         self.span = span
 
 
+class _Choice:
+    """A `choice-domain` qualifier while parsing: its keys."""
+
+    __slots__ = ("keys", "span")
+
+    def __init__(self, keys: tuple[tuple[str, ...], ...], span: Span):
+        self.keys = keys
+        self.span = span
+
+
 def _tok_span(tok: Token) -> Span:
     off = _state.line_offset
     return Span(
@@ -196,7 +206,18 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     def decl(self, c: list[Any]) -> ast.Decl:
         qualifiers = tuple(t.value for t in c if isinstance(t, Token) and t.type == "QUALIFIER")
-        return ast.Decl(c[1].value, tuple(_nodes(c[2:])), _cover(c), qualifiers)
+        choice = tuple(k for x in c if isinstance(x, _Choice) for k in x.keys)
+        params = tuple(x for x in _nodes(c[2:]) if isinstance(x, ast.Param))
+        return ast.Decl(c[1].value, params, _cover(c), qualifiers, choice)
+
+    def choice_domain(self, c: list[Any]) -> "_Choice":
+        return _Choice(tuple(x for x in c if isinstance(x, tuple)), _cover(c))
+
+    def choice_key(self, c: list[Any]) -> tuple[str, ...]:
+        return tuple(t.value for t in c if isinstance(t, Token) and t.type == "NAME")
+
+    def subsumption(self, c: list[Any]) -> ast.Subsumption:
+        return ast.Subsumption(_relation(c[0]), _relation(c[2]), c[4].literals, _cover(c))
 
     def param(self, c: list[Any]) -> ast.Param:
         name, _, type_ = c

@@ -1,0 +1,178 @@
+"""Relation qualifiers that decide which derived tuples a relation keeps.
+
+- `choice-domain` (a functional dependency): a relation keeps at most one
+  tuple per value of each key. Soufflé keeps whichever tuple arrives first;
+  here the choice is a function of the facts, never of arrival order: given
+  facts are chosen before any rule runs, a tuple of an earlier round beats
+  one of a later round, and within a round the candidates are taken in value
+  order (the smallest tuple wins a free key).
+- subsumption (`r(X) <= r(Y) :- body.`): after every round (and after the
+  given facts are loaded), a tuple matched by the dominated atom is removed
+  when a different tuple matched by the dominating atom exists with the
+  body true. A removed tuple is never admitted again: dominance is a partial
+  order, so whatever dominated it is itself dominated by a tuple that stays.
+
+The evaluator calls `choose` on a round's `to_add` and `prune` after
+merging it (evaluate.py); incremental maintenance recomputes a program
+holding either qualifier instead of extending it (incremental.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from ..rules.ast import Atom, BinOp, Call, Rule, Term, Var, Wildcard
+from ..rules.checked import CheckedProgram
+from .codegen import Compiled, compile_plan
+from .plan import plan_rule
+from .relation import Layer, Rel
+
+__all__ = ["Qualified", "qualified", "admit", "rivals", "value_order"]
+
+Tuple = tuple[Any, ...]
+
+
+@dataclass(slots=True)
+class Qualified:
+    """The qualifiers of one program: `choice[r]` the key columns of each
+    domain of `r`; `subsume[r]` the compiled dominance joins of `r`."""
+
+    choice: dict[str, tuple[tuple[int, ...], ...]]
+    rules: dict[str, tuple[Rule, ...]]
+    subsume: dict[str, tuple[Compiled, ...]] = field(default_factory=dict)
+
+    @property
+    def relations(self) -> frozenset[str]:
+        return frozenset(self.choice) | frozenset(self.rules)
+
+    def choose(self, rels: Mapping[str, Rel], to_add: dict[int, set[Tuple]], heads: tuple[str, ...]
+               ) -> dict[int, set[Tuple]]:
+        """`to_add` with each choice relation's candidates cut to those it admits."""
+        candidates: dict[str, set[Tuple]] = {}
+        for rid, out in to_add.items():
+            name = heads[rid]
+            if name in self.choice and out:
+                candidates.setdefault(name, set()).update(out)
+        if not candidates:
+            return to_add
+        admitted = {name: admit(rels[name], tuples, self.choice[name]) for name, tuples in candidates.items()}
+        return {rid: out & admitted[heads[rid]] if heads[rid] in admitted else out for rid, out in to_add.items()}
+
+    def prune(self, rels: Mapping[str, Rel], names: Iterable[str], agg: Any, now: int,
+              pruned: dict[str, set[Tuple]]) -> dict[str, set[Tuple]]:
+        """Remove the dominated tuples of `names` from `stable`; returns them
+        (and adds them to `pruned`, the tuples a relation never takes again)."""
+        gone: dict[str, set[Tuple]] = {}
+        for name in names:
+            joins = self.subsume.get(name)
+            if not joins:
+                continue
+            rel = rels[name]
+            lost: set[Tuple] = set()
+            for compiled in joins:
+                out: set[Tuple] = set()
+                compiled.fn(rels, agg, out, now)
+                n = rel.arity
+                lost.update(t[:n] for t in out if t[:n] != t[n:])
+            lost &= rel.stable
+            if lost:
+                drop(rel, lost)
+                gone[name] = lost
+                pruned.setdefault(name, set()).update(lost)
+        return gone
+
+
+def admit(rel: Rel, candidates: set[Tuple], domains: tuple[tuple[int, ...], ...]) -> set[Tuple]:
+    """The candidates a choice relation takes: in value order, each whose
+    key in every domain is free in `stable` and among those taken before it."""
+    taken = [set() for _ in domains]  # type: list[set[Any]]
+    indexes = [rel.index(cols) for cols in domains]
+    keep: set[Tuple] = set()
+    for t in sorted(candidates - rel.stable, key=value_order):
+        keys = [t[c[0]] if len(c) == 1 else tuple(t[i] for i in c) for c in domains]
+        if any(k in seen or k in idx for k, seen, idx in zip(keys, taken, indexes)):
+            continue
+        for k, seen in zip(keys, taken):
+            seen.add(k)
+        keep.add(t)
+    return keep
+
+
+def value_order(t: Tuple) -> tuple[tuple[str, Any], ...]:
+    """A total order on tuples: by each value's kind, then the value."""
+    return tuple((type(v).__name__ if not isinstance(v, (int, float)) else "", v) for v in t)
+
+
+def drop(rel: Rel, gone: set[Tuple]) -> None:
+    """Remove derived tuples from `stable` (given facts stay in `edb`)."""
+    if rel.stable is rel.edb:
+        rel.stable = set(rel.edb)
+    rel.stable -= gone
+    rel.indexes = {}
+
+
+def qualified(program: CheckedProgram) -> Qualified:
+    """The qualifiers of `program`, their dominance joins compiled."""
+    choice: dict[str, tuple[tuple[int, ...], ...]] = {}
+    for name, r in program.relations.items():
+        if r.decl is not None and r.decl.choice:
+            cols = [p.name for p in r.decl.params]
+            choice[name] = tuple(tuple(cols.index(a) for a in key) for key in r.decl.choice)
+    rules: dict[str, list[Rule]] = {}
+    for sub in program.subsumptions:
+        rules.setdefault(sub.relation, []).append(dominance_rule(sub.dominated, sub.dominating, sub.body, sub.span))
+    q = Qualified(choice, {name: tuple(rs) for name, rs in rules.items()})
+    q.subsume = {name: tuple(compile_plan(plan_rule(r, -1)) for r in rs) for name, rs in q.rules.items()}
+    return q
+
+
+def dominance_rule(dominated: Atom, dominating: Atom, body: tuple[Any, ...], span: Any) -> Rule:
+    """`__dominance(dominated..., dominating...) :- dominated, dominating, body.`"""
+    fresh = iter(range(1 << 30))
+
+    def named(t: Term) -> Term:
+        if isinstance(t, Wildcard):
+            return Var(f"_#{next(fresh)}", t.span)
+        if isinstance(t, BinOp):
+            return BinOp(t.op, named(t.left), named(t.right), t.span)
+        if isinstance(t, Call):
+            return Call(t.func, tuple(named(a) for a in t.args), t.span)
+        return t
+
+    low = Atom(dominated.relation, tuple(named(a) for a in dominated.args), dominated.span)
+    high = Atom(dominating.relation, tuple(named(a) for a in dominating.args), dominating.span)
+    head = Atom("__dominance", low.args + high.args, span)
+    return Rule(head, (low, high, *body), span)
+
+
+
+def rivals(model: Any, relation: str, t: Tuple) -> tuple[str, tuple[tuple[str, Tuple], ...]] | None:
+    """Why a qualifier keeps `relation(t)` (not in the model) out: ("chosen",
+    the tuples holding its keys) or ("dominated", the tuples dominating it)."""
+    q: Qualified | None = model.prepared.qualified
+    rel = model.rels.get(relation)
+    if q is None or rel is None or len(t) != rel.arity or t in rel.stable:
+        return None
+    holders: set[Tuple] = set()
+    for cols in q.choice.get(relation, ()):
+        key = t[cols[0]] if len(cols) == 1 else tuple(t[i] for i in cols)
+        holders.update(rel.index(cols).get(key, ()))
+    if holders:
+        return "chosen", tuple((relation, u) for u in sorted(holders, key=value_order))
+    joins = q.subsume.get(relation, ())
+    if joins:
+        from .evaluate import aggregator  # evaluate imports this module
+
+        view = Layer(rel)
+        view.insert({t})
+        rels = dict(model.rels)
+        rels[relation] = view
+        out: set[Tuple] = set()
+        for compiled in joins:
+            compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
+        n = rel.arity
+        better = {u[n:] for u in out if u[:n] == t and u[n:] != t}
+        if better:
+            return "dominated", tuple((relation, u) for u in sorted(better, key=value_order))
+    return None
