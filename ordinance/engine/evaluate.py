@@ -76,7 +76,10 @@ def load_relations(
     for name, n in arity.items():
         rels[name] = Rel(name, n, name in prep.derived or q is not None and name in q.relations, given.get(name, ()))
         if q is not None and name in q.choice:  # given facts are chosen before any rule runs
-            rels[name].stable = admit(rels[name], set(rels[name].edb), q.choice[name])
+            rel = rels[name]
+            rel.stable = set()
+            rel.stable = admit(rel, set(rel.edb), q.choice[name])
+            rel.indexes = {}
     return rels
 
 

@@ -211,10 +211,10 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return ast.Decl(c[1].value, params, _cover(c), qualifiers, choice)
 
     def choice_domain(self, c: list[Any]) -> "_Choice":
-        return _Choice(tuple(x for x in c if isinstance(x, tuple)), _cover(c))
+        return _Choice(tuple(k for x in c if isinstance(x, _Choice) for k in x.keys), _cover(c))
 
-    def choice_key(self, c: list[Any]) -> tuple[str, ...]:
-        return tuple(t.value for t in c if isinstance(t, Token) and t.type == "NAME")
+    def choice_key(self, c: list[Any]) -> "_Choice":
+        return _Choice((tuple(t.value for t in c if isinstance(t, Token) and t.type == "NAME"),), _cover(c))
 
     def subsumption(self, c: list[Any]) -> ast.Subsumption:
         return ast.Subsumption(_relation(c[0]), _relation(c[2]), c[4].literals, _cover(c))

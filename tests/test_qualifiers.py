@@ -1,0 +1,242 @@
+"""Relation qualifiers: `choice-domain` and subsumption (`r(X) <= r(Y) :- body.`).
+
+Parsed with spans, checked, printed back, evaluated per round, explained,
+and maintained (extend, overlay, retract, the clock) as a full evaluation
+would compute them."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from ordinance.diagnostics import OrdinanceError
+from ordinance.engine import evaluate, extend, overlay, retract, why, why_not
+from ordinance.engine.clock import advance
+from ordinance.explain import to_text
+from ordinance.rules import ast, compile_text, format_program, parse
+
+EDGES = [(1, 3), (1, 2), (2, 5), (2, 4), (3, 1), (4, 6), (5, 6), (6, 1)]
+
+CHOICE = """
+.decl edge(a: number, b: number)
+.decl pick(a: number, b: number) choice-domain a
+pick(A, B) :- edge(A, B).
+"""
+
+SHORTEST = """
+.decl edge(a: number, b: number)
+.decl dist(n: number, d: number)
+dist(1, 0).
+dist(B, D + 1) :- dist(A, D), edge(A, B).
+dist(N, D) <= dist(N, E) :- E < D.
+"""
+
+# the same answer with an aggregate, over a bounded walk
+BY_MIN = """
+.decl edge(a: number, b: number)
+.decl walk(n: number, d: number)
+.decl best(n: number, d: number)
+walk(1, 0).
+walk(B, D + 1) :- walk(A, D), edge(A, B), D < 12.
+best(N, D) :- walk(N, _), D = min E : { walk(N, E) }.
+"""
+
+
+def tuples(text: str, name: str, facts: dict[str, Any] | None = None) -> set[tuple[Any, ...]]:
+    return set(evaluate(compile_text(text), facts).tuples(name))
+
+
+def codes(text: str) -> list[str]:
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(text)
+    return [d.code for d in info.value.diagnostics]
+
+
+# ---------------------------------------------------------------- syntax
+
+
+def test_qualifiers_parse_with_spans_and_print_back() -> None:
+    text = (".decl r(x: number, y: number, z: number) btree choice-domain x, (y, z)\n"
+            "r(X, Y, Z) <= r(X, Y, W) :- W < Z ; W = Z - 1.\n")
+    program = parse(text)
+    decl, sub = program.items
+    assert isinstance(decl, ast.Decl) and decl.choice == (("x",), ("y", "z")) and decl.qualifiers == ("btree",)
+    assert (decl.span.line, decl.span.column, decl.span.end_column) == (1, 1, 71)
+    assert isinstance(sub, ast.Subsumption)
+    assert (sub.span.line, sub.span.column) == (2, 1)
+    assert (sub.dominating.span.column, sub.dominating.relation) == (15, "r")
+    printed = format_program(program)
+    assert printed.splitlines()[0] == ".decl r(x: number, y: number, z: number) btree choice-domain x, (y, z)"
+    assert printed.splitlines()[1] == "r(X, Y, Z) <= r(X, Y, W) :- (W < Z ; W = Z - 1)."
+    assert format_program(parse(printed)) == printed
+
+
+def test_a_subsumption_clause_with_a_disjunction_is_one_clause_per_branch() -> None:
+    program = compile_text(".decl r(x: number)\nr(1). r(2). r(3).\nr(X) <= r(Y) :- X < Y, Y < 3 ; X = 3, Y = 1.\n")
+    assert len(program.subsumptions) == 2
+    # 2 dominates 1 and 1 dominates 3: both go, at once
+    assert set(evaluate(program).tuples("r")) == {(2,)}
+
+
+# ---------------------------------------------------------------- checks
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (".decl p(a: number, b: number) choice-domain c", "choice_domain"),
+        (".decl p(a: number, b: number) choice-domain (a, b)", "choice_domain"),
+        (".decl p(a: number, b: number) choice-domain (a, a)", "choice_domain"),
+        (".decl p(a: number, b: number) eqrel choice-domain a", "choice_domain"),
+        (".decl p(a: number)\n.decl q(a: number)\np(X) <= q(Y) :- X < Y.", "subsumption"),
+        (".decl p(a: number, b: number) eqrel\np(X, Y) <= p(X, Z) :- Z < Y.", "subsumption"),
+        (".decl p(a: number)\np(X) <= p(Y) :- $now > X, X < Y.", "subsumption"),
+        (".decl p(a: number)\np(X) <= p(Y) :- Z < Y.", "unbound_variable"),
+        (".decl p(a: number)\n.decl s(a: symbol)\np(X) <= p(Y) :- s(X), Y < 3.", "type_mismatch"),
+        (".decl p(a: number)\np(X) <= p(Y, Z) :- X < Y.", "arity_mismatch"),
+        (".decl p(a: number)\np(X) <= p(Y) :- q(X), X < Y.", "unknown_relation"),
+    ],
+)
+def test_a_bad_qualifier_is_an_error_with_its_code(text: str, code: str) -> None:
+    assert code in codes(text)
+
+
+def test_a_subsumption_body_is_complete_before_its_relation_is_pruned() -> None:
+    # `better` is derived from `p`: pruning `p` with it would read it half done
+    assert "cyclic_negation" in codes(
+        ".decl p(a: number)\n.decl better(a: number, b: number)\n"
+        "better(X, Y) :- p(X), p(Y), X < Y.\np(X) <= p(Y) :- better(X, Y).\np(1).")
+    # a body over lower relations is fine
+    text = (".decl p(a: number)\n.decl rank(a: number, r: number)\n.decl src(a: number)\n"
+            "rank(1, 5). rank(2, 9). src(1). src(2).\np(X) :- src(X).\n"
+            "p(X) <= p(Y) :- rank(X, A), rank(Y, B), A < B.\n")
+    assert tuples(text, "p") == {(2,)}
+
+
+# ---------------------------------------------------------------- choice-domain
+
+
+def test_choice_keeps_the_smallest_tuple_per_key_whatever_the_order_of_the_facts() -> None:
+    program = compile_text(CHOICE)
+    for seed in range(5):
+        edges = list(EDGES)
+        random.Random(seed).shuffle(edges)
+        model = evaluate(program, {"edge": edges})
+        assert set(model.tuples("pick")) == {(1, 2), (2, 4), (3, 1), (4, 6), (5, 6), (6, 1)}
+
+
+def test_an_earlier_round_wins_a_key_over_a_smaller_later_tuple() -> None:
+    text = """
+.decl edge(a: number, b: number)
+.decl reach(n: number, via: number) choice-domain n
+reach(1, 100).
+reach(B, A) :- reach(A, _), edge(A, B).
+"""
+    # 6 is reached in round 3 through 4 and 5; 1 is a given fact, never replaced by reach(1, 6)
+    got = tuples(text, "reach", {"edge": EDGES})
+    assert got == {(1, 100), (2, 1), (3, 1), (4, 2), (5, 2), (6, 4)}
+
+
+def test_several_keys_are_each_a_functional_dependency() -> None:
+    text = """
+.decl cand(a: symbol, b: symbol)
+.decl pair(a: symbol, b: symbol) choice-domain a, b
+pair(A, B) :- cand(A, B).
+"""
+    facts = {"cand": [("x", "p"), ("x", "q"), ("y", "p"), ("y", "q"), ("z", "r")]}
+    assert tuples(text, "pair", facts) == {("x", "p"), ("y", "q"), ("z", "r")}
+    composite = ".decl t(a: number, b: number, c: number) choice-domain (a, b)\nt(1, 1, 9). t(1, 1, 3). t(1, 2, 5).\n"
+    assert tuples(composite, "t") == {(1, 1, 3), (1, 2, 5)}
+
+
+def test_given_facts_of_a_choice_relation_are_chosen_too() -> None:
+    text = ".decl owner(file: symbol, who: symbol) choice-domain file\n"
+    facts = {"owner": [("a", "zoe"), ("a", "bob"), ("b", "kim")]}
+    assert tuples(text, "owner", facts) == {("a", "bob"), ("b", "kim")}
+
+
+# ---------------------------------------------------------------- subsumption
+
+
+def test_subsumption_keeps_the_shortest_distance_and_terminates_on_a_cycle() -> None:
+    got = tuples(SHORTEST, "dist", {"edge": EDGES})
+    assert got == tuples(BY_MIN, "best", {"edge": EDGES})
+    assert got == {(1, 0), (2, 1), (3, 1), (4, 2), (5, 2), (6, 3)}
+
+
+def test_given_facts_are_pruned_and_equal_tuples_never_dominate_each_other() -> None:
+    text = ".decl price(item: symbol, p: number)\nprice(I, P) <= price(I, Q) :- Q <= P.\n"
+    facts = {"price": [("a", 5), ("a", 3), ("a", 4), ("b", 7)]}
+    assert tuples(text, "price", facts) == {("a", 3), ("b", 7)}
+
+
+# ---------------------------------------------------------------- explanations
+
+
+def test_why_and_why_not_name_the_qualifier() -> None:
+    program = compile_text(CHOICE)
+    model = evaluate(program, {"edge": EDGES})
+    assert why(model, "pick", (1, 2)) is not None
+    answer = why_not(model, "pick", (1, 3))
+    assert [(f.kind, f.needed) for f in answer.failures] == [("chosen", (("pick", (1, 2)),))]
+    assert "its `choice-domain` key is taken by pick(1, 2)" in to_text(answer, program=program)
+
+    program = compile_text(SHORTEST)
+    model = evaluate(program, {"edge": EDGES})
+    proof = why(model, "dist", (6, 3))
+    assert proof is not None and proof.rule is not None and proof.children[0].tuple in {(4, 2), (5, 2)}
+    answer = why_not(model, "dist", (1, 4))
+    assert [(f.kind, f.needed) for f in answer.failures] == [("dominated", (("dist", (1, 0)),))]
+    assert "dominated by dist(1, 0)" in to_text(answer, program=program)
+
+
+# ---------------------------------------------------------------- maintenance
+
+
+@pytest.mark.parametrize("text", [CHOICE, SHORTEST])
+def test_extend_overlay_and_retract_equal_a_full_evaluation(text: str) -> None:
+    program = compile_text(text)
+    rng = random.Random(7)
+    for _ in range(20):
+        edges = {(rng.randint(1, 6), rng.randint(1, 6)) for _ in range(rng.randint(0, 8))}
+        more = {(rng.randint(0, 6), rng.randint(0, 6)) for _ in range(rng.randint(1, 4))}
+        model = evaluate(program, {"edge": edges})
+        before = {r: set(model.tuples(r)) for r in ("pick", "dist")}
+        scratch = overlay(model, {"edge": more})
+        full = evaluate(program, {"edge": edges | more})
+        for r in ("pick", "dist"):
+            assert set(scratch.tuples(r)) == set(full.tuples(r))
+            assert set(model.tuples(r)) == before[r]  # the overlay left its base alone
+            for t in full.tuples(r):
+                assert why(scratch, r, t) is not None
+        extend(model, {"edge": more})
+        for r in ("pick", "dist"):
+            assert set(model.tuples(r)) == set(full.tuples(r))
+        gone = set(rng.sample(sorted(edges | more), k=min(2, len(edges | more))))
+        retract(model, {"edge": gone})
+        again = evaluate(program, {"edge": (edges | more) - gone})
+        for r in ("pick", "dist"):
+            assert set(model.tuples(r)) == set(again.tuples(r))
+
+
+def test_a_moved_clock_equals_a_full_evaluation() -> None:
+    text = """
+.decl offer(item: symbol, p: number, from: time)
+.decl live(item: symbol, p: number) choice-domain item
+.decl cheapest(item: symbol, p: number)
+live(I, P) :- offer(I, P, From), From <= $now.
+cheapest(I, P) :- offer(I, P, From), From <= $now.
+cheapest(I, P) <= cheapest(I, Q) :- Q < P.
+"""
+    program = compile_text(text)
+    facts = {"offer": [("a", 9, 100), ("a", 5, 200), ("a", 7, 300), ("b", 4, 250)]}
+    model = evaluate(program, facts, now=150)
+    assert set(model.tuples("live")) == {("a", 9)}
+    for t in (210, 260, 400, 120):
+        model = advance(model, t)
+        full = evaluate(program, facts, now=t)
+        for r in ("live", "cheapest"):
+            assert set(model.tuples(r)) == set(full.tuples(r)), (t, r)
+    assert set(model.tuples("cheapest")) == {("a", 9)}
