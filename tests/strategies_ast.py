@@ -105,7 +105,7 @@ decls = st.builds(
     st.lists(st.builds(ast.Param, names, st.sampled_from(ast.TYPES)), max_size=4).map(tuple),
     st.just(NO_SPAN),
     st.lists(st.sampled_from(("eqrel", "btree", "brie", "inline")), max_size=2).map(tuple),
-    st.lists(st.lists(names, min_size=1, max_size=3).map(tuple), max_size=2).map(tuple),
+    st.lists(st.builds(ast.ChoiceKey, st.lists(names, min_size=1, max_size=3).map(tuple)), max_size=2).map(tuple),
 )
 subsumptions = st.builds(ast.Subsumption, atoms, atoms, bodies)
 includes = st.builds(ast.Include, st.text(max_size=12))

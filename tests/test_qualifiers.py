@@ -62,7 +62,9 @@ def test_qualifiers_parse_with_spans_and_print_back() -> None:
             "r(X, Y, Z) <= r(X, Y, W) :- W < Z ; W = Z - 1.\n")
     program = parse(text)
     decl, sub = program.items
-    assert isinstance(decl, ast.Decl) and decl.choice == (("x",), ("y", "z")) and decl.qualifiers == ("btree",)
+    assert isinstance(decl, ast.Decl) and decl.qualifiers == ("btree",)
+    assert [k.attributes for k in decl.choice] == [("x",), ("y", "z")]
+    assert [(k.span.column, k.span.end_column) for k in decl.choice] == [(62, 63), (65, 71)]
     assert (decl.span.line, decl.span.column, decl.span.end_column) == (1, 1, 71)
     assert isinstance(sub, ast.Subsumption)
     assert (sub.span.line, sub.span.column) == (2, 1)

@@ -118,7 +118,7 @@ def qualified(program: CheckedProgram) -> Qualified:
     for name, r in program.relations.items():
         if r.decl is not None and r.decl.choice:
             cols = [p.name for p in r.decl.params]
-            choice[name] = tuple(tuple(cols.index(a) for a in key) for key in r.decl.choice)
+            choice[name] = tuple(tuple(cols.index(a) for a in key.attributes) for key in r.decl.choice)
     rules: dict[str, list[Rule]] = {}
     for sub in program.subsumptions:
         rules.setdefault(sub.relation, []).append(dominance_rule(sub.dominated, sub.dominating, sub.body, sub.span))

@@ -18,6 +18,7 @@ from ..diagnostics import NO_SPAN, Span
 
 __all__ = [
     "Subsumption",
+    "ChoiceKey",
     "literal_terms",
     "Var",
     "Wildcard",
@@ -232,7 +233,7 @@ class Decl:
     params: tuple[Param, ...]
     span: Span = _span()
     qualifiers: tuple[str, ...] = ()
-    choice: tuple[tuple[str, ...], ...] = ()
+    choice: tuple["ChoiceKey", ...] = ()
 
     @property
     def arity(self) -> int:
@@ -361,6 +362,14 @@ class Program:
 
 
 # ---------------------------------------------------------------- qualifiers
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceKey:
+    """One key of a `choice-domain`: an attribute, or `(a, b)` for several."""
+
+    attributes: tuple[str, ...]
+    span: Span = _span()
 
 
 @dataclass(frozen=True, slots=True)

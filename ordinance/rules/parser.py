@@ -100,7 +100,7 @@ class _Choice:
 
     __slots__ = ("keys", "span")
 
-    def __init__(self, keys: tuple[tuple[str, ...], ...], span: Span):
+    def __init__(self, keys: tuple[ast.ChoiceKey, ...], span: Span):
         self.keys = keys
         self.span = span
 
@@ -214,7 +214,8 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return _Choice(tuple(k for x in c if isinstance(x, _Choice) for k in x.keys), _cover(c))
 
     def choice_key(self, c: list[Any]) -> "_Choice":
-        return _Choice((tuple(t.value for t in c if isinstance(t, Token) and t.type == "NAME"),), _cover(c))
+        names = tuple(t.value for t in c if isinstance(t, Token) and t.type == "NAME")
+        return _Choice((ast.ChoiceKey(names, _cover(c)),), _cover(c))
 
     def subsumption(self, c: list[Any]) -> ast.Subsumption:
         return ast.Subsumption(_relation(c[0]), _relation(c[2]), c[4].literals, _cover(c))

@@ -124,10 +124,11 @@ def _test(t: ast.TestBlock) -> str:
     return "\n".join(lines)
 
 
-def _choice(keys: tuple[tuple[str, ...], ...]) -> str:
+def _choice(keys: tuple[ast.ChoiceKey, ...]) -> str:
     if not keys:
         return ""
-    return " choice-domain " + ", ".join(k[0] if len(k) == 1 else f"({', '.join(k)})" for k in keys)
+    names = [k.attributes for k in keys]
+    return " choice-domain " + ", ".join(k[0] if len(k) == 1 else f"({', '.join(k)})" for k in names)
 
 
 def format_item(item: ast.Item) -> str:

@@ -42,17 +42,18 @@ def check_qualifiers(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
 def _choice(decl: ast.Decl) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     names = [p.name for p in decl.params]
-    for key in decl.choice:
+    for choice in decl.choice:
+        key = choice.attributes
         for a in key:
             if a not in names:
-                found.append(Diagnostic("choice_domain", f"`{a}` is not an attribute of `{decl.name}`", decl.span))
+                found.append(Diagnostic("choice_domain", f"`{a}` is not an attribute of `{decl.name}`", choice.span))
         if len(set(key)) != len(key):
             found.append(Diagnostic("choice_domain", f"a `choice-domain` key of `{decl.name}` repeats an attribute",
-                                    decl.span))
+                                    choice.span))
         elif set(key) >= set(names):
             found.append(Diagnostic("choice_domain",
                                     f"the `choice-domain` key ({', '.join(key)}) holds every attribute of `{decl.name}`: "
-                                    "it would choose nothing", decl.span))
+                                    "it would choose nothing", choice.span))
     if decl.choice and "eqrel" in decl.qualifiers:
         found.append(Diagnostic("choice_domain", f"`{decl.name}` is an `eqrel` relation: it cannot have a `choice-domain`",
                                 decl.span))
