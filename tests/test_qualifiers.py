@@ -242,3 +242,69 @@ cheapest(I, P) <= cheapest(I, Q) :- Q < P.
         for r in ("live", "cheapest"):
             assert set(model.tuples(r)) == set(full.tuples(r)), (t, r)
     assert set(model.tuples("cheapest")) == {("a", 9)}
+
+
+# ---------------------------------------------------------------- counters
+
+COUNTER = """
+.decl q(x: symbol, y: number)
+.decl id(n: number, x: symbol)
+.decl pair(n: number, m: number, x: symbol)
+id(autoinc(), X) :- q(X, _).
+pair($, $, X) :- q(X, Y), Y > 1.
+"""
+QS = [("b", 1), ("a", 2), ("c", 3), ("a", 5)]
+
+
+def test_autoinc_numbers_each_binding_in_value_order_whatever_the_order_of_the_facts() -> None:
+    program = compile_text(COUNTER)
+    assert format_program(parse("p($) :- q(1).")) == "p(autoinc()) :- q(1).\n"
+    for seed in range(4):
+        qs = list(QS)
+        random.Random(seed).shuffle(qs)
+        model = evaluate(program, {"q": qs})
+        # one number per binding of the named variables: `q(X, _)` numbers X
+        assert set(model.tuples("id")) == {(0, "a"), (1, "b"), (2, "c")}
+        # the next rule continues the count; two counters in a head take two numbers
+        assert set(model.tuples("pair")) == {(3, 4, "a"), (5, 6, "a"), (7, 8, "c")}
+
+
+def test_a_number_is_explained_by_the_binding_it_was_given() -> None:
+    program = compile_text(COUNTER)
+    model = evaluate(program, {"q": QS})
+    proof = why(model, "pair", (5, 6, "a"))
+    assert proof is not None and dict(proof.bindings) == {"X": "a", "Y": 5}
+    assert [c.tuple for c in proof.children if c.kind == "fact"] == [("a", 5)]
+    assert why(model, "id", (1, "b")) is not None
+    assert not why_not(model, "pair", (5, 7, "a")).holds
+    assert why_not(model, "pair", (5, 7, "a")).failures == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ".decl q(x: symbol)\n.decl id(n: number, x: symbol)\nid(autoinc() + 1, X) :- q(X).",
+        ".decl q(x: symbol)\n.decl id(n: number, x: symbol)\nid(N, X) :- q(X), N = autoinc().",
+        ".decl id(n: number, x: symbol)\nid(autoinc(), \"a\").",
+        ".decl id(n: number)\nid(autoinc()) :- id(_).\nid(0).",
+        ".decl q(x: symbol)\n.invariant \"i\" :- q(X), autoinc() > 3.",
+    ],
+)
+def test_autoinc_stands_only_in_the_head_of_a_rule_that_is_not_recursive(text: str) -> None:
+    assert codes(text) == ["autoinc"]
+
+
+def test_a_counter_program_is_recomputed_not_extended() -> None:
+    program = compile_text(COUNTER)
+    model = evaluate(program, {"q": QS})
+    scratch = overlay(model, {"q": [("a0", 9)]})
+    full = evaluate(program, {"q": QS + [("a0", 9)]})
+    assert set(model.tuples("id")) == {(0, "a"), (1, "b"), (2, "c")}
+    for r in ("id", "pair"):
+        assert set(scratch.tuples(r)) == set(full.tuples(r))
+    assert why(scratch, "id", (1, "a0")) is not None
+    extend(model, {"q": [("a0", 9)]})
+    retract(model, {"q": [("b", 1)]})
+    again = evaluate(program, {"q": [q for q in QS if q != ("b", 1)] + [("a0", 9)]})
+    for r in ("id", "pair"):
+        assert set(model.tuples(r)) == set(again.tuples(r))

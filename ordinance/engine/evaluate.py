@@ -112,7 +112,7 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
         if to_add is None:
             break
         if q is not None:
-            to_add = q.choose(rels, to_add, heads)
+            to_add = q.choose(rels, q.number(model, to_add), heads)
         rounds += 1
         # a non-recursive stratum derives everything in one round: height 1
         height = model.rounds[st.index] = model.rounds.get(st.index, 0) + 1 if st.recursive else 1

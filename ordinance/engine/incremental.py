@@ -9,9 +9,10 @@ Strata are visited in order with two kinds of change per relation:
   changed relation, or reads a reset one, or holds a relation that lost facts,
   is recomputed from its facts. If the recomputed relation only grew, it counts
   as grown for the strata above; otherwise as reset.
-- a program with `choice-domain` or subsumption (qualify.py) is evaluated
-  again from its given facts instead: a new tuple there may displace or
-  dominate old ones, which no change above describes (`_rebuild`).
+- a program with `choice-domain`, subsumption or `autoinc()` (qualify.py) is
+  evaluated again from its given facts instead: a new tuple there may
+  displace or dominate old ones, or shift the numbering, which no change
+  above describes (`_rebuild`).
 - *removed* (`removed[r]` holds the lost tuples, in a model, never in an
   overlay): a non-recursive stratum that reads it only positively deletes
   what lost its support (DRed, see "deletion" below); any other reader is
@@ -250,6 +251,7 @@ def _rebuild(model: Model, budget: Budget) -> set[str]:
                if n not in rels or n not in old or set(old[n].stable) != set(rels[n].stable)}
     model.rels = rels
     model.rounds = fresh.rounds
+    model.tickets = fresh.tickets
     model.inexact = set()
     model.borrowed = set()
     return changed

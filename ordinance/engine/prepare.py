@@ -10,7 +10,7 @@ from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Rule
 from ..rules.checked import CheckedProgram
 from .codegen import Compiled, compile_plan, compile_round
 from .plan import AggStep, plan_rule
-from .qualify import qualified
+from .qualify import counts, qualified
 from .relation import Rel
 from .text import rule_text
 
@@ -56,13 +56,16 @@ class Prepared:
     runs: dict[tuple[int, str], "Round | None"] = field(default_factory=dict)
     clock: Any = None  # clock.Clockwork, computed when first asked for
     bound: dict[tuple[int, str], Compiled] = field(default_factory=dict)  # rules with the head bound (incremental.py)
-    qualified: Any = None  # qualify.Qualified when the program has `choice-domain` or subsumption, else None
+    qualified: Any = None  # qualify.Qualified with `choice-domain`, subsumption or `autoinc()`, else None
 
     def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
         compiled = self.plans.get((rule_id, delta))
         if compiled is None:
             sizes = {name: len(r.stable) for name, r in rels.items()}
-            plan = plan_rule(self.program.rules[rule_id], rule_id, delta, sizes)
+            rule = self.program.rules[rule_id]
+            if self.qualified is not None:  # `autoinc()` heads hold tickets (qualify.py)
+                rule = self.qualified.counted.get(rule_id, rule)
+            plan = plan_rule(rule, rule_id, delta, sizes)
             compiled = self.plans[rule_id, delta] = compile_plan(plan)
         return compiled
 
@@ -120,7 +123,8 @@ def prepare(program: CheckedProgram) -> Prepared:
         program, tuple(strata), arity, derived, tuple(rule_text(r) for r in program.rules), index,
         {name: tuple(sorted(ids)) for name, ids in readers.items()}, tuple(r.head.relation for r in program.rules),
     )
-    if program.subsumptions or any(r.decl is not None and r.decl.choice for r in program.relations.values()):
+    if program.subsumptions or counts(program) or any(r.decl is not None and r.decl.choice
+                                                       for r in program.relations.values()):
         prep.qualified = qualified(program)
     return prep
 

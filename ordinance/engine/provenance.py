@@ -145,7 +145,7 @@ class _Interp:
         out = dict(b)
         later = []
         for a, v in zip(args, t):
-            if v is None:
+            if v is None or _counter(a):  # a number of `autoinc()`: `_rules_matching` reads its binding
                 continue
             if isinstance(a, Var) and a.name not in out:
                 out[a.name] = v
@@ -242,6 +242,26 @@ class _Interp:
             v = self.aggregate(step, b)
             if v is not None and (step.var not in b or _eq(b[step.var], v)):
                 yield {**b, step.var: v}, v
+
+
+def _counter(t: Term) -> bool:
+    return isinstance(t, Call) and t.func == "autoinc"
+
+
+def _numbered(model: Model, rid: int, head: tuple[Term, ...], t: tuple[Any, ...]) -> Binding:
+    """The binding that rule `rid` numbered with the values of `t` at its
+    `autoinc()` arguments ({"#no": True} if it numbered none of them so)."""
+    q = model.prepared.qualified
+    if q is None or rid not in q.binding:
+        return {}
+    b: Binding = {}
+    for i, (h, v) in enumerate(zip(head, t)):
+        if _counter(h) and v is not None:
+            found = q.ticket_binding(model, rid, i, v)
+            if found is None or any(b.get(k, x) != x for k, x in found.items()):
+                return {"#no": True}
+            b.update(found)
+    return b
 
 
 def _eq(x: Any, y: Any) -> bool:
@@ -378,7 +398,7 @@ def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, i
     best: tuple[tuple[int, int], int, Binding, list[tuple[Step, Binding, Any]]] | None = None
     for rid, plan, start in _rules_matching(interp, relation, t):
         for b, trail in _instances(interp, plan, start, rank):
-            if not all(interp.known(h, b) and _eq(interp.value(h, b), v) for h, v in zip(plan.head, t)):
+            if not all(_counter(h) or interp.known(h, b) and _eq(interp.value(h, b), v) for h, v in zip(plan.head, t)):
                 continue
             top = max((_rank(model, s.atom.relation, ev) for s, _, ev in trail if isinstance(s, Scan)), default=(0, 0))
             if best is None or top < best[0]:  # the first of equals is the least in value order
@@ -466,8 +486,8 @@ def _rules_matching(interp: _Interp, relation: str, t: tuple[Any, ...]) -> Itera
         if program.rules[rid].is_fact:
             continue
         plan = interp.plan(rid)
-        start = interp.unify(plan.head, t, {})
-        if start is not None:
+        start = interp.unify(plan.head, t, _numbered(interp.model, rid, plan.head, t))
+        if start is not None and not start.get("#no"):
             yield rid, plan, start
 
 

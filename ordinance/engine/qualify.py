@@ -11,10 +11,17 @@
   when a different tuple matched by the dominating atom exists with the
   body true. A removed tuple is never admitted again: dominance is a partial
   order, so whatever dominated it is itself dominated by a tuple that stays.
+- counters (`autoinc()`, `$`): a rule with `autoinc()` in its head runs as
+  one whose head holds a `Ticket` per argument: the values of the rule's
+  variables. After the round the tickets are numbered from the model's
+  counter, tuples in value order, so the numbers are a function of the
+  facts (one per distinct binding of the rule's named variables; Soufflé
+  numbers each derivation in evaluation order). `model.tickets` keeps each
+  number's rule and binding for explanations.
 
-The evaluator calls `choose` on a round's `to_add` and `prune` after
-merging it (evaluate.py); incremental maintenance recomputes a program
-holding either qualifier instead of extending it (incremental.py).
+The evaluator calls `number` and `choose` on a round's `to_add` and `prune`
+after merging it (evaluate.py); incremental maintenance recomputes a
+program holding any of them instead of extending it (incremental.py).
 """
 
 from __future__ import annotations
@@ -22,13 +29,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from ..rules.ast import Atom, BinOp, Call, Rule, Term, Var, Wildcard
+from ..rules.ast import Atom, BinOp, Call, Const, Rule, Term, Var, Wildcard
+from ..rules.functors import Ticket
 from ..rules.checked import CheckedProgram
 from .codegen import Compiled, compile_plan
 from .plan import plan_rule
 from .relation import Layer, Rel
 
-__all__ = ["Qualified", "qualified", "admit", "rivals", "value_order"]
+__all__ = ["Qualified", "qualified", "counts", "admit", "rivals", "value_order"]
 
 Tuple = tuple[Any, ...]
 
@@ -41,10 +49,36 @@ class Qualified:
     choice: dict[str, tuple[tuple[int, ...], ...]]
     rules: dict[str, tuple[Rule, ...]]
     subsume: dict[str, tuple[Compiled, ...]] = field(default_factory=dict)
+    counted: dict[int, Rule] = field(default_factory=dict)  # rule id -> the rule with tickets in its head
+    binding: dict[int, tuple[str, ...]] = field(default_factory=dict)  # rule id -> the variables a ticket holds
+
+    def number(self, model: Any, to_add: dict[int, set[Tuple]]) -> dict[int, set[Tuple]]:
+        """`to_add` with the tickets of counter rules numbered, rule by rule."""
+        for rid in sorted(r for r in to_add if r in self.counted and to_add[r]):
+            numbered: set[Tuple] = set()
+            for t in sorted(to_add[rid], key=value_order):
+                out = []
+                for v in t:
+                    if isinstance(v, Ticket):
+                        n = len(model.tickets)
+                        model.tickets[n] = (rid, v)
+                        v = n
+                    out.append(v)
+                numbered.add(tuple(out))
+            to_add[rid] = numbered
+        return to_add
 
     @property
     def relations(self) -> frozenset[str]:
         return frozenset(self.choice) | frozenset(self.rules)
+
+    def ticket_binding(self, model: Any, rid: int, position: int, n: Any) -> dict[str, Any] | None:
+        """The binding rule `rid` numbered `n` at head argument `position`,
+        None if it gave no such number there."""
+        entry = model.tickets.get(n) if isinstance(n, int) else None
+        if entry is None or entry[0] != rid or entry[1][0] != position:
+            return None
+        return dict(zip(self.binding[rid], entry[1][1:]))
 
     def choose(self, rels: Mapping[str, Rel], to_add: dict[int, set[Tuple]], heads: tuple[str, ...]
                ) -> dict[int, set[Tuple]]:
@@ -124,7 +158,24 @@ def qualified(program: CheckedProgram) -> Qualified:
         rules.setdefault(sub.relation, []).append(dominance_rule(sub.dominated, sub.dominating, sub.body, sub.span))
     q = Qualified(choice, {name: tuple(rs) for name, rs in rules.items()})
     q.subsume = {name: tuple(compile_plan(plan_rule(r, -1)) for r in rs) for name, rs in q.rules.items()}
+    for rid, rule in enumerate(program.rules):
+        if rule.body and any(_is_counter(a) for a in rule.head.args):
+            names = tuple(sorted({v.name for lit in rule.body if isinstance(lit, Atom) for v in lit.args
+                                  if isinstance(v, Var)}))
+            q.binding[rid] = names
+            args = tuple(Call("autoinc", (Const(i, "number"), *(Var(n) for n in names)), a.span) if _is_counter(a) else a
+                         for i, a in enumerate(rule.head.args))
+            q.counted[rid] = Rule(Atom(rule.head.relation, args, rule.head.span), rule.body, rule.span)
     return q
+
+
+def counts(program: CheckedProgram) -> bool:
+    """Whether a rule of `program` numbers its tuples with `autoinc()`."""
+    return any(r.body and any(_is_counter(a) for a in r.head.args) for r in program.rules)
+
+
+def _is_counter(t: Term) -> bool:
+    return isinstance(t, Call) and t.func == "autoinc"
 
 
 def dominance_rule(dominated: Atom, dominating: Atom, body: tuple[Any, ...], span: Any) -> Rule:

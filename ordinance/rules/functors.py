@@ -48,6 +48,7 @@ __all__ = [
     "regex",
     "glob_regex",
     "namespace",
+    "Ticket",
 ]
 
 
@@ -465,6 +466,17 @@ def _glob(pattern: str, path: str) -> bool:
     return glob_regex(pattern).fullmatch(path) is not None
 
 
+class Ticket(tuple):  # type: ignore[type-arg]
+    """What `autoinc()` gives while a round runs: the derivation it stands
+    for, numbered once the round is over (engine/qualify.py)."""
+
+    __slots__ = ()
+
+
+def _ticket(*binding: Any) -> Ticket:
+    return Ticket(binding)
+
+
 FUNCTORS: dict[str, Builtin] = {
     b.name: b
     for b in (
@@ -481,6 +493,7 @@ FUNCTORS: dict[str, Builtin] = {
         Builtin("range", ("numeric", "numeric"), "same", _range, variadic=True, most=3, multi=True),
         Builtin("bnot", ("integral",), "same", _bnot),
         Builtin("lnot", ("integral",), "same", _lnot),
+        Builtin("autoinc", (), "number", _ticket),
     )
 }
 

@@ -65,7 +65,7 @@ _FRIENDLY = {
     "$END": "end of input",
 }
 _TERM_START = {
-    "`$now`", "`(`", "`_`", "`forever`", "`-`", "aggregate",
+    "`$now`", "`$`", "`(`", "`_`", "`forever`", "`-`", "aggregate",
     "duration", "identifier", "instant", "integer", "string",
     "unsigned integer", "float", "`bnot` or `lnot`", "functor",
 }
@@ -379,6 +379,9 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
             want = (f"{n} to {builtin.most}" if builtin.most else f"at least {n}") if builtin.variadic else str(n)
             _error("arity_mismatch", f"`{name.value}` takes {want} arguments, got {len(args)}", _cover(c))
         return ast.Call(name.value, args, _cover(c))
+
+    def autoinc(self, c: list[Any]) -> ast.Call:  # `$`, Soufflé's old spelling of `autoinc()`
+        return ast.Call("autoinc", (), _cover(c))
 
     def var(self, c: list[Any]) -> ast.Var:
         return ast.Var(c[0].value, _tok_span(c[0]))

@@ -14,7 +14,7 @@ from ..printer import format_program
 from .arity import check_arity, expected_arities
 from .io import check_io
 from .patterns import check_patterns
-from .qualifiers import as_rules, check_qualifiers, stratum_rules
+from .qualifiers import as_rules, check_counters, check_qualifiers, stratum_rules
 from .relations import check_relations
 from .safety import SAFETY_CODES, check_safety
 from .stratify import stratify
@@ -40,6 +40,7 @@ def run_passes(
     found += check_io(items, extensional)
     strat = stratify(tuple(i for i in subsumed if isinstance(i, ast.Rule)) + stratum_rules(subsumed))
     found += strat.diagnostics
+    found += check_counters(subsumed, strat.strata)
     return found, strat.strata
 
 

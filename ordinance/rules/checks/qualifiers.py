@@ -1,10 +1,13 @@
-"""Qualifier pass: `choice-domain` keys and subsumption clauses.
+"""Qualifier pass: `choice-domain` keys, subsumption clauses and counters.
 
 The other passes check a subsumption clause as the rule
 `r(X) :- r(X), r(Y), body.` (`Subsumption.as_rule`); this pass checks what
 is particular to the qualifiers: a key names attributes of its relation and
 leaves one free, both sides of `<=` name one relation, and neither is
-combined with `eqrel`.
+combined with `eqrel`. `autoinc()` stands only as an argument of the head
+of a rule with a body that reads no relation of its own stratum (numbered
+once per binding, see engine/qualify.py; a recursive one would number
+without end).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from ...diagnostics import Diagnostic
 from .. import ast
 from .walk import literal_terms, subterms
 
-__all__ = ["check_qualifiers", "as_rules", "stratum_rules"]
+__all__ = ["check_qualifiers", "check_counters", "as_rules", "stratum_rules"]
 
 
 def check_qualifiers(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
@@ -76,3 +79,38 @@ def stratum_rules(items: tuple[ast.Item, ...]) -> tuple[ast.Rule, ...]:
             always = ast.Comparison("=", ast.Const(0, "number"), ast.Const(0, "number"), item.span)
             extra.append(ast.Rule(item.dominated, (*body, always), item.span))
     return tuple(extra)
+
+
+def _counters(t: ast.Term) -> list[ast.Call]:
+    return [s for s in subterms(t, True) if isinstance(s, ast.Call) and s.func == "autoinc"]
+
+
+def check_counters(items: tuple[ast.Item, ...], strata: tuple[tuple[str, ...], ...]) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    stratum = {name: i for i, names in enumerate(strata) for name in names}
+    misplaced = "`autoinc()` stands only as an argument of the head of a rule with a body"
+
+    def body(lits: tuple[ast.Literal, ...]) -> None:
+        for lit in lits:
+            for term in literal_terms(lit):
+                found.extend(Diagnostic("autoinc", misplaced, c.span) for c in _counters(term))
+
+    for item in items:
+        if isinstance(item, ast.Rule):
+            body(item.body)
+            for arg in item.head.args:
+                counters = _counters(arg)
+                if counters and (not item.body or counters != [arg]):
+                    found.extend(Diagnostic("autoinc", misplaced, c.span) for c in counters)
+                elif counters and any(isinstance(lit, ast.Atom) and lit.relation in stratum
+                                      and stratum[lit.relation] == stratum.get(item.head.relation) for lit in item.body):
+                    found.append(Diagnostic("autoinc", f"`autoinc()` in a recursive rule of `{item.head.relation}` "
+                                            "would number without end", arg.span))
+        elif isinstance(item, ast.Invariant):
+            body(item.body)
+        elif isinstance(item, ast.Subsumption):
+            body((item.dominated, item.dominating, *item.body))
+        elif isinstance(item, ast.TestBlock):
+            for fact in item.facts:
+                body((fact.head,))
+    return found
