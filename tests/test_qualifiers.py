@@ -308,3 +308,53 @@ def test_a_counter_program_is_recomputed_not_extended() -> None:
     again = evaluate(program, {"q": [q for q in QS if q != ("b", 1)] + [("a0", 9)]})
     for r in ("id", "pair"):
         assert set(model.tuples(r)) == set(again.tuples(r))
+
+
+# ---------------------------------------------------------------- witnesses
+
+FAMILY = """
+.decl family(name: symbol, age: number)
+.decl youngest(name: symbol, age: number)
+.decl oldest(name: symbol)
+family("Alissa", 10). family("Maria", 46). family("Mark", 50). family("John", 10).
+youngest(P, N) :- N = min X : { family(P, X) }.
+oldest(P) :- _ = max X : family(P, X).
+"""
+
+
+def test_min_and_max_bind_their_witnesses_every_tied_row() -> None:
+    model = evaluate(compile_text(FAMILY))
+    assert set(model.tuples("youngest")) == {("Alissa", 10), ("John", 10)}
+    assert set(model.tuples("oldest")) == {("Mark",)}
+
+
+def test_a_witness_is_per_group_when_the_group_is_bound_outside() -> None:
+    text = """
+.decl student(c: symbol, s: symbol, h: number)
+.decl tallest(c: symbol, s: symbol, h: number)
+student("a", "x", 170). student("a", "y", 180). student("b", "z", 150). student("b", "w", 150).
+tallest(C, S, H) :- student(C, _, _), H = max Hh : { student(C, S, Hh) }, H > 100.
+"""
+    model = evaluate(compile_text(text))
+    assert set(model.tuples("tallest")) == {("a", "y", 180), ("b", "z", 150), ("b", "w", 150)}
+    proof = why(model, "tallest", ("b", "w", 150))
+    assert proof is not None and ("S", "w") in proof.bindings
+    assert any(c.kind == "fact" and c.tuple == ("b", "w", 150) for c in proof.children)
+    assert not why_not(model, "tallest", ("a", "x", 170)).holds
+
+
+def test_count_and_sum_have_no_witnesses() -> None:
+    assert codes(".decl e(a: number, b: number)\n.decl p(a: number, n: number)\np(X, N) :- N = count : { e(X, _) }.") \
+        == ["unbound_variable"]
+    assert "unbound_variable" in codes(
+        ".decl e(a: number, b: number)\n.decl p(a: number, n: number)\np(X, N) :- N = sum Y : { e(X, Y) }.")
+
+
+def test_a_variable_bound_outside_is_still_injected_not_a_witness() -> None:
+    text = """
+.decl e(a: number, b: number)
+.decl low(a: number, m: number)
+e(1, 5). e(1, 3). e(2, 7).
+low(X, M) :- e(X, _), M = min Y : { e(X, Y) }.
+"""
+    assert tuples(text, "low") == {(1, 3), (2, 7)}
