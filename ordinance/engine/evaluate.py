@@ -46,6 +46,9 @@ def ground_value(term: Term, now: int) -> Any:
         return evaluate(term, {}, now)
     except KeyError:
         raise EvaluationError([Diagnostic("unbound_variable", "a fact must not contain variables")]) from None
+    except OverflowError:
+        raise LimitExceeded([Diagnostic("limit_exceeded", "limit exceeded: a number outside 64 bits in a fact",
+                                        getattr(term, "span", None) or Span())]) from None
 
 
 def load_relations(

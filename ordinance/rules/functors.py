@@ -34,7 +34,6 @@ __all__ = [
     "FUNCTORS",
     "PREDICATES",
     "OPERATORS",
-    "INLINE",
     "OPERATOR_NAMES",
     "EVAL_ERRORS",
     "c_div",
@@ -264,24 +263,28 @@ def _lnot(a: Any) -> Any:
     return _like(a, 0 if a else 1)
 
 
-def _add(a: Any, b: Any) -> Any:
-    return a + b
-
-
-def _sub(a: Any, b: Any) -> Any:
-    return a - b
-
-
-def _mul(a: Any, b: Any) -> Any:
-    """Multiplication; a product outside 64 bits is an OverflowError (the
-    engine reports `limit_exceeded`), so `p(X * X) :- p(X).` stops."""
-    r = a * b
+def _in_range(r: Any) -> Any:
+    """A `number` result outside 64 bits is an OverflowError (the engine
+    reports `limit_exceeded`), so `p(X * X) :- p(X).` and `p(X + X) :- p(X).`
+    stop; an `unsigned` one wraps around, a float is a float."""
     if type(r) is int and not MIN_INT <= r <= MAX_INT:
         raise OverflowError("a number outside 64 bits")
     return r
 
 
-# op -> function; INLINE[op] is the Python operator generated code uses instead
+def _add(a: Any, b: Any) -> Any:
+    return _in_range(a + b)
+
+
+def _sub(a: Any, b: Any) -> Any:
+    return _in_range(a - b)
+
+
+def _mul(a: Any, b: Any) -> Any:
+    return _in_range(a * b)
+
+
+# op -> function
 OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "+": _add,
     "-": _sub,
@@ -301,7 +304,6 @@ OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
 }
 # operand kinds: "integral" (number or unsigned) or "numeric" (floats too)
 OPERAND: dict[str, str] = {op: "integral" if op[0] in "bl" or op == "%" else "numeric" for op in OPERATORS}
-INLINE: dict[str, str] = {"+": "+", "-": "-"}
 # op -> its name in generated code (`op_div` for `/`)
 OPERATOR_NAMES: dict[str, str] = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "^": "pow"}
 OPERATOR_NAMES.update({op: op for op in OPERATORS if op.isalpha()})
