@@ -77,7 +77,7 @@ class Builtin:
     fn: Callable[..., Any]
     variadic: bool = False
     most: int | None = None  # a variadic builtin's most arguments
-    multi: bool = False  # gives several values (`range`): only as `X = range(...)`
+    multi: bool = False  # gives several values (`range`): bound by `X = range(...)` (rules/ranges.py lifts it there)
 
     def arity_ok(self, n: int) -> bool:
         if not self.variadic:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, ParseError, Span
 from . import ast
+from .ranges import lift_ranges
 from .witness import ground_witnesses
 from .expand import eqrel_rules, expand_invariant, expand_rule, expand_subsumption
 from .parser import parse
@@ -111,7 +112,7 @@ class _Flattener:
             if isinstance(item, ast.Include):
                 self.include(item, directory, chain)
             elif isinstance(item, ast.Rule):
-                self.items.extend(map(ground_witnesses, expand_rule(item, self.diagnostics)))
+                self.items.extend(ground_witnesses(lift_ranges(r)) for r in expand_rule(item, self.diagnostics))
             elif isinstance(item, ast.Invariant):
                 self.items.extend(expand_invariant(item, self.diagnostics))
             elif isinstance(item, ast.Subsumption):

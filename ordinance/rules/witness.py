@@ -22,7 +22,7 @@ from typing import Callable, Mapping
 from . import ast
 from .scope import aggregate_vars, outside_vars
 
-__all__ = ["ground_witnesses"]
+__all__ = ["ground_witnesses", "FreshNames", "rule_vars"]
 
 
 def ground_witnesses(rule: ast.Rule) -> ast.Rule:
@@ -35,8 +35,7 @@ def ground_witnesses(rule: ast.Rule) -> ast.Rule:
     free = outside - grounded
     if not free:
         return rule
-    names = _Names(outside | {v for lit in rule.body for t in ast.literal_terms(lit) for v in _all_vars(t)}
-                   | {v for t in rule.head.args for v in _all_vars(t)})
+    names = FreshNames(rule_vars(rule))
     extra: list[ast.Literal] = []
 
     def witnessed(t: ast.Term) -> ast.Term:
@@ -70,7 +69,9 @@ def ground_witnesses(rule: ast.Rule) -> ast.Rule:
     return ast.Rule(head, (*body, *extra), rule.span, rule.more_heads)
 
 
-class _Names:
+class FreshNames:
+    """Variable names not yet used by a rule: `base_1`, `base_2`, ..."""
+
     def __init__(self, taken: set[str]) -> None:
         self.taken = set(taken)
         self.n = count(1)
@@ -81,6 +82,12 @@ class _Names:
             if name not in self.taken:
                 self.taken.add(name)
                 return name
+
+
+def rule_vars(rule: ast.Rule) -> set[str]:
+    """Every variable name a rule writes, inside aggregates too."""
+    return ({v for lit in rule.body for t in ast.literal_terms(lit) for v in _all_vars(t)}
+            | {v for t in rule.head.args for v in _all_vars(t)})
 
 
 def _all_vars(t: ast.Term | None) -> set[str]:
@@ -112,18 +119,18 @@ def _witnesses(agg: ast.Aggregate, free: set[str]) -> set[str]:
     return {v for v in aggregate_vars(agg) if v in free and v not in target}
 
 
-def _ground(agg: ast.Aggregate, witnesses: set[str], outside: set[str], result: str, names: _Names) -> list[ast.Literal]:
+def _ground(agg: ast.Aggregate, witnesses: set[str], outside: set[str], result: str, names: FreshNames) -> list[ast.Literal]:
     return [ast.Comparison("=", ast.Var(result, agg.span), _inner(agg, witnesses, names), agg.span),
             *_outer(agg, witnesses, outside, result, names)]
 
 
-def _inner(agg: ast.Aggregate, witnesses: set[str], names: _Names) -> ast.Aggregate:
+def _inner(agg: ast.Aggregate, witnesses: set[str], names: FreshNames) -> ast.Aggregate:
     """The aggregate with its witnesses renamed: local to it."""
     renamed = {w: names.fresh(w) for w in sorted(witnesses)}
     return ast.Aggregate(agg.func, agg.target, tuple(_rename(lit, renamed) for lit in agg.body), agg.span)
 
 
-def _outer(agg: ast.Aggregate, witnesses: set[str], outside: set[str], result: str, names: _Names) -> list[ast.Literal]:
+def _outer(agg: ast.Aggregate, witnesses: set[str], outside: set[str], result: str, names: FreshNames) -> list[ast.Literal]:
     """The aggregate's body outside, its local variables renamed, with the
     target equal to the result: the rows that attain it."""
     local = aggregate_vars(agg) - outside - witnesses
