@@ -36,6 +36,7 @@ from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal
 from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
+from .evaluate import aggregator
 from .incremental import renumber
 from .model import Model
 from .qualify import rivals
@@ -519,7 +520,7 @@ def _rule_failure(interp: _Interp, plan: JoinPlan, start: Binding, depth: int) -
         return Failure(plan.rule_id, label, _visible(start), None, "false", ())
     if i == len(plan.steps):  # the body holds: a qualifier excluded the head, or its expression differs
         head = interp.model.prepared.program.rules[plan.rule_id].head
-        found = rivals(interp.model, head.relation, tuple(interp.value(h, b) for h in plan.head))
+        found = rivals(interp.model, head.relation, tuple(interp.value(h, b) for h in plan.head), aggregator)
         if found is not None:
             return Failure(plan.rule_id, label, _visible(b), inst.atom(head, b), found[0], found[1])
         return Failure(plan.rule_id, label, _visible(b), inst.atom(head, b), "false", ())

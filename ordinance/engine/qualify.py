@@ -198,9 +198,10 @@ def dominance_rule(dominated: Atom, dominating: Atom, body: tuple[Any, ...], spa
 
 
 
-def rivals(model: Any, relation: str, t: Tuple) -> tuple[str, tuple[tuple[str, Tuple], ...]] | None:
+def rivals(model: Any, relation: str, t: Tuple, aggregator: Any) -> tuple[str, tuple[tuple[str, Tuple], ...]] | None:
     """Why a qualifier keeps `relation(t)` (not in the model) out: ("chosen",
-    the tuples holding its keys) or ("dominated", the tuples dominating it)."""
+    the tuples holding its keys) or ("dominated", the tuples dominating it);
+    `aggregator` is evaluate.aggregator (which imports this module)."""
     q: Qualified | None = model.prepared.qualified
     rel = model.rels.get(relation)
     if q is None or rel is None or len(t) != rel.arity or t in rel.stable:
@@ -213,8 +214,6 @@ def rivals(model: Any, relation: str, t: Tuple) -> tuple[str, tuple[tuple[str, T
         return "chosen", tuple((relation, u) for u in sorted(holders, key=value_order))
     joins = q.subsume.get(relation, ())
     if joins:
-        from .evaluate import aggregator  # evaluate imports this module
-
         view = Layer(rel)
         view.insert({t})
         rels = dict(model.rels)
