@@ -358,3 +358,42 @@ e(1, 5). e(1, 3). e(2, 7).
 low(X, M) :- e(X, _), M = min Y : { e(X, Y) }.
 """
     assert tuples(text, "low") == {(1, 3), (2, 7)}
+
+
+# ---------------------------------------------------------------- the gate
+
+GATED = """
+.include "continuity"
+.decl first_holder(scope: symbol, agent: symbol) choice-domain scope
+first_holder(S, A) :- grant(A, S, _).
+.decl newest(scope: symbol, epoch: number)
+newest(S, E) :- grant(_, S, E).
+newest(S, E) <= newest(S, F) :- E < F.
+forbid(R, "not-first", S) :- request(R, _, _, A, _), request_scope(R, S), first_holder(S, B), A != B.
+forbid(R, "old-epoch", S) :- request(R, _, _, _, E), request_scope(R, S), newest(S, N), E < N.
+"""
+
+
+def test_the_warm_gate_decides_as_a_fresh_one_on_a_qualified_policy(tmp_path: Any) -> None:
+    from ordinance.facts import open_store, schema_of
+    from ordinance.gate import Gate, Request
+    from ordinance.values import parse_instant
+
+    policy = compile_text(GATED)
+    t = parse_instant("2026-08-14T23:00:00Z")
+    with open_store(str(tmp_path / "gate.db"), schema_of(policy)) as store:
+        store.assert_facts([("grant", ("bob", "deploy", 2))], source="owner", author="lead")
+        gate = Gate(policy, store)
+        asks = [Request("r1", "write", "job", "bob", 2, scope="deploy"),
+                Request("r2", "write", "job", "alice", 1, scope="deploy"),
+                Request("r3", "write", "job", "alice", 3, scope="deploy")]
+        assert gate.check(asks[0], t).allowed
+        # alice's grant is smaller: she becomes the first holder; epoch 3 is the newest
+        store.assert_facts([("grant", ("alice", "deploy", 1)), ("grant", ("alice", "deploy", 3))],
+                           source="owner", author="lead")
+        for i, ask in enumerate(asks):
+            warm = gate.check(ask, t + 60 * i)
+            fresh = Gate(policy, store).check(ask, t + 60 * i)
+            assert (warm.allowed, warm.codes) == (fresh.allowed, fresh.codes)
+        assert {"not-first", "old-epoch"} <= set(gate.check(asks[0], t + 600).codes)
+        assert gate.check(asks[2], t + 600).allowed
