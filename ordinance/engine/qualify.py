@@ -44,10 +44,11 @@ Tuple = tuple[Any, ...]
 @dataclass(slots=True)
 class Qualified:
     """The qualifiers of one program: `choice[r]` the key columns of each
-    domain of `r`; `subsume[r]` the compiled dominance joins of `r`."""
+    domain of `r`; `dominance[r]` its subsumption clauses as rules and
+    `subsume[r]` their compiled joins; `counted` the counter rules."""
 
     choice: dict[str, tuple[tuple[int, ...], ...]]
-    rules: dict[str, tuple[Rule, ...]]
+    dominance: dict[str, tuple[Rule, ...]]  # relation -> its subsumption clauses as `__dominance` rules
     subsume: dict[str, tuple[Compiled, ...]] = field(default_factory=dict)
     counted: dict[int, Rule] = field(default_factory=dict)  # rule id -> the rule with tickets in its head
     binding: dict[int, tuple[str, ...]] = field(default_factory=dict)  # rule id -> the variables a ticket holds
@@ -70,7 +71,7 @@ class Qualified:
 
     @property
     def relations(self) -> frozenset[str]:
-        return frozenset(self.choice) | frozenset(self.rules)
+        return frozenset(self.choice) | frozenset(self.dominance)
 
     def ticket_binding(self, model: Any, rid: int, position: int, n: Any) -> dict[str, Any] | None:
         """The binding rule `rid` numbered `n` at head argument `position`,
@@ -157,7 +158,7 @@ def qualified(program: CheckedProgram) -> Qualified:
     for sub in program.subsumptions:
         rules.setdefault(sub.relation, []).append(dominance_rule(sub.dominated, sub.dominating, sub.body, sub.span))
     q = Qualified(choice, {name: tuple(rs) for name, rs in rules.items()})
-    q.subsume = {name: tuple(compile_plan(plan_rule(r, -1)) for r in rs) for name, rs in q.rules.items()}
+    q.subsume = {name: tuple(compile_plan(plan_rule(r, -1)) for r in rs) for name, rs in q.dominance.items()}
     for rid, rule in enumerate(program.rules):
         if rule.body and any(_is_counter(a) for a in rule.head.args):
             names = tuple(sorted({v.name for lit in rule.body if isinstance(lit, Atom) for v in lit.args
