@@ -23,10 +23,10 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, ParseError, Span
 from . import ast
-from .ranges import lift_ranges
-from .witness import ground_witnesses
 from .expand import eqrel_rules, expand_invariant, expand_rule, expand_subsumption
 from .parser import parse
+from .ranges import lift_ranges
+from .witness import ground_witnesses
 
 __all__ = [
     "STDLIB_PREFIX",
