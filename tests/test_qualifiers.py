@@ -397,3 +397,23 @@ def test_the_warm_gate_decides_as_a_fresh_one_on_a_qualified_policy(tmp_path: An
             assert (warm.allowed, warm.codes) == (fresh.allowed, fresh.codes)
         assert {"not-first", "old-epoch"} <= set(gate.check(asks[0], t + 600).codes)
         assert gate.check(asks[2], t + 600).allowed
+
+
+def test_a_tuple_whose_premise_was_pruned_later_says_so_instead_of_a_proof() -> None:
+    text = """
+.decl r(n: number, d: number)
+.decl s(d: number)
+r(1, 5).
+s(D) :- r(1, D).
+r(1, D - 4) :- s(D), D > 4.
+r(N, D) <= r(N, E) :- E < D.
+"""
+    model = evaluate(compile_text(text))
+    # s(5) came from r(1, 5) in round 1; r(1, 1) of round 2 then dominated it
+    assert set(model.tuples("r")) == {(1, 1)} and set(model.tuples("s")) == {(5,), (1,)}
+    # r(1, 1) and s(1) rest on s(5): their proofs go through it
+    for name, t in (("s", (5,)), ("s", (1,)), ("r", (1, 1))):
+        with pytest.raises(OrdinanceError) as info:
+            why(model, name, t)
+        assert info.value.code == "unsupported" and "no proof of `s(5)`: a subsumption clause" in str(info.value)
+    assert not why_not(model, "r", (1, 5)).holds

@@ -36,6 +36,7 @@ from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal
 from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
+from ..values import format_value
 from .evaluate import aggregator
 from .incremental import renumber
 from .model import Model
@@ -409,8 +410,9 @@ def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, i
         if best is not None and best[0] == (0, 0):
             break
     if best is None and model.prepared.qualified is not None:
-        raise EvaluationError([Diagnostic("unsupported", f"no proof of `{relation}{t}`: a subsumption clause "
-                                          "removed a premise of each of its derivations after it was derived")])
+        shown = f"{relation}({', '.join(format_value(v) for v in t)})"
+        raise EvaluationError([Diagnostic("unsupported", f"no proof of `{shown}`: a subsumption clause removed "
+                                          "a premise of each of its derivations after it was derived")])
     assert best is not None, f"no proof found for {relation}{t}"
     return best[1], best[2], best[3]
 
