@@ -34,7 +34,7 @@ from ..rules.functors import Ticket
 from ..rules.checked import CheckedProgram
 from .codegen import Compiled, compile_plan
 from .plan import plan_rule
-from .relation import Layer, Rel
+from .relation import Layer, Rel, key_getter
 
 __all__ = ["Qualified", "qualified", "counts", "admit", "rivals", "value_order"]
 
@@ -121,11 +121,25 @@ class Qualified:
 def admit(rel: Rel, candidates: set[Tuple], domains: tuple[tuple[int, ...], ...]) -> set[Tuple]:
     """The candidates a choice relation takes: in value order, each whose
     key in every domain is free in `stable` and among those taken before it."""
-    taken = [set() for _ in domains]  # type: list[set[Any]]
-    indexes = [rel.index(cols) for cols in domains]
+    fresh = candidates - rel.stable
+    try:
+        ordered = sorted(fresh)  # a declared relation: one kind per column, so this is `value_order`
+    except TypeError:
+        ordered = sorted(fresh, key=value_order)
     keep: set[Tuple] = set()
-    for t in sorted(candidates - rel.stable, key=value_order):
-        keys = [t[c[0]] if len(c) == 1 else tuple(t[i] for i in c) for c in domains]
+    if len(domains) == 1:  # the usual case, without the general loop's lists
+        key, idx, seen = key_getter(domains[0]), rel.index(domains[0]), set()  # type: Any, Any, set[Any]
+        for t in ordered:
+            k = key(t)
+            if k not in seen and k not in idx:
+                seen.add(k)
+                keep.add(t)
+        return keep
+    getters = [key_getter(cols) for cols in domains]
+    indexes = [rel.index(cols) for cols in domains]
+    taken: list[set[Any]] = [set() for _ in domains]
+    for t in ordered:
+        keys = [g(t) for g in getters]
         if any(k in seen or k in idx for k, seen, idx in zip(keys, taken, indexes)):
             continue
         for k, seen in zip(keys, taken):
