@@ -108,7 +108,9 @@ decls = st.builds(
     st.lists(st.builds(ast.Param, names, st.sampled_from(ast.TYPES)), max_size=4).map(tuple),
     st.just(NO_SPAN),
     st.lists(st.sampled_from(("eqrel", "btree", "brie", "inline")), max_size=2).map(tuple),
+    st.lists(st.builds(ast.ChoiceKey, st.lists(names, min_size=1, max_size=3).map(tuple)), max_size=2).map(tuple),
 )
+subsumptions = st.builds(ast.Subsumption, atoms, atoms, bodies)
 includes = st.builds(ast.Include, st.text(max_size=12))
 tests = st.builds(
     ast.TestBlock,
@@ -148,5 +150,5 @@ def draw_component(draw, depth: int = 0):  # type: ignore[no-untyped-def]
 
 components = draw_component()
 
-items = st.one_of(rules, decls, includes, tests, invariants, hints, type_decls, components, inits)
+items = st.one_of(rules, decls, includes, tests, invariants, hints, type_decls, components, inits, subsumptions)
 programs = st.builds(ast.Program, st.lists(items, max_size=6).map(tuple))

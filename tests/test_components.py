@@ -15,8 +15,12 @@ from ordinance.explain import to_text
 from ordinance.rules import CheckedProgram, ast, compile_text, format_program, load, parse
 
 
+def tuples_of(model: Any) -> dict[str, set[tuple[Any, ...]]]:
+    return {name: set(model.tuples(name)) for name in model.relations}
+
+
 def answers(text: str) -> dict[str, set[tuple[Any, ...]]]:
-    return evaluate(compile_text(text, "c.rules")).as_dict()
+    return tuples_of(evaluate(compile_text(text, "c.rules")))
 
 
 def codes(text: str) -> list[str]:
@@ -146,7 +150,7 @@ def test_type_parameters_become_the_types_of_declarations() -> None:
     assert program.relations["numberInstance.TheAnswer"].types == ("number",)
     assert program.relations["floatInstance.TheAnswer"].types == ("float",)
     assert [d.relation for d in program.io] == ["numberInstance.TheAnswer", "floatInstance.TheAnswer"]
-    got = evaluate(program).as_dict()
+    got = tuples_of(evaluate(program))
     assert got["numberInstance.TheAnswer"] == {(42,)}
     [(value,)] = got["floatInstance.TheAnswer"]
     assert value == 42.0 and isinstance(value, float)
@@ -187,7 +191,7 @@ def test_a_sub_component_inherits_its_base_components_items() -> None:
 """, "c.rules")
     decl = program.relations["mySub.WhatIsTheAnswer"].decl
     assert decl is not None and decl.types == ("mySub.myNumber",)
-    assert evaluate(program).as_dict()["mySub.WhatIsTheAnswer"] == {(42,)}
+    assert tuples_of(evaluate(program))["mySub.WhatIsTheAnswer"] == {(42,)}
 
 
 def test_several_bases_and_type_arguments_passed_to_a_base() -> None:
@@ -261,7 +265,7 @@ def test_components_from_an_included_file(tmp_path: Path) -> None:
     (tmp_path / "lib.rules").write_text(".comp Counter<T> { .decl seen(x: T) }\n")
     (tmp_path / "main.rules").write_text('.include "lib"\n.init words = Counter<symbol>\nwords.seen("a").\n')
     program = load(tmp_path / "main.rules")
-    assert evaluate(program).as_dict()["words.seen"] == {("a",)}
+    assert tuples_of(evaluate(program))["words.seen"] == {("a",)}
 
 
 def test_an_uninstantiated_component_with_open_parameters_is_fine() -> None:

@@ -65,7 +65,7 @@ def test_disjunction_prints_back_and_keeps_its_shape() -> None:
 @pytest.mark.parametrize(
     ("text", "code"),
     [
-        ("n(N) :- N = count : { c(X) ; d(X) }.", "unsupported"),
+        ("n(Y, N) :- c(Y), N = count : { d(Y) ; e(X), X > Y }.", "unsupported"),
         ("o(X) :- c(Y), (d(X) ; e(Y)).", "unbound_variable"),
         ("o(X) :- c(X), (d(X) ; ).", "syntax"),
         ("o(X) :- c(X), (d(X).", "syntax"),
@@ -76,6 +76,19 @@ def test_misuse_is_a_diagnostic(text: str, code: str) -> None:
         compile_text(FACTS + text, "t.rules")
     assert info.value.code == code
     assert info.value.diagnostics[0].span.line == 2
+
+
+def test_an_aggregate_over_a_disjunction_ranges_over_the_union_of_its_branches() -> None:
+    # c = {1, 2, 3}, d = {2}, e = {3}: distinct values, as Soufflé counts them
+    assert relation("n(N) :- N = count : { d(X) ; e(X) ; c(X), X < 2 }.", "n") == {(3,)}
+    assert relation("n(N) :- N = count : { c(X) ; d(X) }.", "n") == {(3,)}
+    assert relation("m(M) :- M = max X : { d(X) ; e(X), X < 3 }.", "m") == {(2,)}
+    # a variable from the rule: the aggregate per value, every branch binding it
+    assert relation("s(Y, N) :- c(Y), N = sum X : { d(Y), X = Y ; e(Y), X = 10 * Y }.", "s") == {(1, 0), (2, 2), (3, 30)}
+    program = compile_text(FACTS + "n(N) :- N = count : { d(X) ; e(X) }.\nk(N) :- N = count : { d(X) ; e(X) }.")
+    assert len({r.head.relation for r in program.rules if r.head.relation.startswith("agg#")}) == 1
+    model = evaluate(program)
+    assert "count : { agg#" in to_text(why(model, "n", (2,)))
 
 
 def test_an_invariant_with_a_disjunction_is_broken_by_any_branch() -> None:

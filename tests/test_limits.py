@@ -72,3 +72,19 @@ def test_the_deadline_holds_inside_a_round() -> None:
 
 def test_limits_between_rounds_still_hold() -> None:
     assert "iterations" in exceeded("n(0).\nn(X) :- n(Y), X = Y + 1.", max_iterations=50)
+
+
+@pytest.mark.parametrize(("text", "where"), [
+    ("p(1).\np(X + X) :- p(X).", "p(X + X) :- p(X)."),
+    ("p(-9223372036854775807).\np(X - 5) :- p(X).", "p(X - 5) :- p(X)."),
+    ("p(9223372036854775807 + 1).", "in a fact"),
+])
+def test_sums_and_differences_stop_at_64_bits_like_products(text: str, where: str) -> None:
+    message = exceeded(text)
+    assert "a number outside 64 bits" in message and where in message
+
+
+def test_unsigned_sums_wrap_around_and_floats_grow() -> None:
+    model = evaluate(compile_text(".decl u(x: unsigned)\n.decl f(x: float)\n"
+                                  "u(X) :- X = 18446744073709551615u + 2u.\nf(X) :- X = 9.0e18 + 9.0e18."))
+    assert set(model.tuples("u")) == {(1,)} and set(model.tuples("f")) == {(1.8e19,)}

@@ -221,3 +221,13 @@ def test_a_proof_1700_steps_deep_is_built_and_rendered_in_full():
     # a decision citing it carries the whole proof in its text
     d = Decision(Request("a", "k", "t", "x", 1), False, (Reason("deep", "t", prover=lambda: proof),), 0, "h", 0)
     assert len(explain_text(d, program=prog).splitlines()) == 3 + 2 * n + 1
+
+
+def test_a_head_expression_over_body_variables_has_a_proof() -> None:
+    # `D + 1` is known only once the body binds `D`: it is checked then, not refused at unification
+    model = evaluate(program(".decl e(a: number, b: number)\n.decl d(n: number, x: number)\n"
+                             "e(1, 2). e(2, 3). d(1, 0).\nd(B, D + 1) :- d(A, D), e(A, B)."))
+    proof = why(model, "d", (3, 2))
+    assert proof is not None and dict(proof.bindings) == {"B": 3, "A": 2, "D": 1}
+    assert why(model, "d", (3, 5)) is None
+    assert not why_not(model, "d", (3, 5)).holds

@@ -114,3 +114,42 @@ def test_directives_parse_print_and_check() -> None:
         with pytest.raises(OrdinanceError) as info:
             compile_text(bad, "t.rules")
         assert info.value.code == code and info.value.diagnostics[0].span.line == 2, bad
+
+
+QUOTED = """\
+.decl note(who: symbol, text: symbol)
+.decl copy(who: symbol, text: symbol)
+.input note(rfc4180=true)
+.output copy
+.output copy(filename="copy.rfc.csv", rfc4180=true)
+copy(W, T) :- note(W, T).
+"""
+
+
+def test_symbols_holding_a_delimiter_or_a_newline_stay_in_their_row(tmp_path: Path) -> None:
+    notes = 'ann,"two\nlines"\nbob,"a\ttab, a comma and ""quotes"""\ncyd,plain\n'
+    code, out, err = run(tmp_path, QUOTED, {"note.facts": notes})
+    assert (code, err) == (0, "")
+    # tab-separated: a field with a tab or a line break is quoted (Soufflé would break the row)
+    assert (tmp_path / "out" / "copy.csv").read_text() == (
+        'ann\t"two\nlines"\nbob\t"a\ttab, a comma and ""quotes"""\ncyd\tplain\n')
+    # rfc4180: Soufflé's quoting, and it reads back to the same tuples
+    written = (tmp_path / "out" / "copy.rfc.csv").read_text()
+    assert written == 'ann,"two\nlines"\nbob,"a\ttab, a comma and ""quotes"""\ncyd,plain\n'
+    (tmp_path / "facts" / "again.facts").write_text(written, encoding="utf-8")
+    program = compile_text(QUOTED.replace(".input note(rfc4180=true)", '.input note(filename="again.facts", rfc4180=true)'))
+    assert set(read_inputs(program, str(tmp_path / "facts"))["note"]) == {
+        ("ann", "two\nlines"), ("bob", 'a\ttab, a comma and "quotes"'), ("cyd", "plain")}
+
+
+def test_a_malformed_quoted_field_names_its_file_and_line(tmp_path: Path) -> None:
+    program = compile_text(QUOTED)
+    (tmp_path / "note.facts").write_text('ann,ok\nbob,"open"x\n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_inputs(program, str(tmp_path))
+    d = info.value.diagnostics[0]
+    assert (d.code, d.span.line) == ("fact_file", 2) and "quoted" in d.message
+    for bad in ('.input note(rfc4180=yes)', '.input note(rfc4180=true, delimiter="\\"")'):
+        with pytest.raises(OrdinanceError) as info:
+            compile_text(QUOTED.replace(".input note(rfc4180=true)", bad))
+        assert info.value.code == "io_parameter"

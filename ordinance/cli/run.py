@@ -33,8 +33,10 @@ def command(program: str, facts_dir: str, out_dir: str, now: int | None) -> None
     Each `.input rel` reads `FACTS_DIR/rel.facts` (tab-separated, or as its
     `filename=`, `delimiter=` and `headers=` say); each `.output rel` writes
     `OUT_DIR/rel.csv`, one tab-separated line per tuple, sorted; `.printsize
-    rel` prints `rel` and its number of tuples. A fact file that cannot be
-    read, or a malformed line, is an error naming the file and line.
+    rel` prints `rel` and its number of tuples. With `rfc4180=true` fields
+    may be quoted, as Soufflé's; a symbol holding a tab or a line break is
+    written quoted either way. A fact file that cannot be read, or a
+    malformed line, is an error naming the file and line.
     """
     checked = load(program)
     facts = read_inputs(checked, facts_dir)

@@ -19,7 +19,7 @@ from itertools import islice
 from typing import Any, Callable, Sequence
 
 from ..rules.ast import BinOp, Call, Comparison, Const, Now, Term, Var
-from ..rules.functors import FUNCTORS, INLINE, OPERATOR_NAMES, c_div, c_mod, namespace
+from ..rules.functors import FUNCTORS, OPERATOR_NAMES, c_div, c_mod, namespace
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan
 
 __all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod", "drain", "unlimited", "CHUNK"]
@@ -109,9 +109,6 @@ class _Gen:
             return "now"
         if isinstance(t, BinOp):
             left, right = self.term(t.left), self.term(t.right)
-            inline = INLINE.get(t.op)
-            if inline is not None:
-                return f"({left} {inline} {right})"
             return f"op_{OPERATOR_NAMES[t.op]}({left}, {right})"
         if isinstance(t, Call):
             return f"f_{t.func}({', '.join(self.term(a) for a in t.args)})"

@@ -48,6 +48,7 @@ from .limits import Budget
 from .model import Model
 from .plan import AggStep
 from .prepare import Prepared, Round, Stratum
+from .qualify import admit
 from .relation import Rel
 
 __all__ = ["run_stratum", "ground_value", "load_relations", "aggregator"]
@@ -59,6 +60,9 @@ def ground_value(term: Term, now: int) -> Any:
         return evaluate(term, {}, now)
     except KeyError:
         raise EvaluationError([Diagnostic("unbound_variable", "a fact must not contain variables")]) from None
+    except OverflowError:
+        raise LimitExceeded([Diagnostic("limit_exceeded", "limit exceeded: a number outside 64 bits in a fact",
+                                        getattr(term, "span", None) or Span())]) from None
 
 
 def load_relations(
@@ -85,8 +89,14 @@ def load_relations(
             )
         if want is None:
             arity[name] = arities.pop() if arities else 0
+    q = prep.qualified
     for name, n in arity.items():
-        rels[name] = Rel(name, n, name in prep.derived, given.get(name, ()))
+        rels[name] = Rel(name, n, name in prep.derived or q is not None and name in q.relations, given.get(name, ()))
+        if q is not None and name in q.choice:  # given facts are chosen before any rule runs
+            rel = rels[name]
+            rel.stable = set()
+            rel.stable = admit(rel, set(rel.edb), q.choice[name])
+            rel.indexes = {}
     return rels
 
 
@@ -106,6 +116,9 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
     kind = "seed" if seed else "full"
     variants = prep.runs.get((st.index, kind)) or prep.variants(st, kind, rels)
     rounds = 0
+    q, pruned = prep.qualified, {}  # type: Any, dict[str, set[Any]]
+    if q is not None:
+        q.prune(rels, own, agg, now, pruned)
     while variants:
         try:
             to_add = variants.run(rels, agg, now, spend)
@@ -116,6 +129,8 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
             raise LimitExceeded([Diagnostic("limit_exceeded", f"limit exceeded: out of memory in the stratum of {names}")]) from None
         if to_add is None:
             break
+        if q is not None:
+            to_add = q.choose(rels, q.number(model, to_add), heads)
         rounds += 1
         # a non-recursive stratum derives everything in one round: height 1
         height = model.rounds[st.index] = model.rounds.get(st.index, 0) + 1 if st.recursive else 1
@@ -125,10 +140,16 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
                 name = heads[rid]
                 rel = rels[name]
                 batch = rel.missing(out)
+                if batch and name in pruned:
+                    batch -= pruned[name]
                 if batch:
                     rel.insert(batch)
                     rel.batches.append((height, rid, batch))
                     recent[name] = batch if name not in recent else recent[name] | batch
+        if q is not None:
+            for name, gone in q.prune(rels, own, agg, now, pruned).items():
+                if name in recent:
+                    recent[name] -= gone
         count = 0
         for name in own:
             rels[name].recent = tuples = recent.get(name) or set()

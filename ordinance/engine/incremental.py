@@ -9,6 +9,10 @@ Strata are visited in order with two kinds of change per relation:
   changed relation, or reads a reset one, or holds a relation that lost facts,
   is recomputed from its facts. If the recomputed relation only grew, it counts
   as grown for the strata above; otherwise as reset.
+- a program with `choice-domain`, subsumption or `autoinc()` (qualify.py) is
+  evaluated again from its given facts instead: a new tuple there may
+  displace or dominate old ones, or shift the numbering, which no change
+  above describes (`_rebuild`).
 - *removed* (`removed[r]` holds the lost tuples, in a model, never in an
   overlay): a non-recursive stratum that reads it only positively deletes
   what lost its support (DRed, see "deletion" below); any other reader is
@@ -29,7 +33,7 @@ from ..diagnostics import Diagnostic, EvaluationError, arity_message
 from ..rules.ast import Atom, Const, Rule, Var
 from ..values import Facts
 from .codegen import Compiled, compile_plan
-from .evaluate import aggregator, run_stratum
+from .evaluate import aggregator, load_relations, run_stratum
 from .limits import Budget, Limits
 from .model import Model
 from .plan import plan_rule
@@ -146,6 +150,8 @@ def _propagate(
     removed = {} if removed is None else removed
     flips = {} if flips is None else flips
     touched = set(grown) | reset | set(removed)
+    if model.prepared.qualified is not None:
+        return touched | _rebuild(model, budget)
     prep = model.prepared
     rels, strata, readers = model.rels, prep.strata, prep.readers
     todo: list[int] = []  # a heap of the strata that read a changed relation
@@ -230,6 +236,26 @@ def _propagate(
                     grown[r] = grown[r] | grew if r in grown else grew
                     mark((r,))
     return touched | grown.keys() | reset | removed.keys()
+
+
+def _rebuild(model: Model, budget: Budget) -> set[str]:
+    """Evaluate the model again from its given facts, in new relations (an
+    overlay's base and the model a move started from keep theirs); returns
+    the relations whose tuples changed."""
+    prep = model.prepared
+    rels = load_relations(prep, {name: set(rel.edb) for name, rel in model.rels.items()}, model.now)
+    rebuilt = Model(prep, rels, model.now, model.limits)
+    for st in prep.strata:
+        run_stratum(rebuilt, st, budget)
+    old = model.rels
+    changed = {n for n in set(rels) | set(old)
+               if n not in rels or n not in old or set(old[n].stable) != set(rels[n].stable)}
+    model.rels = rels
+    model.rounds = rebuilt.rounds
+    model.tickets = rebuilt.tickets
+    model.inexact = set()
+    model.borrowed = set()
+    return changed
 
 
 # ---------------------------------------------------------------- deletion (DRed)

@@ -46,6 +46,7 @@ class Model:
         self.horizon: Any = None  # clock.Horizon, computed when first asked for
         self.borrowed: set[str] = set()  # relations shared with the model this one was moved from
         self.overlays: WeakSet[Model] = WeakSet()  # live overlays over this model (clock.advance)
+        self.tickets: dict[int, tuple[int, Any]] = {}  # `autoinc()` number -> (rule id, binding), qualify.py
 
     @property
     def relations(self) -> tuple[str, ...]:

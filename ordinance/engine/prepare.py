@@ -11,6 +11,7 @@ from ..rules.checked import CheckedProgram
 from ..rules.printer import format_rule
 from .codegen import Compiled, compile_plan, compile_round
 from .plan import AggStep, plan_rule
+from .qualify import counts, qualified
 from .relation import Rel
 
 __all__ = ["Prepared", "Stratum", "Round", "prepare"]
@@ -55,12 +56,16 @@ class Prepared:
     runs: dict[tuple[int, str], "Round | None"] = field(default_factory=dict)
     clock: Any = None  # clock.Clockwork, computed when first asked for
     bound: dict[tuple[int, str], Compiled] = field(default_factory=dict)  # rules with the head bound (incremental.py)
+    qualified: Any = None  # qualify.Qualified with `choice-domain`, subsumption or `autoinc()`, else None
 
     def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
         compiled = self.plans.get((rule_id, delta))
         if compiled is None:
             sizes = {name: len(r.stable) for name, r in rels.items()}
-            plan = plan_rule(self.program.rules[rule_id], rule_id, delta, sizes)
+            rule = self.program.rules[rule_id]
+            if self.qualified is not None:  # `autoinc()` heads hold tickets (qualify.py)
+                rule = self.qualified.counted.get(rule_id, rule)
+            plan = plan_rule(rule, rule_id, delta, sizes)
             compiled = self.plans[rule_id, delta] = compile_plan(plan)
         return compiled
 
@@ -114,10 +119,14 @@ def prepare(program: CheckedProgram) -> Prepared:
     for st in strata:
         for name in st.positive | st.negative | set(st.relations):
             readers.setdefault(name, []).append(st.index)
-    return Prepared(
+    prep = Prepared(
         program, tuple(strata), arity, derived, tuple(format_rule(r) for r in program.rules), index,
         {name: tuple(sorted(ids)) for name, ids in readers.items()}, tuple(r.head.relation for r in program.rules),
     )
+    if program.subsumptions or counts(program) or any(r.decl is not None and r.decl.choice
+                                                       for r in program.relations.values()):
+        prep.qualified = qualified(program)
+    return prep
 
 
 def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:

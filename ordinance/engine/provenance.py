@@ -31,14 +31,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from ..diagnostics import Diagnostic, EvaluationError
 from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Predicate, Term, Var, Wildcard
 from ..rules.ast import var_names
 from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
+from ..values import format_value
+from .evaluate import aggregator
 from .incremental import renumber
 from .model import Model
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule
+from .qualify import rivals
 
 __all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
 
@@ -82,7 +86,8 @@ class Failure:
     bindings: Bindings  # the best partial binding
     literal: Literal | None
     kind: str  # "missing" (no matching fact) | "present" (negated fact exists) | "false" | "empty"
-    needed: tuple[tuple[str, Row], ...]  # facts to add ("missing") or remove ("present")
+    #   | "chosen" (a `choice-domain` key is taken) | "dominated" (a subsumption clause removed it)
+    needed: tuple[tuple[str, Row], ...]  # facts to add ("missing") or remove ("present"), the rivals ("chosen", "dominated")
     children: "tuple[WhyNot, ...]" = ()
 
     @property
@@ -143,7 +148,7 @@ class _Interp:
         out = dict(b)
         later = []
         for a, v in zip(args, t):
-            if v is None:
+            if v is None or _counter(a):  # a number of `autoinc()`: `_rules_matching` reads its binding
                 continue
             if isinstance(a, Var) and a.name not in out:
                 out[a.name] = v
@@ -152,8 +157,8 @@ class _Interp:
                     return None
             else:
                 later.append((a, v))
-        for a, v in later:
-            if not self.known(a, out) or not _eq(self.value(a, out), v):
+        for a, v in later:  # an expression over body variables is checked once the body binds them
+            if self.known(a, out) and not _eq(self.value(a, out), v):
                 return None
         return out
 
@@ -240,6 +245,26 @@ class _Interp:
             v = self.aggregate(step, b)
             if v is not None and (step.var not in b or _eq(b[step.var], v)):
                 yield {**b, step.var: v}, v
+
+
+def _counter(t: Term) -> bool:
+    return isinstance(t, Call) and t.func == "autoinc"
+
+
+def _numbered(model: Model, rid: int, head: tuple[Term, ...], t: tuple[Any, ...]) -> Binding:
+    """The binding that rule `rid` numbered with the values of `t` at its
+    `autoinc()` arguments ({"#no": True} if it numbered none of them so)."""
+    q = model.prepared.qualified
+    if q is None or rid not in q.binding:
+        return {}
+    b: Binding = {}
+    for i, (h, v) in enumerate(zip(head, t)):
+        if _counter(h) and v is not None:
+            found = q.ticket_binding(model, rid, i, v)
+            if found is None or any(b.get(k, x) != x for k, x in found.items()):
+                return {"#no": True}
+            b.update(found)
+    return b
 
 
 def _eq(x: Any, y: Any) -> bool:
@@ -376,7 +401,7 @@ def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, i
     best: tuple[tuple[int, int], int, Binding, list[tuple[Step, Binding, Any]]] | None = None
     for rid, plan, start in _rules_matching(interp, relation, t):
         for b, trail in _instances(interp, plan, start, rank):
-            if not all(interp.known(h, b) and _eq(interp.value(h, b), v) for h, v in zip(plan.head, t)):
+            if not all(_counter(h) or interp.known(h, b) and _eq(interp.value(h, b), v) for h, v in zip(plan.head, t)):
                 continue
             top = max((_rank(model, s.atom.relation, ev) for s, _, ev in trail if isinstance(s, Scan)), default=(0, 0))
             if best is None or top < best[0]:  # the first of equals is the least in value order
@@ -385,6 +410,10 @@ def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, i
                     break
         if best is not None and best[0] == (0, 0):
             break
+    if best is None and model.prepared.qualified is not None:
+        shown = f"{relation}({', '.join(format_value(v) for v in t)})"
+        raise EvaluationError([Diagnostic("unsupported", f"no proof of `{shown}`: a subsumption clause removed "
+                                          "a premise of each of its derivations after it was derived")])
     assert best is not None, f"no proof found for {relation}{t}"
     return best[1], best[2], best[3]
 
@@ -461,8 +490,8 @@ def _rules_matching(interp: _Interp, relation: str, t: tuple[Any, ...]) -> Itera
         if program.rules[rid].is_fact:
             continue
         plan = interp.plan(rid)
-        start = interp.unify(plan.head, t, {})
-        if start is not None:
+        start = interp.unify(plan.head, t, _numbered(interp.model, rid, plan.head, t))
+        if start is not None and not start.get("#no"):
             yield rid, plan, start
 
 
@@ -492,8 +521,11 @@ def _rule_failure(interp: _Interp, plan: JoinPlan, start: Binding, depth: int) -
     inst = _Instance(interp, plan.rule_id)
     if i < 0:
         return Failure(plan.rule_id, label, _visible(start), None, "false", ())
-    if i == len(plan.steps):  # the body holds but the head's expression differs
+    if i == len(plan.steps):  # the body holds: a qualifier excluded the head, or its expression differs
         head = interp.model.prepared.program.rules[plan.rule_id].head
+        found = rivals(interp.model, head.relation, tuple(interp.value(h, b) for h in plan.head), aggregator)
+        if found is not None:
+            return Failure(plan.rule_id, label, _visible(b), inst.atom(head, b), found[0], found[1])
         return Failure(plan.rule_id, label, _visible(b), inst.atom(head, b), "false", ())
     step = plan.steps[i]
     text = inst.step(step, b)

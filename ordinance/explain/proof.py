@@ -32,7 +32,8 @@ Annotate = Callable[[str, tuple[Any, ...]], "str | None"]
 Bindings = tuple[tuple[str, Any], ...]
 MAX_INDENT = 40  # levels of indentation in text; deeper lines say their depth
 MAX_JSON_DEPTH = 200  # levels of nesting in JSON (json.dumps recurses)
-_FAILED = {"missing": "no such fact", "present": "blocked by", "false": "is false", "empty": "aggregates nothing"}
+_FAILED = {"missing": "no such fact", "present": "blocked by", "false": "is false", "empty": "aggregates nothing",
+           "chosen": "its `choice-domain` key is taken by", "dominated": "dominated by"}
 
 
 class Renderer:
@@ -99,7 +100,7 @@ class Renderer:
 
     def failure_line(self, f: Failure) -> str:
         needed = ", ".join(self.atom(r, t) for r, t in f.needed)
-        return f"fails at {f.text}: {_FAILED[f.kind]}" + (f" {needed}" if f.kind == "present" else "")
+        return f"fails at {f.text}: {_FAILED[f.kind]}" + (f" {needed}" if f.kind in ("present", "chosen", "dominated") else "")
 
 
 def _walk(root: ProofNode) -> Iterator[tuple[ProofNode, int, ProofNode | None]]:

@@ -9,10 +9,20 @@ are written as they are, without quotes: symbols as text, numbers in decimal
 ISO-8601 instants and durations as `15m`; reading accepts the same, and
 integer seconds for times and durations. A line that does not fit its
 relation's declaration is an `InputError` naming the file and line.
+
+With `rfc4180=true` (Soufflé's parameter; the delimiter defaults to `,`) a
+field holding the delimiter, `"`, a carriage return or a line feed is
+written between double quotes with its quotes doubled, and read so. Without
+it Soufflé writes such a symbol as it is, which breaks the row; here it is
+written quoted as rfc4180 does, so a row is always one line whatever a
+symbol holds (read such a file back with `rfc4180=true`), and reading stays
+Soufflé's: every field as it is.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 from typing import Any, Iterable, Mapping
@@ -35,9 +45,39 @@ def _options(d: IODirective) -> dict[str, str]:
     return dict(d.params)
 
 
+def _rfc4180(opts: Mapping[str, str]) -> bool:
+    return opts.get("rfc4180") == "true"
+
+
 def _delimiter(opts: Mapping[str, str]) -> str:
-    d = opts.get("delimiter", "\t")
+    d = opts.get("delimiter", "," if _rfc4180(opts) else "\t")
     return d.encode("utf-8").decode("unicode_escape") if "\\" in d else d
+
+
+def _quoted(field: str, delimiter: str, rfc4180: bool) -> str:
+    """A field as written: between double quotes where it must be."""
+    if any(c in field for c in (delimiter, "\n", "\r")) or rfc4180 and '"' in field:
+        return '"' + field.replace('"', '""') + '"'
+    return field
+
+
+def _rows(text: str, delimiter: str, rfc4180: bool) -> Iterable[tuple[int, str, list[str]]]:
+    """(line number, line, fields) per row; rfc4180 rows may span lines."""
+    if not rfc4180:
+        for n, line in enumerate(text.splitlines(), 1):
+            yield n, line, line.split(delimiter)
+        return
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quotechar='"', doublequote=True, strict=True)
+    start = 1
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise ValueError(str(e), reader.line_num) from None
+        yield start, delimiter.join(fields), fields if fields else [""]
+        start = reader.line_num + 1
 
 
 def input_path(d: IODirective, facts_dir: str) -> str:
@@ -97,7 +137,7 @@ def read_inputs(program: CheckedProgram, facts_dir: str) -> dict[str, list[tuple
         path = input_path(d, facts_dir)
         try:
             with open(path, encoding="utf-8", newline="") as f:
-                lines = f.read().splitlines()
+                text = f.read()
         except OSError as e:
             found.append(Diagnostic("fact_file", f"cannot read `{path}` for `.input {d.relation}`: {(e.strerror or str(e)).lower()}", d.span))
             continue
@@ -108,10 +148,15 @@ def read_inputs(program: CheckedProgram, facts_dir: str) -> dict[str, list[tuple
         delimiter = _delimiter(opts)
         types = rel.types or (None,) * rel.arity
         rows = facts.setdefault(d.relation, [])
-        for n, line in enumerate(lines, 1):
+        try:
+            parsed = list(_rows(text, delimiter, _rfc4180(opts)))
+        except ValueError as e:
+            line_no = e.args[1]
+            found.append(Diagnostic("fact_file", f"malformed quoted field: {str(e.args[0]).lower()}", Span(line_no, 1, line_no, 2, path)))
+            continue
+        for n, line, fields in parsed:
             if n == 1 and opts.get("headers") == "true" or line == "":
                 continue
-            fields = line.split(delimiter)
             if len(fields) != rel.arity:
                 found.append(Diagnostic("fact_file", f"`{d.relation}` has {rel.arity} columns, this line has {len(fields)}", Span(n, 1, n, len(line) + 1, path)))
                 continue
@@ -140,8 +185,8 @@ def format_fields(t: tuple[Any, ...], types: tuple[str, ...] | None) -> list[str
     return [_text(v, types[i] if types and i < len(types) else None) for i, v in enumerate(t)]
 
 
-def format_row(t: tuple[Any, ...], types: tuple[str, ...] | None, delimiter: str = "\t") -> str:
-    return delimiter.join(format_fields(t, types))
+def format_row(t: tuple[Any, ...], types: tuple[str, ...] | None, delimiter: str = "\t", rfc4180: bool = False) -> str:
+    return delimiter.join(_quoted(f, delimiter, rfc4180) for f in format_fields(t, types))
 
 
 def _order(t: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:
@@ -158,7 +203,7 @@ def write_output(program: CheckedProgram, d: IODirective, rows: Iterable[tuple[A
     if opts.get("headers") == "true":
         names = [p.name for p in rel.decl.params] if rel.decl is not None else [f"x{i}" for i in range(rel.arity)]
         lines.append(delimiter.join(names))
-    lines += [format_row(t, rel.types, delimiter) for t in sorted(rows, key=_order)]
+    lines += [format_row(t, rel.types, delimiter, _rfc4180(opts)) for t in sorted(rows, key=_order)]
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)

@@ -18,6 +18,8 @@ from typing import Iterator, Union
 from ..diagnostics import NO_SPAN, Span
 
 __all__ = [
+    "Subsumption",
+    "ChoiceKey",
     "literal_terms",
     "subterms",
     "var_names",
@@ -256,12 +258,14 @@ class Decl:
     """`.decl name(param: type, ...) qualifier...`; `eqrel` makes the relation
     an equivalence relation (the loader adds its closure rules, expand.py);
     Soufflé's representation qualifiers (`btree`, `brie`, `inline`, ...) are
-    accepted and change nothing."""
+    accepted and change nothing. `choice` holds the `choice-domain` keys
+    (attribute names, see qualify.py in the engine)."""
 
     name: str
     params: tuple[Param, ...]
     span: Span = _span()
     qualifiers: tuple[str, ...] = ()
+    choice: tuple["ChoiceKey", ...] = ()
 
     @property
     def arity(self) -> int:
@@ -345,7 +349,7 @@ class IODirective:
     span: Span = _span()
 
 
-Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective, "Component", "Init"]
+Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective, "Component", "Init", "Subsumption"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,3 +436,34 @@ class Component:
     bases: tuple[ComponentType, ...]
     items: tuple[Union[Decl, TypeDecl, IODirective, Rule, "Component", Init, Override], ...]
     span: Span = _span()
+
+
+# ---------------------------------------------------------------- qualifiers
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceKey:
+    """One key of a `choice-domain`: an attribute, or `(a, b)` for several."""
+
+    attributes: tuple[str, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Subsumption:
+    """`r(X) <= r(Y) :- body.`: at each round, a tuple of `r` matching
+    `dominated` is removed when a different tuple matching `dominating`
+    exists with `body` true (Soufflé's subsumption)."""
+
+    dominated: Atom
+    dominating: Atom
+    body: tuple[Literal, ...] = ()
+    span: Span = _span()
+
+    @property
+    def relation(self) -> str:
+        return self.dominated.relation
+
+    def as_rule(self) -> Rule:
+        """The clause as the rule the checks read: both atoms are premises."""
+        return Rule(self.dominated, (self.dominated, self.dominating, *self.body), self.span)

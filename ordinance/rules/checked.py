@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .ast import Decl, Hint, Invariant, IODirective, Literal, Rule, TestBlock
+from .ast import Decl, Hint, Invariant, IODirective, Literal, Rule, Subsumption, TestBlock
 from .infer import infer_types
 
 __all__ = ["Relation", "CheckedProgram", "REQUEST_PREFIX", "is_request_side"]
@@ -50,6 +50,7 @@ class CheckedProgram:
     io: tuple[IODirective, ...] = ()  # `.input`, `.output`, `.printsize`, in source order
     source_hash: str = ""  # the policy hash: sha256 of the flattened rules and declarations, not tests
     files: tuple[str, ...] = field(default=())  # every file read, includes too
+    subsumptions: tuple[Subsumption, ...] = ()  # `r(X) <= r(Y) :- body.`, disjunctions expanded
     _types: dict[int, dict[str, str]] = field(default_factory=dict, compare=False, repr=False)
 
     def relation_types(self, relation: str) -> tuple[str, ...] | None:

@@ -2,22 +2,26 @@
 
 `a(X), b(X) :- c(X), (d(X) ; e(X)).` becomes four rules, one per head and per
 branch of the body's disjunctive normal form. Each keeps the clause's span,
-so diagnostics point at the source. `;` inside an aggregate body cannot be
-expanded this way and is reported (`unsupported`).
+so diagnostics point at the source. An aggregate with `;` in its body ranges
+over a relation with one rule per branch (`_materialize`); in an invariant,
+or nested inside another aggregate, it is reported (`unsupported`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from itertools import product
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..diagnostics import Diagnostic, Span
 from . import ast
+from .printer import format_term
+from .scope import aggregate_vars, injected_vars, outside_vars
 
-__all__ = ["expand_rule", "expand_invariant", "eqrel_rules", "MAX_BRANCHES"]
+__all__ = ["expand_rule", "expand_invariant", "expand_subsumption", "eqrel_rules", "MAX_BRANCHES"]
 
 MAX_BRANCHES = 4096  # rules one clause may expand into
-_IN_AGGREGATE = "`;` inside an aggregate body is not supported; use a relation for the alternatives"
+_IN_AGGREGATE = "`;` inside an aggregate body is supported in a rule's own aggregates only; use a relation for the alternatives"
 
 
 def _conjunctions(body: tuple[ast.Literal, ...]) -> list[tuple[ast.Literal, ...]]:
@@ -62,9 +66,6 @@ def _in_aggregates(body: tuple[ast.Literal, ...]) -> Iterator[ast.Disjunction]:
 
 
 def _bodies(body: tuple[ast.Literal, ...], span: Span, found: list[Diagnostic]) -> list[tuple[ast.Literal, ...]] | None:
-    for d in _in_aggregates(body):
-        found.append(Diagnostic("unsupported", _IN_AGGREGATE, d.span))
-        return None
     try:
         return _conjunctions(body)
     except OverflowError:
@@ -75,14 +76,77 @@ def _bodies(body: tuple[ast.Literal, ...], span: Span, found: list[Diagnostic]) 
 def expand_rule(rule: ast.Rule, found: list[Diagnostic]) -> list[ast.Rule]:
     """The plain rules a clause stands for (itself when it is one)."""
     if not rule.more_heads and not any(isinstance(lit, ast.Disjunction) for lit in rule.body):
-        for d in _in_aggregates(rule.body):
-            found.append(Diagnostic("unsupported", _IN_AGGREGATE, d.span))
-            return []
-        return [rule]
+        return _materialize(rule, found)
     bodies = _bodies(rule.body, rule.span, found)
     if bodies is None:
         return []
-    return [ast.Rule(head, body, rule.span) for head in (rule.head, *rule.more_heads) for body in bodies]
+    return [r for head in (rule.head, *rule.more_heads) for body in bodies
+            for r in _materialize(ast.Rule(head, body, rule.span), found)]
+
+
+def _materialize(rule: ast.Rule, found: list[Diagnostic]) -> list[ast.Rule]:
+    """A rule whose aggregates have `;` in their bodies, as Soufflé
+    materializes them: each such aggregate ranges over a relation
+    `agg#...` with one rule per branch, holding the variables every branch
+    uses (a variable that comes from the rule must be one of them); the
+    relation is named by the aggregate's text, so the same aggregate twice
+    is one relation."""
+    if not any(True for _ in _in_aggregates(rule.body)) and not any(
+            isinstance(d, ast.Disjunction) for t in rule.head.args for a in _aggregates(t) for d in a.body):
+        return [rule]
+    outside = outside_vars(rule.head.args, rule.body)
+    made: list[ast.Rule] = []
+    failed = False
+
+    def union(t: ast.Term) -> ast.Term:
+        nonlocal failed
+        if isinstance(t, ast.BinOp):
+            return ast.BinOp(t.op, union(t.left), union(t.right), t.span)
+        if isinstance(t, ast.Call):
+            return ast.Call(t.func, tuple(union(a) for a in t.args), t.span)
+        if not isinstance(t, ast.Aggregate) or not any(isinstance(d, ast.Disjunction) for d in t.body):
+            return t
+        try:
+            branches = _conjunctions(t.body)
+        except OverflowError:
+            found.append(Diagnostic("too_large", f"the aggregate's disjunctions expand into more than {MAX_BRANCHES} rules", t.span))
+            failed = True
+            return t
+        common = set.intersection(*(outside_vars((), b) for b in branches))
+        flat = ast.Aggregate(t.func, t.target, tuple(lit for b in branches for lit in b))
+        bound = set.intersection(*({a.name for lit in b if isinstance(lit, ast.Atom) for a in lit.args
+                                    if isinstance(a, ast.Var)} for b in branches))
+        for v in sorted(injected_vars(flat, outside) - bound):
+            found.append(Diagnostic("unsupported", f"`{v}` comes from the rule: every branch of the `;` inside the "
+                                    "aggregate must bind it in an atom", t.span))
+            failed = True
+        target = aggregate_vars(ast.Aggregate("count", t.target, ())) if t.target is not None else set()
+        cols = tuple(ast.Var(v, t.span) for v in sorted(common | target))
+        name = "agg#" + hashlib.sha256(format_term(t).encode("utf-8")).hexdigest()[:10]
+        made.extend(ast.Rule(ast.Atom(name, cols, t.span), b, t.span) for b in branches)
+        return ast.Aggregate(t.func, t.target, (ast.Atom(name, cols, t.span),), t.span)
+
+    body = tuple(_map_terms(lit, union) for lit in rule.body)
+    head = ast.Atom(rule.head.relation, tuple(union(a) for a in rule.head.args), rule.head.span)
+    for d in _in_aggregates(body):  # nested inside an aggregate, or a branch's own aggregate
+        found.append(Diagnostic("unsupported", _IN_AGGREGATE, d.span))
+        failed = True
+        break
+    if failed:
+        return []
+    return [ast.Rule(head, body, rule.span), *(r for m in made for r in _materialize(m, found))]
+
+
+def _map_terms(lit: ast.Literal, f: Callable[[ast.Term], ast.Term]) -> ast.Literal:
+    if isinstance(lit, ast.Atom):
+        return ast.Atom(lit.relation, tuple(f(a) for a in lit.args), lit.span)
+    if isinstance(lit, ast.Negation):
+        return ast.Negation(ast.Atom(lit.atom.relation, tuple(f(a) for a in lit.atom.args), lit.atom.span), lit.span)
+    if isinstance(lit, ast.Predicate):
+        return ast.Predicate(lit.name, tuple(f(a) for a in lit.args), lit.negated, lit.span)
+    if isinstance(lit, ast.Comparison):
+        return ast.Comparison(lit.op, f(lit.left), f(lit.right), lit.span)
+    return lit
 
 
 def expand_invariant(inv: ast.Invariant, found: list[Diagnostic]) -> list[ast.Invariant]:
@@ -92,8 +156,17 @@ def expand_invariant(inv: ast.Invariant, found: list[Diagnostic]) -> list[ast.In
             found.append(Diagnostic("unsupported", _IN_AGGREGATE, d.span))
             return []
         return [inv]
+    for d in _in_aggregates(inv.body):
+        found.append(Diagnostic("unsupported", _IN_AGGREGATE, d.span))
+        return []
     bodies = _bodies(inv.body, inv.span, found)
     return [] if bodies is None else [ast.Invariant(inv.name, body, inv.span) for body in bodies]
+
+
+def expand_subsumption(sub: ast.Subsumption, found: list[Diagnostic]) -> list[ast.Subsumption]:
+    """A subsumption clause with a disjunction: one clause per branch."""
+    rules = expand_rule(ast.Rule(sub.dominated, (sub.dominating, *sub.body), sub.span), found)
+    return [ast.Subsumption(r.head, r.body[0], r.body[1:], sub.span) for r in rules]  # type: ignore[arg-type]
 
 
 def eqrel_rules(decl: ast.Decl) -> list[ast.Rule]:

@@ -34,7 +34,6 @@ __all__ = [
     "FUNCTORS",
     "PREDICATES",
     "OPERATORS",
-    "INLINE",
     "OPERATOR_NAMES",
     "EVAL_ERRORS",
     "c_div",
@@ -48,6 +47,7 @@ __all__ = [
     "regex",
     "glob_regex",
     "namespace",
+    "Ticket",
 ]
 
 
@@ -77,7 +77,7 @@ class Builtin:
     fn: Callable[..., Any]
     variadic: bool = False
     most: int | None = None  # a variadic builtin's most arguments
-    multi: bool = False  # gives several values (`range`): only as `X = range(...)`
+    multi: bool = False  # gives several values (`range`): bound by `X = range(...)` (rules/ranges.py lifts it there)
 
     def arity_ok(self, n: int) -> bool:
         if not self.variadic:
@@ -263,24 +263,28 @@ def _lnot(a: Any) -> Any:
     return _like(a, 0 if a else 1)
 
 
-def _add(a: Any, b: Any) -> Any:
-    return a + b
-
-
-def _sub(a: Any, b: Any) -> Any:
-    return a - b
-
-
-def _mul(a: Any, b: Any) -> Any:
-    """Multiplication; a product outside 64 bits is an OverflowError (the
-    engine reports `limit_exceeded`), so `p(X * X) :- p(X).` stops."""
-    r = a * b
+def _in_range(r: Any) -> Any:
+    """A `number` result outside 64 bits is an OverflowError (the engine
+    reports `limit_exceeded`), so `p(X * X) :- p(X).` and `p(X + X) :- p(X).`
+    stop; an `unsigned` one wraps around, a float is a float."""
     if type(r) is int and not MIN_INT <= r <= MAX_INT:
         raise OverflowError("a number outside 64 bits")
     return r
 
 
-# op -> function; INLINE[op] is the Python operator generated code uses instead
+def _add(a: Any, b: Any) -> Any:
+    return _in_range(a + b)
+
+
+def _sub(a: Any, b: Any) -> Any:
+    return _in_range(a - b)
+
+
+def _mul(a: Any, b: Any) -> Any:
+    return _in_range(a * b)
+
+
+# op -> function
 OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "+": _add,
     "-": _sub,
@@ -300,7 +304,6 @@ OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
 }
 # operand kinds: "integral" (number or unsigned) or "numeric" (floats too)
 OPERAND: dict[str, str] = {op: "integral" if op[0] in "bl" or op == "%" else "numeric" for op in OPERATORS}
-INLINE: dict[str, str] = {"+": "+", "-": "-"}
 # op -> its name in generated code (`op_div` for `/`)
 OPERATOR_NAMES: dict[str, str] = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "^": "pow"}
 OPERATOR_NAMES.update({op: op for op in OPERATORS if op.isalpha()})
@@ -465,6 +468,17 @@ def _glob(pattern: str, path: str) -> bool:
     return glob_regex(pattern).fullmatch(path) is not None
 
 
+class Ticket(tuple):  # type: ignore[type-arg]
+    """What `autoinc()` gives while a round runs: the derivation it stands
+    for, numbered once the round is over (engine/qualify.py)."""
+
+    __slots__ = ()
+
+
+def _ticket(*binding: Any) -> Ticket:
+    return Ticket(binding)
+
+
 FUNCTORS: dict[str, Builtin] = {
     b.name: b
     for b in (
@@ -481,6 +495,7 @@ FUNCTORS: dict[str, Builtin] = {
         Builtin("range", ("numeric", "numeric"), "same", _range, variadic=True, most=3, multi=True),
         Builtin("bnot", ("integral",), "same", _bnot),
         Builtin("lnot", ("integral",), "same", _lnot),
+        Builtin("autoinc", (), "number", _ticket),
     )
 }
 

@@ -25,8 +25,10 @@ from pathlib import Path
 from ..diagnostics import Diagnostic, ParseError, Span
 from . import ast
 from .components import expand_components
-from .expand import eqrel_rules, expand_invariant, expand_rule
+from .expand import eqrel_rules, expand_invariant, expand_rule, expand_subsumption
 from .parser import parse
+from .ranges import lift_ranges
+from .witness import ground_witnesses
 
 __all__ = [
     "STDLIB_PREFIX",
@@ -120,9 +122,11 @@ class _Flattener:
         self.items = []
         for item in items:
             if isinstance(item, ast.Rule):
-                self.items.extend(expand_rule(item, self.diagnostics))
+                self.items.extend(ground_witnesses(lift_ranges(r)) for r in expand_rule(item, self.diagnostics))
             elif isinstance(item, ast.Invariant):
                 self.items.extend(expand_invariant(item, self.diagnostics))
+            elif isinstance(item, ast.Subsumption):
+                self.items.extend(expand_subsumption(item, self.diagnostics))
             elif isinstance(item, ast.Decl):
                 self.items.append(item)
                 self.items.extend(eqrel_rules(item))

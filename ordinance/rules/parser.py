@@ -65,7 +65,7 @@ _FRIENDLY = {
     "$END": "end of input",
 }
 _TERM_START = {
-    "`$now`", "`(`", "`_`", "`forever`", "`-`", "aggregate",
+    "`$now`", "`$`", "`(`", "`_`", "`forever`", "`-`", "aggregate",
     "duration", "identifier", "instant", "integer", "string",
     "unsigned integer", "float", "`bnot` or `lnot`", "functor",
 }
@@ -92,6 +92,16 @@ class _Body:
 
     def __init__(self, literals: tuple[ast.Literal, ...], span: Span):
         self.literals = literals
+        self.span = span
+
+
+class _Choice:
+    """A `choice-domain` qualifier while parsing: its keys."""
+
+    __slots__ = ("keys", "span")
+
+    def __init__(self, keys: tuple[ast.ChoiceKey, ...], span: Span):
+        self.keys = keys
         self.span = span
 
 
@@ -202,7 +212,19 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     def decl(self, c: list[Any]) -> ast.Decl:
         qualifiers = tuple(t.value for t in c if isinstance(t, Token) and t.type == "QUALIFIER")
-        return ast.Decl(c[1].value, tuple(_nodes(c[2:])), _cover(c), qualifiers)
+        choice = tuple(k for x in c if isinstance(x, _Choice) for k in x.keys)
+        params = tuple(x for x in _nodes(c[2:]) if isinstance(x, ast.Param))
+        return ast.Decl(c[1].value, params, _cover(c), qualifiers, choice)
+
+    def choice_domain(self, c: list[Any]) -> "_Choice":
+        return _Choice(tuple(k for x in c if isinstance(x, _Choice) for k in x.keys), _cover(c))
+
+    def choice_key(self, c: list[Any]) -> "_Choice":
+        names = tuple(t.value for t in c if isinstance(t, Token) and t.type == "NAME")
+        return _Choice((ast.ChoiceKey(names, _cover(c)),), _cover(c))
+
+    def subsumption(self, c: list[Any]) -> ast.Subsumption:
+        return ast.Subsumption(_relation(c[0]), _relation(c[2]), c[4].literals, _cover(c))
 
     def param(self, c: list[Any]) -> ast.Param:
         name, _, type_ = c
@@ -389,6 +411,9 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
             want = (f"{n} to {builtin.most}" if builtin.most else f"at least {n}") if builtin.variadic else str(n)
             _error("arity_mismatch", f"`{name.value}` takes {want} arguments, got {len(args)}", _cover(c))
         return ast.Call(name.value, args, _cover(c))
+
+    def autoinc(self, c: list[Any]) -> ast.Call:  # `$`, Soufflé's old spelling of `autoinc()`
+        return ast.Call("autoinc", (), _cover(c))
 
     def var(self, c: list[Any]) -> ast.Var:
         _simple_name(c[0].value, "a variable", _tok_span(c[0]))

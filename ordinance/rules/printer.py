@@ -138,12 +138,19 @@ def _component(c: ast.Component) -> str:
     return "\n".join([*lines, "}"])
 
 
+def _choice(keys: tuple[ast.ChoiceKey, ...]) -> str:
+    if not keys:
+        return ""
+    names = [k.attributes for k in keys]
+    return " choice-domain " + ", ".join(k[0] if len(k) == 1 else f"({', '.join(k)})" for k in names)
+
+
 def format_item(item: ast.Item) -> str:
     if isinstance(item, ast.Rule):
         return format_rule(item)
     if isinstance(item, ast.Decl):
         params = ", ".join(f"{p.name}: {p.type}" for p in item.params)
-        return f".decl {item.name}({params})" + "".join(f" {q}" for q in item.qualifiers)
+        return f".decl {item.name}({params})" + "".join(f" {q}" for q in item.qualifiers) + _choice(item.choice)
     if isinstance(item, ast.IODirective):
         params = ", ".join(f"{k}={format_string(v)}" for k, v in item.params)
         return f".{item.kind} {item.relation}" + (f"({params})" if item.params else "")
@@ -157,6 +164,8 @@ def format_item(item: ast.Item) -> str:
         return _test(item)
     if isinstance(item, ast.Invariant):
         return f".invariant {format_string(item.name)} :- {_body(item.body)}."
+    if isinstance(item, ast.Subsumption):
+        return f"{format_atom(item.dominated)} <= {format_atom(item.dominating)} :- {_body(item.body)}."
     if isinstance(item, ast.Hint):
         pools = ", ".join(" | ".join(_const(c) for c in pool) or "_" for pool in item.values)
         return f".hint {item.relation}({pools})"

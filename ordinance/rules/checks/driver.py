@@ -14,6 +14,7 @@ from ..printer import format_program
 from .arity import check_arity, expected_arities
 from .io import check_io
 from .patterns import check_patterns
+from .qualifiers import as_rules, check_counters, check_qualifiers, stratum_rules
 from .relations import check_relations
 from .safety import SAFETY_CODES, check_safety
 from .stratify import stratify
@@ -29,15 +30,17 @@ def run_passes(
     existential_negation: bool = False,
 ) -> tuple[list[Diagnostic], tuple[tuple[str, ...], ...]]:
     """All diagnostics of the analysis phase, pass by pass, and the strata."""
-    found: list[Diagnostic] = []
+    found: list[Diagnostic] = check_qualifiers(items)
+    subsumed, items = items, as_rules(items)
     found += check_arity(items, extensional)
     found += check_safety(items, existential_negation)
     found += check_types(items)
     found += check_patterns(items)
     found += check_relations(items, extensional)
     found += check_io(items, extensional)
-    strat = stratify(tuple(i for i in items if isinstance(i, ast.Rule)))
+    strat = stratify(tuple(i for i in subsumed if isinstance(i, ast.Rule)) + stratum_rules(subsumed))
     found += strat.diagnostics
+    found += check_counters(subsumed, strat.strata)
     return found, strat.strata
 
 
@@ -138,4 +141,5 @@ def check(
         io=tuple(i for i in flat.items if isinstance(i, ast.IODirective)),
         source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),  # the policy hash
         files=flat.files,
+        subsumptions=tuple(i for i in flat.items if isinstance(i, ast.Subsumption)),
     )

@@ -1,6 +1,7 @@
 """I/O directives: `.input`, `.output` and `.printsize` name relations the
 program knows and take Soufflé's parameters (`IO=file` or, for output,
-`IO=stdout`; `filename=`, `delimiter=`, `headers=true|false`).
+`IO=stdout`; `filename=`, `delimiter=`, `headers=true|false`,
+`rfc4180=true|false`).
 Codes: `unknown_relation`, `io_parameter`."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from .relations import known_relations
 
 __all__ = ["check_io", "IO_PARAMETERS"]
 
-IO_PARAMETERS = ("IO", "filename", "delimiter", "headers")
+IO_PARAMETERS = ("IO", "filename", "delimiter", "headers", "rfc4180")
 
 
 def check_io(items: tuple[ast.Item, ...], extensional: Mapping[str, int]) -> list[Diagnostic]:
@@ -30,8 +31,11 @@ def check_io(items: tuple[ast.Item, ...], extensional: Mapping[str, int]) -> lis
                 found.append(Diagnostic("io_parameter", f"unknown parameter `{key}` of `.{item.kind}`, expected one of {expected}", item.span))
             elif key == "IO" and value not in (("file",) if item.kind == "input" else ("file", "stdout")):
                 found.append(Diagnostic("io_parameter", f"`IO={value}` is not supported for `.{item.kind}`", item.span))
-            elif key == "headers" and value not in ("true", "false"):
-                found.append(Diagnostic("io_parameter", f"`headers` is `true` or `false`, got `{value}`", item.span))
+            elif key in ("headers", "rfc4180") and value not in ("true", "false"):
+                found.append(Diagnostic("io_parameter", f"`{key}` is `true` or `false`, got `{value}`", item.span))
             elif key == "delimiter" and len(value.encode("utf-8").decode("unicode_escape") if "\\" in value else value) != 1:
                 found.append(Diagnostic("io_parameter", "`delimiter` is one character", item.span))
+        params = dict(item.params)
+        if params.get("rfc4180") == "true" and params.get("delimiter") == '"':
+            found.append(Diagnostic("io_parameter", "with `rfc4180=true` the `delimiter` cannot be `\"`", item.span))
     return found

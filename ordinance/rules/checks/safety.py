@@ -235,7 +235,7 @@ def _ranges(terms: tuple[ast.Term, ...], body: tuple[ast.Literal, ...], found: l
                     stack.append(((sub.target,) if sub.target is not None else (), sub.body))
     for t in every:
         if isinstance(t, ast.Call) and t.func in FUNCTORS and FUNCTORS[t.func].multi and id(t) not in allowed:
-            found.append(Diagnostic("range_position", f"`{t.func}` may only appear as `X = {t.func}(...)`", t.span))
+            found.append(Diagnostic("range_position", f"`{t.func}` cannot stand inside a negation, an aggregate or a constraint; bind it first with `X = {t.func}(...)`", t.span))
 
 
 def check_safety(items: tuple[ast.Item, ...], existential_negation: bool = False) -> list[Diagnostic]:
