@@ -265,10 +265,10 @@ class Gate:
             self.store.as_of(revision)  # refuses a revision not in the log
         rev = int(payload["revision"]) if revision is None else revision
         request = Request.from_json(payload["request"])
-        decision = self.decide(request, int(payload["now"]), revision=self._facts_revision(rev))
+        decision = self.decide(request, int(payload["now"]), revision=self._last_change(rev))
         return decision if decision.revision == rev else replace(decision, revision=rev)
 
-    def _facts_revision(self, revision: int) -> int:
+    def _last_change(self, revision: int) -> int:
         """The newest revision <= `revision` whose event changed the facts
         (a fact event or a purge; 0 if none): the store holds the same facts
         at both, so the decisions logged between two changes are replayed
