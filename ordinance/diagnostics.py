@@ -234,6 +234,7 @@ CODES: dict[str, tuple[str, str]] = {
     "cyclic_type": ("check", "a `.type` defined in terms of itself"),
     "duplicate_attribute": ("check", "a `.decl` names an attribute twice"),
     "io_parameter": ("check", "an I/O directive parameter that does not exist or fit"),
+    "unknown_branch": ("check", "a constructor `$A` of a branch that no `.type` declares"),
     "check": ("check", "a static check failed"),
     # evaluation
     "evaluation": ("engine", "evaluation could not complete"),

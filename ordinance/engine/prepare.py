@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Rule, Term
+from ..rules.ast import COMPOUND, Aggregate, Atom, BinOp, Comparison, Negation, Rule, Term
 from ..rules.checked import CheckedProgram
 from .codegen import Compiled, compile_plan, compile_round
 from .plan import AggStep, plan_rule
@@ -126,7 +126,7 @@ def _dependencies(rule: Rule, pos: set[str], neg: set[str]) -> None:
             for lit in t.body:
                 for name in _relations(lit):
                     neg.add(name)
-        elif isinstance(t, (BinOp, Call)):
+        elif isinstance(t, (BinOp, *COMPOUND)):
             for sub in (t.left, t.right) if isinstance(t, BinOp) else t.args:
                 in_term(sub)
 

@@ -3,10 +3,11 @@
 Spans never take part in equality, so `parse(print(ast)) == ast` compares
 meaning, not layout. Every node is hashable.
 
-Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate
+Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate, Record, Branch
 Literals:     Atom, Negation, Comparison, Predicate, Disjunction
 Clauses:      Rule (a fact is a rule with an empty body)
-Items:        Decl, TypeDecl, IODirective, Include, Rule, TestBlock, Invariant, Hint
+Items:        Decl, TypeDecl, RecordType, AdtType, IODirective, Include, Rule,
+              TestBlock, Invariant, Hint
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ __all__ = [
     "ARITH_OPS",
     "COMPARISON_OPS",
     "AGGREGATES",
+    "Record",
+    "Branch",
+    "RecordType",
+    "BranchDecl",
+    "AdtType",
+    "COMPOUND",
 ]
 
 TYPES = ("symbol", "number", "unsigned", "float", "time", "duration")
@@ -122,7 +129,7 @@ class Aggregate:
     span: Span = _span()
 
 
-Term = Union[Var, Wildcard, Const, Now, BinOp, Call, Aggregate]
+Term = Union[Var, Wildcard, Const, Now, BinOp, Call, Aggregate, "Record", "Branch"]
 
 
 # ---------------------------------------------------------------- literals
@@ -313,7 +320,7 @@ class IODirective:
     span: Span = _span()
 
 
-Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective]
+Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective, "RecordType", "AdtType"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,3 +362,56 @@ class Program:
     @property
     def io(self) -> tuple[IODirective, ...]:
         return tuple(self._of(IODirective))
+
+
+# ---------------------------------------------------------------- records and ADTs
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """`[a, b]`: a record built from its fields, or matched against them in a
+    body; `nil` (the null record, of every record type) has no fields."""
+
+    args: tuple[Term, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """`$A(x, y)` (or `$B` without arguments): a value of the algebraic data
+    type that declares branch `name`."""
+
+    name: str
+    args: tuple[Term, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class RecordType:
+    """`.type Pair = [x: number, y: symbol]`: a record type and its fields."""
+
+    name: str
+    fields: tuple[Param, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BranchDecl:
+    """One branch `A {x: number}` of an algebraic data type."""
+
+    name: str
+    fields: tuple[Param, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class AdtType:
+    """`.type T = A {x: number} | B {}`: an algebraic data type."""
+
+    name: str
+    branches: tuple[BranchDecl, ...]
+    span: Span = _span()
+
+
+# terms holding argument terms (`args`), for the traversals
+COMPOUND = (Call, Record, Branch)

@@ -27,7 +27,7 @@ def _term_vars(t: ast.Term | None, into_aggregates: bool) -> Iterator[str]:
     elif isinstance(t, ast.BinOp):
         yield from _term_vars(t.left, into_aggregates)
         yield from _term_vars(t.right, into_aggregates)
-    elif isinstance(t, ast.Call):
+    elif isinstance(t, ast.COMPOUND):
         for a in t.args:
             yield from _term_vars(a, into_aggregates)
     elif isinstance(t, ast.Aggregate) and into_aggregates:

@@ -15,6 +15,7 @@ from .arity import check_arity, expected_arities
 from .io import check_io
 from .patterns import check_patterns
 from .relations import check_relations
+from .records import structures
 from .safety import SAFETY_CODES, check_safety
 from .stratify import stratify
 from .typedecls import resolve_types
@@ -138,4 +139,17 @@ def check(
         io=tuple(i for i in flat.items if isinstance(i, ast.IODirective)),
         source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),  # the policy hash
         files=flat.files,
+        structures=_structures(flat.items),
     )
+
+
+def _structures(items: tuple[ast.Item, ...]) -> dict[str, dict[str | None, tuple[str, ...]]]:
+    resolved, _ = resolve_types(items)
+    s = structures(items)
+
+    def types(fields: tuple[ast.Param, ...]) -> tuple[str, ...]:
+        return tuple(resolved.get(f.type, f.type) for f in fields)
+
+    out: dict[str, dict[str | None, tuple[str, ...]]] = {name: {None: types(f)} for name, f in s.records.items()}
+    out.update({name: {b: types(f) for b, f in branches.items()} for name, branches in s.adts.items()})
+    return out

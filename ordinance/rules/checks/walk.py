@@ -31,7 +31,7 @@ def subterms(t: ast.Term, into_aggregates: bool = False) -> Iterator[ast.Term]:
     if isinstance(t, ast.BinOp):
         yield from subterms(t.left, into_aggregates)
         yield from subterms(t.right, into_aggregates)
-    elif isinstance(t, ast.Call):
+    elif isinstance(t, ast.COMPOUND):
         for a in t.args:
             yield from subterms(a, into_aggregates)
     elif into_aggregates and isinstance(t, ast.Aggregate):
