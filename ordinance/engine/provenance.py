@@ -28,16 +28,18 @@ nothing here runs during evaluation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
-from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Predicate, Term, Var, Wildcard
-from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
+from ..rules.ast import (
+    Aggregate, Atom, BinOp, Branch, Call, Comparison, Const, Literal, Negation, Predicate, Record, Term, Var, Wildcard,
+)
+from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, match, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
 from .incremental import renumber
 from .model import Model
-from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule, term_vars
+from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, Unpack, plan_rule, term_vars
 
 __all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
 
@@ -225,6 +227,13 @@ class _Interp:
         elif isinstance(step, Filter):
             if self.compare(step.literal, b):
                 yield b, None
+        elif isinstance(step, Unpack):
+            try:
+                nb = match(step.pattern, self.value(step.value, b), b, self.model.now)
+            except EVAL_ERRORS:
+                return
+            if nb is not None:
+                yield nb, None
         elif isinstance(step, Assign):
             try:
                 vs = list(values(step.expr, b, self.model.now))
@@ -290,6 +299,8 @@ class _Instance:
                 except EVAL_ERRORS:
                     pass
             return Call(term.func, tuple(self.term(a, b) for a in term.args), term.span)
+        if isinstance(term, (Record, Branch)):
+            return replace(term, args=tuple(self.term(a, b) for a in term.args))
         if isinstance(term, Aggregate):
             target = None if term.target is None else self.term(term.target, b)
             return Aggregate(term.func, target, tuple(self.literal(lit, b) for lit in term.body), term.span)
@@ -323,6 +334,8 @@ class _Instance:
             return self.literal(step.literal, b)
         if isinstance(step, Assign):
             return Comparison("=", Var(step.var), self.term(step.expr, b))
+        if isinstance(step, Unpack):
+            return Comparison("=", self.term(step.value, b), self.term(step.pattern, b))
         outer = {k: v for k, v in b.items() if k in step.outer}
         agg = self.term(step.aggregate, outer)
         if step.var not in b:  # it aggregated nothing
