@@ -221,3 +221,12 @@ def test_a_proof_1700_steps_deep_is_built_and_rendered_in_full():
     # a decision citing it carries the whole proof in its text
     d = Decision(Request("a", "k", "t", "x", 1), False, (Reason("deep", "t", prover=lambda: proof),), 0, "h", 0)
     assert len(explain_text(d, program=prog).splitlines()) == 3 + 2 * n + 1
+
+
+def test_why_proves_a_fact_whose_head_is_an_expression():
+    # the head `len(L, N + 1)` is matched once the body has bound N (it used to find no proof)
+    p = program(".decl e(x: number)\n.decl len(a: number, n: number)\nlen(0, 0).\n"
+                "len(L, N + 1) :- e(L), len(L, N), N < 3.", extensional={"e": 1})
+    m = evaluate(p, {"e": [(0,)]})
+    proof = why(m, "len", (0, 2))
+    assert proof is not None and proof.rule == 1 and proof.bindings == (("L", 0), ("N", 1))

@@ -133,7 +133,7 @@ class _Gen:
             if isinstance(step, Scan):
                 self.scan(step, bound)
             elif isinstance(step, AntiJoin):
-                self.anti(step)
+                self.anti(step, bound)
             elif isinstance(step, Filter):
                 c = step.literal
                 if isinstance(c, Comparison) and _multi(c.right):  # `X = range(...)` with X bound
@@ -230,9 +230,16 @@ class _Gen:
         for t, a in checks:
             self.items.append(f"if {t} == {self.term(a)}")
 
-    def anti(self, step: AntiJoin) -> None:
+    def anti(self, step: AntiJoin, bound: set[str]) -> None:
         atom, rel = step.atom, step.atom.relation
         args = atom.args
+        if any(isinstance(a, (Record, Branch)) for p, a in enumerate(args) if p not in step.key):
+            # `!p([X, _])`: no tuple matches the pattern (its unbound variables existential)
+            outer, self.items = self.items, [f"for u in {self.inp(('stable', rel))}"]
+            self.unpack("u", Record(args), set(bound))
+            inner, self.items = self.items, outer
+            self.items.append(f"if not any(True {' '.join(inner)})")
+            return
         if len(step.key) == len(args):
             items = [self.term(a) for a in args]
             self.items.append(f"if {self.tup(items) if items else '()'} not in {self.inp(('stable', rel))}")

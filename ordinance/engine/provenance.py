@@ -140,7 +140,10 @@ class _Interp:
     def pattern(self, args: tuple[Term, ...], b: Binding) -> tuple[Any, ...]:
         return tuple(self.value(a, b) if self.known(a, b) else None for a in args)
 
-    def unify(self, args: tuple[Term, ...], t: tuple[Any, ...], b: Binding) -> Binding | None:
+    def unify(self, args: tuple[Term, ...], t: tuple[Any, ...], b: Binding, strict: bool = True) -> Binding | None:
+        """`b` extended to match `args` to `t`; None if they cannot match. Not
+        `strict` (a rule's head), an expression whose variables stay unbound
+        is left for the caller to check once the body has bound them."""
         out = dict(b)
         later = []
         for a, v in zip(args, t):
@@ -148,13 +151,21 @@ class _Interp:
                 continue
             if isinstance(a, Var) and a.name not in out:
                 out[a.name] = v
+            elif isinstance(a, (Record, Branch)) and not self.known(a, out):
+                fits = match(a, v, out, self.model.now)
+                if fits is None:
+                    return None
+                out = fits
             elif self.known(a, out):
                 if not _eq(self.value(a, out), v):
                     return None
             else:
                 later.append((a, v))
         for a, v in later:
-            if not self.known(a, out) or not _eq(self.value(a, out), v):
+            if not self.known(a, out):
+                if strict:
+                    return None
+            elif not _eq(self.value(a, out), v):
                 return None
         return out
 
@@ -473,7 +484,7 @@ def _rules_matching(interp: _Interp, relation: str, t: tuple[Any, ...]) -> Itera
         if program.rules[rid].is_fact:
             continue
         plan = interp.plan(rid)
-        start = interp.unify(plan.head, t, {})
+        start = interp.unify(plan.head, t, {}, strict=False)  # `p(N + 1)`: checked once N is bound
         if start is not None:
             yield rid, plan, start
 
