@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from naive import naive_evaluate
+from test_json_output import valid
 from ordinance.diagnostics import CheckError, ParseError
 from ordinance.engine import evaluate, why, why_not
 from ordinance.explain import to_json, to_text
@@ -266,10 +267,13 @@ def test_proofs_render_records_and_adts_in_text_and_json() -> None:
     shown = to_text(why(model, "n", (1,)), program=program)
     assert 'p([1, "a"])' in shown and "n(1)" in shown
     proof = to_json(why(model, "r", (2,)), None, program)
-    assert json.dumps(proof)  # plain JSON
+    assert json.loads(json.dumps(proof)) == proof  # plain JSON
     assert proof["children"][0]["tuple"] == [{"branch": "Rect", "args": [2, 3]}]
-    missing = to_text(why_not(model, "n", (5,)), program=program)
-    assert '[5, _]' in missing
+    valid("proof", to_json(why(model, "n", (1,)), None, program))  # the README's JSON schema
+    valid("proof", proof)
+    missing = why_not(model, "n", (5,))
+    assert "[5, _]" in to_text(missing, program=program)
+    valid("why_not", to_json(missing, None, program))
 
 
 def test_fact_files_read_and_write_records_as_souffle_does(tmp_path: Path) -> None:

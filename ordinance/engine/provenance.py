@@ -240,11 +240,11 @@ class _Interp:
                 yield b, None
         elif isinstance(step, Unpack):
             try:
-                nb = match(step.pattern, self.value(step.value, b), b, self.model.now)
+                fits = match(step.pattern, self.value(step.value, b), b, self.model.now)
             except EVAL_ERRORS:
                 return
-            if nb is not None:
-                yield nb, None
+            if fits is not None:
+                yield fits, None
         elif isinstance(step, Assign):
             try:
                 vs = list(values(step.expr, b, self.model.now))

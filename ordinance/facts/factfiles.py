@@ -127,7 +127,7 @@ def _structured(text: str, type_: str, structures: Structures) -> Any:
 
 def _value(text: str, type_: str | None, structures: Structures | None = None) -> Any:
     """A field's value by its column type; ValueError when it does not fit."""
-    if structures and type_ in structures:
+    if structures and type_ is not None and type_ in structures:
         return _structured(text, type_, structures)
     if type_ in (None, "any"):
         return int(text, 0) if _INT.fullmatch(text) else text
