@@ -361,3 +361,32 @@ def test_engine_agrees_with_the_naive_evaluator_on_records(rules: list[str], db:
         assert set(model.tuples(rel)) == reference.get(rel, set()), (rel, rules)
         for t in sorted(model.tuples(rel))[:2]:
             assert why(model, rel, t) is not None
+
+
+# ---------------------------------------------------------------- test blocks
+
+
+def test_test_blocks_take_records_in_facts_and_expectations(tmp_path: Path) -> None:
+    from ordinance.testing import run_blocks
+    from ordinance.testing.report import failure_lines
+
+    path = tmp_path / "t.rules"
+    path.write_text(TYPES + """
+.decl shape(s: Shape)
+.decl circle(p: Pair, s: Shape)
+circle([R, "c"], $Circle(R)) :- shape($Circle(R)).
+test "constructors" {
+  shape($Circle(4)). shape($Empty).
+  expect circle([4, "c"], $Circle(4)).
+  expect not circle([4, "c"], $Circle(5)).
+  expect circle([_, "c"], $Circle(_)).
+  expect not circle([_, "d"], _).
+}
+test "fails" {
+  shape($Circle(4)).
+  expect circle([_, "d"], _).
+}
+""", encoding="utf-8")
+    passed, failed = run_blocks(str(path))
+    assert passed.passed and not failed.passed
+    assert failure_lines(failed)[0] == '  line 18: expect circle([_, "d"], _): it does not hold'

@@ -166,7 +166,7 @@ class _Gen:
             self.items.append(f"if type({value}) is tuple and len({value}) == {len(pattern.args)}")
             targets = []
         else:
-            self.items.append(f"if {value}[0] == {pattern.name!r}")
+            self.items.append(f"if type({value}) is ADT and {value}[0] == {pattern.name!r}")
             targets = ["_"]
         later: list[tuple[str, Term]] = []
         for a in pattern.args:

@@ -239,6 +239,8 @@ class _Interp:
             if self.compare(step.literal, b):
                 yield b, None
         elif isinstance(step, Unpack):
+            if not self.known(step.value, b):  # a fact with an unknown argument
+                return
             try:
                 fits = match(step.pattern, self.value(step.value, b), b, self.model.now)
             except EVAL_ERRORS:

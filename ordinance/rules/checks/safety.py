@@ -231,7 +231,7 @@ def _ground(atom: ast.Atom, what: str, allow_wildcard: bool, found: list[Diagnos
                     Diagnostic("safety_violations", f"`_` is not allowed in {what}", arg.span)
                 )
             continue
-        for w in _wildcards(arg):
+        for w in _loose(arg) if allow_wildcard else _wildcards(arg):  # `expect p([_, 1])` is a pattern
             found.append(
                 Diagnostic("safety_violations", "`_` is not allowed in an expression", w.span)
             )
