@@ -390,3 +390,24 @@ test "fails" {
     passed, failed = run_blocks(str(path))
     assert passed.passed and not failed.passed
     assert failure_lines(failed)[0] == '  line 18: expect circle([_, "d"], _): it does not hold'
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_why_and_query_take_records_and_assert_refuses_them(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ordinance.cli import cli
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["init", str(tmp_path / "p")]).exit_code == 0
+    policy = tmp_path / "p" / "policy.rules"
+    policy.write_text(TYPES + '.decl pair(p: Pair)\n.decl first(x: number)\npair([1, "a"]).\nfirst(X) :- pair([X, _]).\n')
+    common = ["--policy", str(policy), "--db", str(tmp_path / "p" / "ordinance.db")]
+    shown = runner.invoke(cli, ["why", 'pair([1, "a"])', *common])
+    assert shown.exit_code == 0 and 'pair([1, "a"])  fact' in shown.output
+    answers = runner.invoke(cli, ["query", "pair(P)", "--json", *common])
+    assert json.loads(answers.output) == [{"P": [1, "a"]}]
+    refused = runner.invoke(cli, ["assert", 'pair([2, "b"])', *common])
+    assert refused.exit_code != 0 and "error[unsupported]" in refused.output + str(refused.stderr_bytes or b"")
