@@ -411,3 +411,11 @@ def test_why_and_query_take_records_and_assert_refuses_them(tmp_path: Path) -> N
     assert json.loads(answers.output) == [{"P": [1, "a"]}]
     refused = runner.invoke(cli, ["assert", 'pair([2, "b"])', *common])
     assert refused.exit_code != 0 and "error[unsupported]" in refused.output + str(refused.stderr_bytes or b"")
+
+
+def test_integer_literals_in_float_and_unsigned_fields_take_the_field_type() -> None:
+    text = (".type F = [x: float, n: unsigned]\n.type G = Half {x: float}\n.decl f(a: F)\n.decl g(a: G)\n"
+            ".decl h(y: float)\nf([3, 1]). g($Half(5)).\nh(Y) :- f([X, _]), Y = X / 2.\nh(Y) :- g($Half(X)), Y = X / 2.")
+    m = run(text)
+    assert m.tuples("h") == {(1.5,), (2.5,)}
+    assert format_value(next(iter(m.tuples("f")))[0]) == "[3.0, 1]"

@@ -68,11 +68,19 @@ def _relations(
     }
 
 
-def _typed_literals(rule: ast.Rule, relations: Mapping[str, Relation]) -> ast.Rule:
-    """An integer literal at a `float` or `unsigned` argument of an atom takes
-    that type, as in Soufflé (`f(1)` for `.decl f(x: float)` holds `1.0`)."""
+def _typed_literals(
+    rule: ast.Rule, relations: Mapping[str, Relation], structures: Mapping[str, Mapping[str | None, tuple[str, ...]]]
+) -> ast.Rule:
+    """An integer literal at a `float` or `unsigned` argument of an atom (or
+    field of a record or constructor there) takes that type, as in Soufflé
+    (`f(1)` for `.decl f(x: float)` holds `1.0`)."""
 
     def typed(x: ast.Term, type_: str) -> ast.Term:
+        shape = structures.get(type_)
+        if isinstance(x, ast.Record) and shape and None in shape and len(x.args) == len(shape[None]):
+            return ast.Record(tuple(typed(a, t) for a, t in zip(x.args, shape[None])), x.span)
+        if isinstance(x, ast.Branch) and shape and x.name in shape and len(x.args) == len(shape[x.name]):
+            return ast.Branch(x.name, tuple(typed(a, t) for a, t in zip(x.args, shape[x.name])), x.span)
         if not (isinstance(x, ast.Const) and x.type == "number"):
             return x
         if type_ == "float":
@@ -95,7 +103,9 @@ def _typed_literals(rule: ast.Rule, relations: Mapping[str, Relation]) -> ast.Ru
             return ast.Negation(atom(lit.atom), lit.span)
         return lit
 
-    if not any(r.types and ("float" in r.types or "unsigned" in r.types) for r in relations.values()):
+    numeric = ("float", "unsigned")
+    if not any(r.types and any(t in numeric for t in r.types) for r in relations.values()) and not any(
+            t in numeric for shape in structures.values() for types in shape.values() for t in types):
         return rule
     return ast.Rule(atom(rule.head), tuple(literal(lit) for lit in rule.body), rule.span)
 
@@ -129,8 +139,9 @@ def check(
     deciding = tuple(i for i in flat.items if not isinstance(i, (ast.TestBlock, ast.Invariant, ast.Hint)))
     text = format_program(ast.Program(deciding))
     relations = _relations(flat.items, extensional)
+    structured = _structures(flat.items)
     return CheckedProgram(
-        rules=tuple(_typed_literals(i, relations) for i in flat.items if isinstance(i, ast.Rule)),
+        rules=tuple(_typed_literals(i, relations, structured) for i in flat.items if isinstance(i, ast.Rule)),
         relations=relations,
         strata=strata,
         tests=tuple(i for i in flat.items if isinstance(i, ast.TestBlock)),
@@ -139,7 +150,7 @@ def check(
         io=tuple(i for i in flat.items if isinstance(i, ast.IODirective)),
         source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),  # the policy hash
         files=flat.files,
-        structures=_structures(flat.items),
+        structures=structured,
     )
 
 
