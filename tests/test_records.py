@@ -419,3 +419,10 @@ def test_integer_literals_in_float_and_unsigned_fields_take_the_field_type() -> 
     m = run(text)
     assert m.tuples("h") == {(1.5,), (2.5,)}
     assert format_value(next(iter(m.tuples("f")))[0]) == "[3.0, 1]"
+
+
+def test_the_fuzzer_writes_no_facts_of_record_typed_relations() -> None:
+    from ordinance.fuzz.strategies import input_relations
+
+    program = compile_text(TYPES + ".decl rec(p: Pair)\n.decl e(x: number)\n.decl q(x: number)\nq(X) :- rec([X, _]), e(X).")
+    assert input_relations(program, gated=False) == ("e",)
