@@ -426,3 +426,32 @@ def test_the_fuzzer_writes_no_facts_of_record_typed_relations() -> None:
 
     program = compile_text(TYPES + ".decl rec(p: Pair)\n.decl e(x: number)\n.decl q(x: number)\nq(X) :- rec([X, _]), e(X).")
     assert input_relations(program, gated=False) == ("e",)
+
+
+def test_the_list_length_example_of_the_adt_documentation() -> None:
+    # Soufflé's ADT example: `n + 1` in the head takes `n`'s type from the body
+    # (unsigned), where it used to be fixed as `number` by the head's arithmetic
+    text = """
+.type IntList = Nil {} | Cons {hd : number, tl : IntList}
+.type BinTree = Empty {} | Leaf {n : number} | Node {left : BinTree, right : BinTree}
+.decl list(l : IntList)
+list(tl) :- list($Cons(_hd, tl)).
+.decl bintree(b : BinTree)
+bintree(left), bintree(right) :- bintree($Node(left, right)).
+bintree($Node($Leaf(1), $Node($Empty(), $Leaf(2)))).
+.decl length(l : IntList, n : unsigned)
+length($Nil(), 0).
+length(l, n + 1) :- list(l), l = $Cons(_hd, tl), length(tl, n).
+list($Cons(3, $Cons(2, $Cons(1, $Nil())))).
+"""
+    m = evaluate(compile_text(text), {})
+    nil = Branch(("Nil",))
+    one = Branch(("Cons", 1, nil))
+    assert m.tuples("length") == {(nil, 0), (one, 1), (Branch(("Cons", 2, one)), 2), (Branch(("Cons", 3, Branch(("Cons", 2, one)))), 3)}
+    assert {format_value(t[0]) for t in m.tuples("bintree")} == {
+        "$Empty", "$Leaf(1)", "$Leaf(2)", "$Node($Empty, $Leaf(2))", "$Node($Leaf(1), $Node($Empty, $Leaf(2)))"}
+
+
+def test_the_list_example_of_the_records_documentation() -> None:
+    m = run(".type L2 = [head: number, tail: L2]\n.decl A(x: L2)\nA(nil).\nA([1, nil]).\nA([2, [3, nil]]).")
+    assert m.tuples("A") == {((),), ((1, ()),), ((2, (3, ())),)}

@@ -158,7 +158,7 @@ class _Rule:
             self.mismatch(f"`{term.op}` on a float", term.span)
         for side in sides:
             if isinstance(side, ast.Var):
-                self.bind(side, kind if kind not in (None, NUMERAL) else "number")
+                self.bind(side, kind if kind is not None else NUMERAL)  # a numeric kind, which one yet unknown
         return kind if kind is not None else "number"
 
     def arguments(self, builtin: Builtin, args: tuple[ast.Term, ...]) -> str | None:
