@@ -28,7 +28,7 @@ class _Articles(dict[str, str]):
 
 
 _ARTICLE = _Articles({"symbol": "a symbol", "number": "a number", "unsigned": "an unsigned number",
-                      "float": "a float", "numeral": "a number"})
+                      "float": "a float", "numeral": "a number", "record": "a record"})
 _NUMERIC = ("number", "unsigned", "float")
 NUMERAL = "numeral"  # an integer literal: fits any numeric kind
 
