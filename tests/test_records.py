@@ -460,3 +460,9 @@ list($Cons(3, $Cons(2, $Cons(1, $Nil())))).
 def test_the_list_example_of_the_records_documentation() -> None:
     m = run(".type L2 = [head: number, tail: L2]\n.decl A(x: L2)\nA(nil).\nA([1, nil]).\nA([2, [3, nil]]).")
     assert m.tuples("A") == {((),), ((1, ()),), ((2, (3, ())),)}
+
+
+def test_patterns_inside_a_disjunction() -> None:
+    text = (".type P2 = [a: number, b: number]\n.decl p(x: P2)\n.decl r(x: number)\n.decl q(x: number)\n"
+            "p([1, 2]). r(5).\nq(X) :- (p([X, _]) ; r(X) ; p([_, X])).")
+    assert run(text).tuples("q") == {(1,), (2,), (5,)}

@@ -5,8 +5,9 @@ their base's values; a union (`.type Key = Path | Id`) needs members of one
 base. Types are checked by their base (symbol, number, unsigned, float; time
 and duration are numbers), so values of two subtypes of `symbol` mix, which
 Soufflé would refuse. A record type or ADT (records.py) is its own base and
-kind; an alias may name one, a union of several may not. Codes: `unknown_type`, `duplicate_decl`, `type_mismatch`
-(a union of different bases), `cyclic_type`.
+kind; an alias may name one, a subtype or union may not (Soufflé has no
+unions involving records). Codes: `unknown_type`, `duplicate_decl`,
+`type_mismatch` (a union of different bases), `cyclic_type`.
 """
 
 from __future__ import annotations
