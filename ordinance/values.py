@@ -13,9 +13,12 @@ how it prints:
 - `json_value`: as JSON output carries it (times and durations as the same
   strings, numbers and symbols as themselves).
 
-Records are tuples of their fields (`nil` is the empty tuple) and values of
-an algebraic data type are `Branch`es; both are hashable and ordered (records
-field by field, branches by name as Soufflé numbers them, then arguments).
+Records are `Record`s, tuples of their fields (`nil` is the empty tuple), and
+values of an algebraic data type are `Branch`es; both are hashable, equal to
+the tuples they hold, and ordered (records field by field, branches by name
+as Soufflé numbers them, then arguments). Each hashes once, so a deep value
+(a list of thousands of cells) hashes in constant time, as Soufflé's
+interned records compare by their ids.
 They print as Soufflé writes them, `[1, "a"]`, `nil`, `$A(1)`, `$B`; JSON
 carries a record as an array (`nil` as `[]`) and a branch as an object
 `{"branch": "A", "args": [1]}`.
@@ -52,6 +55,7 @@ __all__ = [
     "show_value",
     "json_value",
     "Branch",
+    "Record",
 ]
 
 FOREVER = 2**53  # exact in JSON numbers and floats; beyond year 285 million
@@ -125,11 +129,23 @@ def _timed(value: Any, type_: str | None) -> str | None:
     return None
 
 
-class Branch(tuple):  # type: ignore[type-arg]
+class _Hashed(tuple):  # type: ignore[type-arg]
+    """A tuple whose hash is computed once (its fields' hashes are too)."""
+
+    def __hash__(self) -> int:
+        cached = self.__dict__.get("hash")
+        if cached is None:
+            cached = self.__dict__["hash"] = tuple.__hash__(self)
+        return cached  # type: ignore[no-any-return]
+
+
+class Record(_Hashed):
+    """A record value: its fields (`Record((1, "a"))` is `[1, "a"]`)."""
+
+
+class Branch(_Hashed):
     """A value of an algebraic data type: the branch's name, then its
     arguments (`Branch(("A", 1))` is `$A(1)`)."""
-
-    __slots__ = ()
 
     @property
     def name(self) -> str:

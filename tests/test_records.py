@@ -466,3 +466,15 @@ def test_patterns_inside_a_disjunction() -> None:
     text = (".type P2 = [a: number, b: number]\n.decl p(x: P2)\n.decl r(x: number)\n.decl q(x: number)\n"
             "p([1, 2]). r(5).\nq(X) :- (p([X, _]) ; r(X) ; p([_, X])).")
     assert run(text).tuples("q") == {(1,), (2,), (5,)}
+
+
+def test_a_record_hashes_once_and_equals_its_tuple() -> None:
+    from ordinance.values import Record
+
+    assert Record((1, "a")) == (1, "a") and hash(Record((1, "a"))) == hash((1, "a"))
+    deep: Any = ()
+    for i in range(200_000):  # a list of 200,000 cells, each hashed as it is built (as a set insert does)
+        deep = Record((i, deep))
+        hash(deep)
+    assert hash(deep) == hash(Record((199_999, deep[1])))  # constant time: the tail's hash is kept
+    assert len({deep, Record((199_999, deep[1]))}) == 1

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 from ..rules.ast import BinOp, Branch, Call, Comparison, Const, Now, Record, Term, Var
 from ..rules.functors import FUNCTORS, INLINE, OPERATOR_NAMES, c_div, c_mod, namespace
 from ..values import Branch as BranchValue
+from ..values import Record as RecordValue
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Unpack, term_vars
 
 __all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod", "drain", "unlimited", "CHUNK"]
@@ -54,7 +55,7 @@ def unlimited(matches: int, outs: Any) -> None:
     """`spend` for runs without limits (re-running a variant to name a culprit)."""
 
 
-_NAMESPACE = {**namespace(), "drain": drain, "unlimited": unlimited, "ADT": BranchValue}
+_NAMESPACE = {**namespace(), "drain": drain, "unlimited": unlimited, "ADT": BranchValue, "REC": RecordValue}
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +118,7 @@ class _Gen:
         if isinstance(t, Call):
             return f"f_{t.func}({', '.join(self.term(a) for a in t.args)})"
         if isinstance(t, Record):
-            return self.tup([self.term(a) for a in t.args]) if t.args else "()"
+            return f"REC({self.tup([self.term(a) for a in t.args])})" if t.args else "()"
         if isinstance(t, Branch):
             return f"ADT({self.tup([repr(t.name)] + [self.term(a) for a in t.args])})"
         raise AssertionError(f"unexpected term {t!r}")
@@ -159,11 +160,13 @@ class _Gen:
                 self.aggregate(step)
                 bound.add(step.var)
 
-    def unpack(self, value: str, pattern: Record | Branch, bound: set[str]) -> None:
+    def unpack(self, value: str, pattern: Record | Branch, bound: set[str], row: bool = False) -> None:
         """Match `value` (a Python name) against a record or constructor
-        pattern: its shape, then its fields (binding the unbound variables)."""
+        pattern: its shape, then its fields (binding the unbound variables).
+        A `row` (a relation's tuple, matched field by field) has its shape."""
         if isinstance(pattern, Record):
-            self.items.append(f"if type({value}) is tuple and len({value}) == {len(pattern.args)}")
+            if not row:
+                self.items.append(f"if type({value}) is REC and len({value}) == {len(pattern.args)}")
             targets = []
         else:
             self.items.append(f"if type({value}) is ADT and {value}[0] == {pattern.name!r}")
@@ -236,7 +239,7 @@ class _Gen:
         if any(isinstance(a, (Record, Branch)) for p, a in enumerate(args) if p not in step.key):
             # `!p([X, _])`: no tuple matches the pattern (its unbound variables existential)
             outer, self.items = self.items, [f"for u in {self.inp(('stable', rel))}"]
-            self.unpack("u", Record(args), set(bound))
+            self.unpack("u", Record(args), set(bound), row=True)
             inner, self.items = self.items, outer
             self.items.append(f"if not any(True {' '.join(inner)})")
             return

@@ -24,7 +24,7 @@ from ..diagnostics import Diagnostic, InputError, Span
 from ..rules.ast import IODirective
 from ..rules.checked import CheckedProgram
 from ..rules.functors import Unsigned
-from ..values import Branch, format_duration, format_instant, parse_duration, parse_instant
+from ..values import Branch, Record, format_duration, format_instant, parse_duration, parse_instant
 
 __all__ = ["read_inputs", "write_output", "output_path", "input_path", "format_row", "format_fields", "MAX_ERRORS"]
 
@@ -96,7 +96,7 @@ class _Reader:
                     self.take(",")
                 fields.append(self.value(t))
             self.take("]")
-            return tuple(fields)
+            return Record(fields)
         self.take("$")
         m = _NAME.match(self.text, self.pos)
         if m is None or m.group() not in shape:

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
-from ..values import Branch
+from ..values import Branch, Record
 from . import ast
 
 __all__ = [
@@ -522,7 +522,7 @@ def evaluate(term: ast.Term, binding: Mapping[str, Any], now: int) -> Any:
             raise TypeError(f"`{term.func}` gives several values")
         return builtin.fn(*(evaluate(a, binding, now) for a in term.args))
     if isinstance(term, ast.Record):
-        return tuple(evaluate(a, binding, now) for a in term.args)
+        return Record(evaluate(a, binding, now) for a in term.args) if term.args else ()
     if isinstance(term, ast.Branch):
         return Branch((term.name, *(evaluate(a, binding, now) for a in term.args)))
     raise KeyError(f"no value for {type(term).__name__}")
@@ -538,7 +538,7 @@ def match(term: ast.Term, value: Any, binding: Mapping[str, Any], now: int) -> d
         return dict(binding)
     if isinstance(term, (ast.Record, ast.Branch)):
         if isinstance(term, ast.Record):
-            fits = type(value) is tuple and len(value) == len(term.args)
+            fits = isinstance(value, tuple) and not isinstance(value, Branch) and len(value) == len(term.args)
             fields = value
         else:
             fits = isinstance(value, Branch) and value.name == term.name and len(value.args) == len(term.args)
