@@ -13,6 +13,16 @@ how it prints:
 - `json_value`: as JSON output carries it (times and durations as the same
   strings, numbers and symbols as themselves).
 
+Records are `Record`s, tuples of their fields (`nil` is the empty tuple), and
+values of an algebraic data type are `Branch`es; both are hashable, equal to
+the tuples they hold, and ordered (records field by field, branches by name
+as Soufflé numbers them, then arguments). Each hashes once, so a deep value
+(a list of thousands of cells) hashes in constant time, as Soufflé's
+interned records compare by their ids.
+They print as Soufflé writes them, `[1, "a"]`, `nil`, `$A(1)`, `$B`; JSON
+carries a record as an array (`nil` as `[]`) and a branch as an object
+`{"branch": "A", "args": [1]}`.
+
 `escape` makes any text safe for a terminal: control characters (C0, DEL,
 C1, so ANSI/OSC escape sequences too) and the Unicode format characters that
 reorder or hide text are written as `\\u001b`-style escapes. Every text
@@ -46,6 +56,8 @@ __all__ = [
     "format_value",
     "show_value",
     "json_value",
+    "Branch",
+    "Record",
 ]
 
 Value = str | int
@@ -126,12 +138,48 @@ def _timed(value: Any, type_: str | None) -> str | None:
     return None
 
 
+class _Hashed(tuple):  # type: ignore[type-arg]
+    """A tuple whose hash is computed once (its fields' hashes are too)."""
+
+    def __hash__(self) -> int:
+        cached = self.__dict__.get("hash")
+        if cached is None:
+            cached = self.__dict__["hash"] = tuple.__hash__(self)
+        return cached  # type: ignore[no-any-return]
+
+
+class Record(_Hashed):
+    """A record value: its fields (`Record((1, "a"))` is `[1, "a"]`)."""
+
+
+class Branch(_Hashed):
+    """A value of an algebraic data type: the branch's name, then its
+    arguments (`Branch(("A", 1))` is `$A(1)`)."""
+
+    @property
+    def name(self) -> str:
+        return self[0]  # type: ignore[no-any-return]
+
+    @property
+    def args(self) -> tuple[Any, ...]:
+        return self[1:]
+
+
+def _structured(value: tuple[Any, ...], inner: Any) -> str:
+    if isinstance(value, Branch):
+        args = ", ".join(inner(v) for v in value.args)
+        return f"${value.name}({args})" if args else f"${value.name}"
+    return f"[{', '.join(inner(v) for v in value)}]" if value else "nil"
+
+
 def format_value(value: Any, type_: str | None = None) -> str:
     """A value as the rule language writes it; None (unknown) is `_`."""
     if value is None:
         return "_"
     if isinstance(value, str):
         return quote(value)
+    if isinstance(value, tuple):
+        return _structured(value, format_value)
     return _timed(value, type_) or str(value)
 
 
@@ -142,12 +190,19 @@ def show_value(value: Any, type_: str | None = None) -> str:
         return "_"
     if isinstance(value, str):
         return escape(value)
+    if isinstance(value, tuple):
+        return _structured(value, show_value)
     return _timed(value, type_) or str(value)
 
 
 def json_value(value: Any, type_: str | None = None) -> Any:
     """A value as JSON output carries it: times and durations as the strings
-    `format_value` prints, everything else as itself."""
+    `format_value` prints, a record as an array, a branch as an object
+    `{"branch": name, "args": [...]}`, everything else as itself."""
+    if isinstance(value, Branch):
+        return {"branch": value.name, "args": [json_value(v) for v in value.args]}
+    if isinstance(value, tuple):
+        return [json_value(v) for v in value]
     return _timed(value, type_) or value
 
 

@@ -9,16 +9,21 @@ nowhere else in the rule is existential; an aggregate's variables that also
 occur outside every aggregate, except a target variable, are bound from
 outside (Soufflé's scoping); count and sum over nothing are 0,
 min and max over nothing make the rule fail; `/` and `%` truncate toward zero.
+Records are tuples and ADT values `Branch`es (ordinance.values); a record or
+constructor with unbound variables is a pattern, matched field by field.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Iterable, Iterator, Mapping
 
 from ordinance.rules.ast import (
-    Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Now, Predicate, Rule, Term, Var, Wildcard,
+    Aggregate, Atom, BinOp, Branch, Call, Comparison, Const, Literal, Negation, Now, Predicate, Record, Rule, Term,
+    Var, Wildcard,
 )
+from ordinance.values import Branch as BranchValue
 from ordinance.rules.functors import FUNCTORS, OPERATORS, PREDICATES, Unsigned, constant
 from ordinance.rules.checked import CheckedProgram
 
@@ -61,6 +66,8 @@ def _rename_wildcards(rule: Rule) -> Rule:
             return BinOp(t.op, term(t.left), term(t.right))
         if isinstance(t, Call):
             return Call(t.func, tuple(term(a) for a in t.args))
+        if isinstance(t, (Record, Branch)):
+            return replace(t, args=tuple(term(a) for a in t.args))
         if isinstance(t, Aggregate):
             return Aggregate(t.func, None if t.target is None else term(t.target), tuple(lit(x) for x in t.body))
         return t
@@ -90,7 +97,7 @@ def _vars(x: Any) -> Iterator[str]:
     elif isinstance(x, Atom):
         for a in x.args:
             yield from _vars(a)
-    elif isinstance(x, (Call, Predicate)):
+    elif isinstance(x, (Call, Predicate, Record, Branch)):
         for a in x.args:
             yield from _vars(a)
     elif isinstance(x, Negation):
@@ -109,7 +116,7 @@ def _outside(x: Any) -> Iterator[str]:
     elif isinstance(x, BinOp):
         yield from _outside(x.left)
         yield from _outside(x.right)
-    elif isinstance(x, (Call, Predicate, Atom)):
+    elif isinstance(x, (Call, Predicate, Atom, Record, Branch)):
         for a in x.args:
             yield from _outside(a)
     elif isinstance(x, Negation):
@@ -134,7 +141,7 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
         return
     for i, lit in enumerate(lits):
         rest = lits[:i] + lits[i + 1 :]
-        if isinstance(lit, Atom) and all(_ground(a, b) or isinstance(a, Var) for a in lit.args):
+        if isinstance(lit, Atom) and all(_ground(a, b) or _pattern(a, b) for a in lit.args):
             for t in db.get(lit.relation, ()):
                 nb = _match(lit, t, b, now)
                 if nb is not None:
@@ -159,6 +166,12 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
                     yield from _solve(rest, b, db, now, uses)
                 return
             for var, other, ready in ((lit.left, lit.right, right), (lit.right, lit.left, left)):
+                if lit.op == "=" and isinstance(var, (Record, Branch)) and _pattern(var, b) and ready:
+                    for v in _values(other, b, now, db, uses):
+                        nb = _unify(var, v, b, now)
+                        if nb is not None:
+                            yield from _solve(rest, nb, db, now, uses)
+                    return
                 if lit.op == "=" and isinstance(var, Var) and ready:
                     for v in _values(other, b, now, db, uses):
                         if v is not None:
@@ -207,14 +220,41 @@ def _ready(t: Term, b: dict[str, Any], uses: Counter[str]) -> bool:
     return all(v in b for v in _vars(t))
 
 
+def _pattern(t: Term, b: dict[str, Any]) -> bool:
+    """A variable, or a record or constructor whose fields are ground or patterns."""
+    if isinstance(t, Var):
+        return True
+    return isinstance(t, (Record, Branch)) and all(_ground(a, b) or _pattern(a, b) for a in t.args)
+
+
+def _unify(a: Term, v: Any, b: dict[str, Any], now: int) -> dict[str, Any] | None:
+    if isinstance(a, Var) and a.name not in b:
+        return {**b, a.name: v}
+    if isinstance(a, (Record, Branch)) and not _ground(a, b):
+        if isinstance(a, Record):
+            if isinstance(v, BranchValue) or not isinstance(v, tuple) or len(v) != len(a.args):
+                return None
+            fields = v
+        else:
+            if not isinstance(v, BranchValue) or v[0] != a.name or len(v) != len(a.args) + 1:
+                return None
+            fields = v[1:]
+        out: dict[str, Any] | None = b
+        for x, y in zip(a.args, fields):
+            out = _unify(x, y, out, now)
+            if out is None:
+                return None
+        return out
+    return b if _same(_value(a, b, now), v) else None
+
+
 def _match(atom: Atom, t: tuple[Any, ...], b: dict[str, Any], now: int) -> dict[str, Any] | None:
     if len(t) != len(atom.args):
         return None
-    nb = dict(b)
+    nb: dict[str, Any] | None = dict(b)
     for a, v in zip(atom.args, t):
-        if isinstance(a, Var) and a.name not in nb:
-            nb[a.name] = v
-        elif not _same(_value(a, nb, now), v):
+        nb = _unify(a, v, nb, now)  # type: ignore[arg-type]
+        if nb is None:
             return None
     return nb
 
@@ -258,6 +298,10 @@ def _value(t: Term, b: dict[str, Any], now: int, db: DB | None = None, uses: Cou
         return OPERATORS[t.op](x, y)  # the others as the language defines them (functors.py)
     if isinstance(t, Call):  # the functions are the language's definition, in functors.py
         return FUNCTORS[t.func].fn(*(_value(a, b, now, db, uses) for a in t.args))
+    if isinstance(t, Record):
+        return tuple(_value(a, b, now, db, uses) for a in t.args)
+    if isinstance(t, Branch):
+        return BranchValue((t.name, *(_value(a, b, now, db, uses) for a in t.args)))
     if isinstance(t, Aggregate):
         assert db is not None and uses is not None
         inner = set(_vars(t))

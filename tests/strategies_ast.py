@@ -14,6 +14,7 @@ RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"} | set(PREDICATE
     "band", "bor", "bxor", "bshl", "bshr", "bshru", "bnot", "land", "lor", "lxor", "lnot",
     "cat", "strlen", "substr", "ord", "to_string", "to_number", "to_float", "to_unsigned", "range",
     "eqrel", "btree", "btree_delete", "brie", "inline", "no_inline", "magic", "no_magic", "overridable",
+    "nil",
 }
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True).filter(
@@ -88,7 +89,10 @@ def _compound(children: st.SearchStrategy[ast.Term]) -> st.SearchStrategy[ast.Te
         children,
         st.lists(literals_of(children), min_size=1, max_size=2).map(tuple),
     )
-    return binops | calls | counts | others
+    # records (`nil` is the one without fields) and constructors `$A(..)`, `$B`
+    records = st.builds(ast.Record, st.lists(children, max_size=3).map(tuple))
+    branches = st.builds(ast.Branch, names.filter(lambda n: n != "now"), st.lists(children, max_size=3).map(tuple))
+    return binops | calls | counts | others | records | branches
 
 
 terms: st.SearchStrategy[ast.Term] = st.recursive(leaves, _compound, max_leaves=8)
@@ -150,5 +154,11 @@ def draw_component(draw, depth: int = 0):  # type: ignore[no-untyped-def]
 
 components = draw_component()
 
-items = st.one_of(rules, decls, includes, tests, invariants, hints, type_decls, components, inits, subsumptions)
+params = st.lists(st.builds(ast.Param, names, names), max_size=3).map(tuple)
+record_types = st.builds(ast.RecordType, names, st.lists(st.builds(ast.Param, names, names), min_size=1, max_size=3).map(tuple))
+adt_types = st.builds(ast.AdtType, names, st.lists(st.builds(ast.BranchDecl, names, params), min_size=1, max_size=3).map(tuple))
+
+
+items = st.one_of(rules, decls, includes, tests, invariants, hints, type_decls, components, inits, subsumptions,
+                  record_types, adt_types)
 programs = st.builds(ast.Program, st.lists(items, max_size=6).map(tuple))

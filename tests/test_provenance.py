@@ -231,3 +231,12 @@ def test_a_head_expression_over_body_variables_has_a_proof() -> None:
     assert proof is not None and dict(proof.bindings) == {"B": 3, "A": 2, "D": 1}
     assert why(model, "d", (3, 5)) is None
     assert not why_not(model, "d", (3, 5)).holds
+
+
+def test_why_proves_a_fact_whose_head_is_an_expression():
+    # the head `len(L, N + 1)` is matched once the body has bound N (it used to find no proof)
+    p = program(".decl e(x: number)\n.decl len(a: number, n: number)\nlen(0, 0).\n"
+                "len(L, N + 1) :- e(L), len(L, N), N < 3.", extensional={"e": 1})
+    m = evaluate(p, {"e": [(0,)]})
+    proof = why(m, "len", (0, 2))
+    assert proof is not None and proof.rule == 1 and proof.bindings == (("L", 0), ("N", 1))

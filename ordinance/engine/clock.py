@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable
 
-from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Now, Predicate, Rule, Term, Var
+from ..rules.ast import COMPOUND, Aggregate, Atom, BinOp, Comparison, Literal, Negation, Now, Predicate, Rule, Term, Var
 from ..rules.ast import var_names
 from ..rules.functors import evaluate
 from .codegen import Compiled, compile_plan
@@ -293,7 +293,7 @@ def _has_now(term: Any) -> bool:
         return True
     if isinstance(term, BinOp):
         return _has_now(term.left) or _has_now(term.right)
-    if isinstance(term, Call):
+    if isinstance(term, COMPOUND):
         return any(_has_now(a) for a in term.args)
     if isinstance(term, Aggregate):
         return _has_now(term.target) or any(_literal_mentions_now(lit) for lit in term.body)
@@ -317,7 +317,7 @@ def _mentions_now(rule: Rule) -> bool:
 def _subterms(term: Any) -> tuple[Any, ...]:
     if isinstance(term, BinOp):
         return (term.left, term.right)
-    return tuple(term.args) if isinstance(term, Call) else ()
+    return tuple(term.args) if isinstance(term, COMPOUND) else ()
 
 
 def _has_aggregate(term: Any) -> bool:
@@ -336,7 +336,7 @@ def _linear(term: Any) -> bool:
         if term.op in ("+", "-"):
             return _linear(term.left) and _linear(term.right)
         return not (_has_now(term.left) or _has_now(term.right))
-    return not (isinstance(term, Call) and _has_now(term))
+    return not (isinstance(term, COMPOUND) and _has_now(term))
 
 
 def _vars(term: Any) -> list[str]:

@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Callable, Sequence
 
-from ..rules.ast import BinOp, Call, Comparison, Const, Now, Term, Var
+from ..rules.ast import BinOp, Branch, Call, Comparison, Const, Now, Record, Term, Var, var_names
 from ..rules.functors import FUNCTORS, OPERATOR_NAMES, c_div, c_mod, namespace
-from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan
+from ..values import Branch as BranchValue
+from ..values import Record as RecordValue
+from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Unpack
 
 __all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod", "drain", "unlimited", "CHUNK"]
 
@@ -53,7 +55,7 @@ def unlimited(matches: int, outs: Any) -> None:
     """`spend` for runs without limits (re-running a variant to name a culprit)."""
 
 
-_NAMESPACE = {**namespace(), "drain": drain, "unlimited": unlimited}
+_NAMESPACE = {**namespace(), "drain": drain, "unlimited": unlimited, "ADT": BranchValue, "REC": RecordValue}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +114,10 @@ class _Gen:
             return f"op_{OPERATOR_NAMES[t.op]}({left}, {right})"
         if isinstance(t, Call):
             return f"f_{t.func}({', '.join(self.term(a) for a in t.args)})"
+        if isinstance(t, Record):
+            return f"REC({self.tup([self.term(a) for a in t.args])})" if t.args else "()"
+        if isinstance(t, Branch):
+            return f"ADT({self.tup([repr(t.name)] + [self.term(a) for a in t.args])})"
         raise AssertionError(f"unexpected term {t!r}")
 
     def tup(self, items: list[str]) -> str:
@@ -125,7 +131,7 @@ class _Gen:
             if isinstance(step, Scan):
                 self.scan(step, bound)
             elif isinstance(step, AntiJoin):
-                self.anti(step)
+                self.anti(step, bound)
             elif isinstance(step, Filter):
                 c = step.literal
                 if isinstance(c, Comparison) and _multi(c.right):  # `X = range(...)` with X bound
@@ -141,9 +147,42 @@ class _Gen:
                 values = self.term(step.expr) if _multi(step.expr) else f"[{self.term(step.expr)}]"
                 self.items.append(f"for {self.var(step.var)} in {values}")
                 bound.add(step.var)
+            elif isinstance(step, Unpack):
+                value = self.term(step.value)
+                if not isinstance(step.value, Var):
+                    value = self.temp()
+                    self.items.append(f"for {value} in [{self.term(step.value)}]")
+                self.unpack(value, step.pattern, bound)
             else:
                 self.aggregate(step)
                 bound.add(step.var)
+
+    def unpack(self, value: str, pattern: Record | Branch, bound: set[str], row: bool = False) -> None:
+        """Match `value` (a Python name) against a record or constructor
+        pattern: its shape, then its fields (binding the unbound variables).
+        A `row` (a relation's tuple, matched field by field) has its shape."""
+        if isinstance(pattern, Record):
+            if not row:
+                self.items.append(f"if type({value}) is REC and len({value}) == {len(pattern.args)}")
+            targets = []
+        else:
+            self.items.append(f"if type({value}) is ADT and {value}[0] == {pattern.name!r}")
+            targets = ["_"]
+        later: list[tuple[str, Term]] = []
+        for a in pattern.args:
+            if isinstance(a, Var) and a.name not in bound:
+                targets.append(self.var(a.name))
+                bound.add(a.name)
+            else:
+                t = self.temp()
+                targets.append(t)
+                later.append((t, a))
+        self.items.append(f"for {', '.join(targets)}, in [{value}]")
+        for t, a in later:
+            if isinstance(a, (Record, Branch)) and not all(v in bound for v in var_names(a, True)):
+                self.unpack(t, a, bound)
+            else:
+                self.items.append(f"if {t} == {self.term(a)}")
 
     def scan(self, step: Scan, bound: set[str]) -> None:
         atom, rel = step.atom, step.atom.relation
@@ -191,9 +230,16 @@ class _Gen:
         for t, a in checks:
             self.items.append(f"if {t} == {self.term(a)}")
 
-    def anti(self, step: AntiJoin) -> None:
+    def anti(self, step: AntiJoin, bound: set[str]) -> None:
         atom, rel = step.atom, step.atom.relation
         args = atom.args
+        if any(isinstance(a, (Record, Branch)) for p, a in enumerate(args) if p not in step.key):
+            # `!p([X, _])`: no tuple matches the pattern (its unbound variables existential)
+            outer, self.items = self.items, [f"for u in {self.inp(('stable', rel))}"]
+            self.unpack("u", Record(args), set(bound), row=True)
+            inner, self.items = self.items, outer
+            self.items.append(f"if not any(True {' '.join(inner)})")
+            return
         if len(step.key) == len(args):
             items = [self.term(a) for a in args]
             self.items.append(f"if {self.tup(items) if items else '()'} not in {self.inp(('stable', rel))}")

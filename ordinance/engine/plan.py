@@ -17,23 +17,27 @@ Wildcards become fresh variables (`_#n`) and every aggregate term becomes a
 fresh variable (`_agg#n`) bound by an `AggStep`, whose body is planned as a
 sub-plan with the outer variables bound. A variable of a negated atom that
 occurs nowhere else in the rule is existential ("local").
+
+Records and constructors with variables are patterns: an atom argument
+`[X, Y]` becomes a fresh variable `_rec#n` and `_rec#n = [X, Y]`, which is an
+`Unpack` once `_rec#n` is bound and `X` or `Y` is not (else a `Filter`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import count
 from typing import Iterable, Iterator, Mapping, Union
 
 from ..diagnostics import Diagnostic, EvaluationError
 from ..rules.ast import (
-    Aggregate, Atom, BinOp, Call, Comparison, Literal, Negation, Predicate, Rule, Term, Var, Wildcard, literal_terms,
-    var_names,
+    COMPOUND, Aggregate, Atom, BinOp, Branch, Comparison, Literal, Negation, Predicate, Record, Rule, Term, Var,
+    Wildcard, literal_terms, var_names,
 )
 from ..rules.printer import format_literal, format_rule
 from ..rules.scope import local_vars, outside_vars
 
-__all__ = ["Scan", "AntiJoin", "Filter", "Assign", "AggStep", "Step", "JoinPlan", "plan_rule"]
+__all__ = ["Scan", "AntiJoin", "Filter", "Assign", "AggStep", "Unpack", "Step", "JoinPlan", "plan_rule"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +85,17 @@ class AggStep:
     plan: "JoinPlan"
 
 
-Step = Union[Scan, AntiJoin, Filter, Assign, AggStep]
+@dataclass(frozen=True, slots=True)
+class Unpack:
+    """`value = pattern`: match the bound `value` against a record or
+    constructor `pattern`, binding the pattern's unbound variables."""
+
+    pos: int
+    value: Term
+    pattern: Record | Branch
+
+
+Step = Union[Scan, AntiJoin, Filter, Assign, AggStep, Unpack]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +129,8 @@ def _no_wildcards(term: Term, fresh: _Fresh) -> Term:
         return fresh.var("_")
     if isinstance(term, BinOp):
         return BinOp(term.op, _no_wildcards(term.left, fresh), _no_wildcards(term.right, fresh))
-    if isinstance(term, Call):
-        return Call(term.func, tuple(_no_wildcards(a, fresh) for a in term.args))
+    if isinstance(term, COMPOUND):
+        return replace(term, args=tuple(_no_wildcards(a, fresh) for a in term.args))
     return term
 
 
@@ -125,8 +139,8 @@ def _rename(term: Term, names: Mapping[str, str]) -> Term:
         return Var(names.get(term.name, term.name), term.span)
     if isinstance(term, BinOp):
         return BinOp(term.op, _rename(term.left, names), _rename(term.right, names), term.span)
-    if isinstance(term, Call):
-        return Call(term.func, tuple(_rename(a, names) for a in term.args), term.span)
+    if isinstance(term, COMPOUND):
+        return replace(term, args=tuple(_rename(a, names) for a in term.args))
     if isinstance(term, Aggregate):
         target = None if term.target is None else _rename(term.target, names)
         return Aggregate(term.func, target, tuple(_rename_literal(lit, names) for lit in term.body), term.span)
@@ -159,8 +173,8 @@ def _lift(term: Term, fresh: _Fresh, aggs: list[tuple[str, Aggregate]], outside:
         return v
     if isinstance(term, BinOp):
         return BinOp(term.op, _lift(term.left, fresh, aggs, outside), _lift(term.right, fresh, aggs, outside))
-    if isinstance(term, Call):
-        return Call(term.func, tuple(_lift(a, fresh, aggs, outside) for a in term.args))
+    if isinstance(term, COMPOUND):
+        return replace(term, args=tuple(_lift(a, fresh, aggs, outside) for a in term.args))
     return _no_wildcards(term, fresh)
 
 
@@ -205,6 +219,7 @@ def _plan(
     fresh: _Fresh,
     source_order: bool = False,
 ) -> JoinPlan:
+    body = _split_patterns(body, fresh)
     # how often each variable occurs outside a given literal decides locality
     occurrences: dict[str, int] = {}
     everything: list[Iterable[str]] = [_literal_vars(lit) for lit in body]
@@ -232,6 +247,8 @@ def _plan(
                     del pending[i]
                     if isinstance(step, Assign):
                         bound.add(step.var)
+                    elif isinstance(step, Unpack):
+                        bound.update(var_names(step.pattern, True))
                     progress = True
             for var, agg in list(pending_aggs):
                 outer = _outer_vars(agg, var, occurrences)
@@ -333,6 +350,25 @@ def _unnest(pending: dict[int, Literal], bound: set[str], fresh: _Fresh) -> bool
     return False
 
 
+def _split_patterns(body: list[Literal], fresh: _Fresh) -> list[Literal]:
+    """`p([X, Y])` as `p(_rec#n), _rec#n = [X, Y]` (a pattern with variables)."""
+    out: list[Literal] = []
+    checks: list[Literal] = []
+    for lit in body:
+        if isinstance(lit, Atom) and any(isinstance(a, (Record, Branch)) and any(var_names(a, True)) for a in lit.args):
+            args: list[Term] = []
+            for a in lit.args:
+                if isinstance(a, (Record, Branch)) and any(var_names(a, True)):
+                    v = fresh.var("_rec")
+                    args.append(v)
+                    checks.append(Comparison("=", v, a, a.span))
+                else:
+                    args.append(a)
+            lit = Atom(lit.relation, tuple(args), lit.span)
+        out.append(lit)
+    return out + checks
+
+
 def _is_bound(term: Term, bound: set[str]) -> bool:
     return all(v in bound for v in var_names(term, True))
 
@@ -367,6 +403,10 @@ def _ready_filter(
         left_ok, right_ok = _is_bound(lit.left, bound), _is_bound(lit.right, bound)
         if left_ok and right_ok:
             return Filter(i, lit)
+        if lit.op == "=" and isinstance(lit.right, (Record, Branch)) and left_ok:
+            return Unpack(i, lit.left, lit.right)
+        if lit.op == "=" and isinstance(lit.left, (Record, Branch)) and right_ok:
+            return Unpack(i, lit.right, lit.left)
         if lit.op == "=":
             if isinstance(lit.left, Var) and right_ok and lit.left.name not in results:
                 return Assign(i, lit.left.name, lit.right)

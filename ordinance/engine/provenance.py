@@ -28,20 +28,22 @@ nothing here runs during evaluation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from ..diagnostics import Diagnostic, EvaluationError
-from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Literal, Negation, Predicate, Term, Var, Wildcard
-from ..rules.ast import var_names
-from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, values
+from ..rules.ast import (
+    Aggregate, Atom, BinOp, Branch, Call, Comparison, Const, Literal, Negation, Predicate, Record, Term, Var, Wildcard,
+    var_names,
+)
+from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, match, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
 from ..values import format_value
 from .evaluate import aggregator
 from .incremental import renumber
 from .model import Model
-from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, plan_rule
+from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, Unpack, plan_rule
 from .qualify import rivals
 
 __all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
@@ -144,7 +146,10 @@ class _Interp:
     def pattern(self, args: tuple[Term, ...], b: Binding) -> tuple[Any, ...]:
         return tuple(self.value(a, b) if self.known(a, b) else None for a in args)
 
-    def unify(self, args: tuple[Term, ...], t: tuple[Any, ...], b: Binding) -> Binding | None:
+    def unify(self, args: tuple[Term, ...], t: tuple[Any, ...], b: Binding, strict: bool = True) -> Binding | None:
+        """`b` extended to match `args` to `t`; None if they cannot match. Not
+        `strict` (a rule's head), an expression whose variables stay unbound
+        is left for the caller to check once the body has bound them."""
         out = dict(b)
         later = []
         for a, v in zip(args, t):
@@ -152,13 +157,21 @@ class _Interp:
                 continue
             if isinstance(a, Var) and a.name not in out:
                 out[a.name] = v
+            elif isinstance(a, (Record, Branch)) and not self.known(a, out):
+                fits = match(a, v, out, self.model.now)
+                if fits is None:
+                    return None
+                out = fits
             elif self.known(a, out):
                 if not _eq(self.value(a, out), v):
                     return None
             else:
                 later.append((a, v))
-        for a, v in later:  # an expression over body variables is checked once the body binds them
-            if self.known(a, out) and not _eq(self.value(a, out), v):
+        for a, v in later:
+            if not self.known(a, out):
+                if strict:
+                    return None
+            elif not _eq(self.value(a, out), v):
                 return None
         return out
 
@@ -231,6 +244,15 @@ class _Interp:
         elif isinstance(step, Filter):
             if self.compare(step.literal, b):
                 yield b, None
+        elif isinstance(step, Unpack):
+            if not self.known(step.value, b):  # a fact with an unknown argument
+                return
+            try:
+                fits = match(step.pattern, self.value(step.value, b), b, self.model.now)
+            except EVAL_ERRORS:
+                return
+            if fits is not None:
+                yield fits, None
         elif isinstance(step, Assign):
             try:
                 vs = list(values(step.expr, b, self.model.now))
@@ -316,6 +338,8 @@ class _Instance:
                 except EVAL_ERRORS:
                     pass
             return Call(term.func, tuple(self.term(a, b) for a in term.args), term.span)
+        if isinstance(term, (Record, Branch)):
+            return replace(term, args=tuple(self.term(a, b) for a in term.args))
         if isinstance(term, Aggregate):
             target = None if term.target is None else self.term(term.target, b)
             return Aggregate(term.func, target, tuple(self.literal(lit, b) for lit in term.body), term.span)
@@ -349,6 +373,8 @@ class _Instance:
             return self.literal(step.literal, b)
         if isinstance(step, Assign):
             return Comparison("=", Var(step.var), self.term(step.expr, b))
+        if isinstance(step, Unpack):
+            return Comparison("=", self.term(step.value, b), self.term(step.pattern, b))
         outer = {k: v for k, v in b.items() if k in step.outer}
         agg = self.term(step.aggregate, outer)
         if step.var not in b:  # it aggregated nothing
@@ -490,7 +516,8 @@ def _rules_matching(interp: _Interp, relation: str, t: tuple[Any, ...]) -> Itera
         if program.rules[rid].is_fact:
             continue
         plan = interp.plan(rid)
-        start = interp.unify(plan.head, t, _numbered(interp.model, rid, plan.head, t))
+        # `p(N + 1)`: an expression over body variables is checked once the body binds them
+        start = interp.unify(plan.head, t, _numbered(interp.model, rid, plan.head, t), strict=False)
         if start is not None and not start.get("#no"):
             yield rid, plan, start
 

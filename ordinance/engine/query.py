@@ -45,7 +45,8 @@ def parse_pattern(text: str, program: CheckedProgram, *, ground: bool = False) -
     """The pattern written in `text` (a final period is fine), checked against
     the program's declarations; with `ground`, only constants are allowed."""
     from ..rules import parse
-    from ..rules.ast import Const, Rule, Var, Wildcard
+    from ..rules.ast import Branch, Const, Record, Rule, Var, Wildcard
+    from ..rules.functors import evaluate
 
     items = parse(text.strip().rstrip("."), file="<query>").items
     if len(items) != 1 or not isinstance(items[0], Rule) or items[0].body:
@@ -60,6 +61,8 @@ def parse_pattern(text: str, program: CheckedProgram, *, ground: bool = False) -
     for term in head.args:
         if isinstance(term, Const):
             args.append(("const", term.value))
+        elif isinstance(term, (Record, Branch)) and _constant(term):  # `[1, "a"]`, `$Circle(2)`
+            args.append(("const", evaluate(term, {}, 0)))
         elif isinstance(term, Var) and not ground:
             args.append(("var", term.name))
         elif isinstance(term, Wildcard) and not ground:
@@ -70,6 +73,12 @@ def parse_pattern(text: str, program: CheckedProgram, *, ground: bool = False) -
         else:
             raise CheckError("query arguments are constants, variables or `_`", code="bad_query")
     return Pattern(head.relation, tuple(args))
+
+
+def _constant(term: Any) -> bool:
+    from ..rules.ast import Branch, Const, Record
+
+    return isinstance(term, Const) or isinstance(term, (Record, Branch)) and all(_constant(a) for a in term.args)
 
 
 def answers(model: Model, pattern: Pattern) -> list[dict[str, Any]]:

@@ -7,8 +7,11 @@ A relation's file is `<relation>.facts` in the facts directory (input) or
 are written as they are, without quotes: symbols as text, numbers in decimal
 (`unsigned` without a suffix, `float` as Python prints it), times as
 ISO-8601 instants and durations as `15m`; reading accepts the same, and
-integer seconds for times and durations. A line that does not fit its
-relation's declaration is an `InputError` naming the file and line.
+integer seconds for times and durations. Records and ADT values are written
+as Soufflé writes them, `[1, a]`, `nil`, `$A(1, [2, b])`, `$B` (symbols
+inside unquoted); reading also takes symbols in double quotes (`[1, "a, b"]`).
+A line that does not fit its relation's declaration is an `InputError`
+naming the file and line.
 
 With `rfc4180=true` (Soufflé's parameter; the delimiter defaults to `,`) a
 field holding the delimiter, `"`, a carriage return or a line feed is
@@ -31,7 +34,7 @@ from ..diagnostics import Diagnostic, InputError, Span
 from ..rules.ast import IODirective
 from ..rules.checked import CheckedProgram
 from ..rules.functors import Unsigned
-from ..values import format_duration, format_instant, parse_duration, parse_instant
+from ..values import Branch, Record, format_duration, format_instant, parse_duration, parse_instant
 
 __all__ = ["read_inputs", "write_output", "output_path", "input_path", "format_row", "format_fields", "MAX_ERRORS"]
 
@@ -88,8 +91,84 @@ def output_path(d: IODirective, out_dir: str) -> str:
     return os.path.join(out_dir, _options(d).get("filename", f"{d.relation}.csv"))
 
 
-def _value(text: str, type_: str | None) -> Any:
+Structures = Mapping[str, Mapping[str | None, tuple[str, ...]]]
+_BARE = re.compile(r"[^,\])]*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+class _Reader:
+    """A record or ADT value in Soufflé's text, by its declared type."""
+
+    def __init__(self, text: str, structures: Structures) -> None:
+        self.text, self.pos, self.structures = text, 0, structures
+
+    def skip(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos] in " \t":
+            self.pos += 1
+
+    def take(self, char: str) -> None:
+        self.skip()
+        if not self.text.startswith(char, self.pos):
+            raise ValueError(f"`{char}` expected at offset {self.pos + 1}")
+        self.pos += 1
+
+    def value(self, type_: str) -> Any:
+        self.skip()
+        shape = self.structures.get(type_)
+        if shape is None:
+            m = _QUOTED.match(self.text, self.pos) if type_ == "symbol" else None
+            if m is not None:
+                self.pos = m.end()
+                return re.sub(r"\\(.)", r"\1", m.group(1))
+            m = _BARE.match(self.text, self.pos)
+            assert m is not None
+            self.pos = m.end()
+            return _value(m.group().strip(), type_)
+        if None in shape:
+            if self.text.startswith("nil", self.pos):
+                self.pos += 3
+                return ()
+            fields: list[Any] = []
+            self.take("[")
+            for i, t in enumerate(shape[None]):
+                if i:
+                    self.take(",")
+                fields.append(self.value(t))
+            self.take("]")
+            return Record(fields)
+        self.take("$")
+        m = _NAME.match(self.text, self.pos)
+        if m is None or m.group() not in shape:
+            raise ValueError(f"a branch of `{type_}` expected at offset {self.pos + 1}")
+        self.pos = m.end()
+        args: list[Any] = [m.group()]
+        if shape[m.group()]:
+            self.take("(")
+            for i, t in enumerate(shape[m.group()]):
+                if i:
+                    self.take(",")
+                args.append(self.value(t))
+            self.take(")")
+        return Branch(args)
+
+
+def _structured(text: str, type_: str, structures: Structures) -> Any:
+    reader = _Reader(text, structures)
+    try:
+        value = reader.value(type_)
+        reader.skip()
+        if reader.pos != len(text):
+            raise ValueError(f"end of the value expected at offset {reader.pos + 1}")
+    except ValueError as e:
+        raise ValueError(f"a `{type_}` value ({e.args[0] if e.args else 'malformed'})") from None
+    return value
+
+
+def _value(text: str, type_: str | None, structures: Structures | None = None) -> Any:
     """A field's value by its column type; ValueError when it does not fit."""
+    if structures and type_ is not None and type_ in structures:
+        return _structured(text, type_, structures)
     if type_ in (None, "any"):
         return int(text, 0) if _INT.fullmatch(text) else text
     if type_ == "symbol":
@@ -117,6 +196,11 @@ def _value(text: str, type_: str | None) -> Any:
 
 
 def _text(value: Any, type_: str | None) -> str:
+    if isinstance(value, Branch):
+        args = ", ".join(_text(v, None) for v in value.args)
+        return f"${value.name}({args})" if args else f"${value.name}"
+    if isinstance(value, tuple):
+        return f"[{', '.join(_text(v, None) for v in value)}]" if value else "nil"
     if type_ == "time" and type(value) is int:
         return format_instant(value)
     if type_ == "duration" and type(value) is int:
@@ -164,7 +248,7 @@ def read_inputs(program: CheckedProgram, facts_dir: str) -> dict[str, list[tuple
             column = 1
             for field, type_ in zip(fields, types):
                 try:
-                    row.append(_value(field, type_))
+                    row.append(_value(field, type_, program.structures))
                 except ValueError as e:
                     want = e.args[0] if e.args and " " in str(e.args[0]) else f"a {type_}"
                     shown = field if len(field) <= 24 else field[:21] + "..."

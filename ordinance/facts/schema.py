@@ -7,6 +7,8 @@ the CLI, the library and an import refuse exactly the same things:
 - facts of a relation the schema does not declare, or with the wrong arity
   or argument types (`symbol` is `str`; `number`, `time`, `duration` are
   `int`, times in seconds; any other type name, e.g. `any`, takes both);
+- any fact of a relation with a record or ADT argument (`schema_of` types
+  it `record`): the store keeps no records; `.input` fact files carry them;
 - facts of a relation that is never stored: a relation a rule of the policy
   derives (`Schema.derived`: storing `permit("a1")` would let the gate allow
   what the rules deny) and the request-side relations, which only a request
@@ -31,6 +33,7 @@ from .events import FACT_KINDS, KIND_RELATIONS, KINDS, Event
 __all__ = ["Schema", "schema_of", "validate", "fence_problem", "decision_problem"]
 
 _PYTYPE = {"symbol": str, "number": int, "time": int, "duration": int}
+RECORD = "record"  # the schema's type of a record or ADT argument: never stored
 
 
 class Schema(Mapping[str, tuple[str, ...]]):
@@ -68,9 +71,11 @@ def schema_of(program: Any) -> Schema:
     (`any` for each argument of a relation declared without types); a
     relation with a rule (a body, or a fact written in the policy) is derived."""
     heads = {rule.head.relation for rule in program.rules}
+    structured = getattr(program, "structures", {})
     return Schema(
         {
-            name: rel.types if rel.types is not None else ("any",) * rel.arity
+            name: tuple(RECORD if t in structured else t for t in rel.types) if rel.types is not None
+            else ("any",) * rel.arity
             for name, rel in program.relations.items()
         },
         derived={name for name, rel in program.relations.items() if rel.derived or name in heads},
@@ -263,6 +268,9 @@ def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[
             return
         types = declared
     for i, (declared_type, value) in enumerate(zip(types, event.args), 1):
+        if declared_type == RECORD:
+            yield diag("unsupported", f"argument {i} of `{event.relation}` is a record or ADT; the store keeps none", i)
+            continue
         problem = value_problem(value, declared_type)
         if problem is not None:
             yield diag(problem[0], f"argument {i} of `{event.relation}` {problem[1]}", i)

@@ -145,11 +145,13 @@ def policy_constants(program: CheckedProgram) -> dict[tuple[str, int], tuple[Any
 
 def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:
     """Relations the store feeds: no rule and no fact for them in the policy
-    (and, when requests go through the gate, not a request relation)."""
+    (and, when requests go through the gate, not a request relation; not a
+    relation with a record or ADT argument, which the store never holds)."""
     heads = {r.head.relation for r in program.rules}
     return tuple(sorted(
-        name for name in program.relations
+        name for name, rel in program.relations.items()
         if name not in heads and not (gated and is_request_side(name))
+        and not any(t in program.structures for t in rel.types or ())
     ))
 
 

@@ -3,11 +3,12 @@
 Spans never take part in equality, so `parse(print(ast)) == ast` compares
 meaning, not layout. Every node is hashable.
 
-Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate
+Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate, Record, Branch
 Literals:     Atom, Negation, Comparison, Predicate, Disjunction
 Clauses:      Rule (a fact is a rule with an empty body)
-Items:        Decl, TypeDecl, IODirective, Include, Rule, TestBlock, Invariant, Hint,
-              Component, Init (and Override inside a component)
+Items:        Decl, TypeDecl, RecordType, AdtType, IODirective, Include, Rule,
+              TestBlock, Invariant, Hint, Subsumption, Component, Init (and
+              Override inside a component)
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ __all__ = [
     "ARITH_OPS",
     "COMPARISON_OPS",
     "AGGREGATES",
+    "Record",
+    "Branch",
+    "RecordType",
+    "BranchDecl",
+    "AdtType",
+    "COMPOUND",
 ]
 
 TYPES = ("symbol", "number", "unsigned", "float", "time", "duration")
@@ -131,7 +138,7 @@ class Aggregate:
     span: Span = _span()
 
 
-Term = Union[Var, Wildcard, Const, Now, BinOp, Call, Aggregate]
+Term = Union[Var, Wildcard, Const, Now, BinOp, Call, Aggregate, "Record", "Branch"]
 
 
 # ---------------------------------------------------------------- literals
@@ -213,7 +220,7 @@ def subterms(t: Term | None, into_aggregates: bool = False) -> Iterator[Term]:
     if isinstance(t, BinOp):
         yield from subterms(t.left, into_aggregates)
         yield from subterms(t.right, into_aggregates)
-    elif isinstance(t, Call):
+    elif isinstance(t, COMPOUND):
         for a in t.args:
             yield from subterms(a, into_aggregates)
     elif into_aggregates and isinstance(t, Aggregate):
@@ -349,7 +356,8 @@ class IODirective:
     span: Span = _span()
 
 
-Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective, "Component", "Init", "Subsumption"]
+Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective, "RecordType", "AdtType",
+             "Component", "Init", "Subsumption"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,3 +475,56 @@ class Subsumption:
     def as_rule(self) -> Rule:
         """The clause as the rule the checks read: both atoms are premises."""
         return Rule(self.dominated, (self.dominated, self.dominating, *self.body), self.span)
+
+
+# ---------------------------------------------------------------- records and ADTs
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """`[a, b]`: a record built from its fields, or matched against them in a
+    body; `nil` (the null record, of every record type) has no fields."""
+
+    args: tuple[Term, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """`$A(x, y)` (or `$B` without arguments): a value of the algebraic data
+    type that declares branch `name`."""
+
+    name: str
+    args: tuple[Term, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class RecordType:
+    """`.type Pair = [x: number, y: symbol]`: a record type and its fields."""
+
+    name: str
+    fields: tuple[Param, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class BranchDecl:
+    """One branch `A {x: number}` of an algebraic data type."""
+
+    name: str
+    fields: tuple[Param, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class AdtType:
+    """`.type T = A {x: number} | B {}`: an algebraic data type."""
+
+    name: str
+    branches: tuple[BranchDecl, ...]
+    span: Span = _span()
+
+
+# terms holding argument terms (`args`), for the traversals
+COMPOUND = (Call, Record, Branch)

@@ -51,6 +51,9 @@ class CheckedProgram:
     source_hash: str = ""  # the policy hash: sha256 of the flattened rules and declarations, not tests
     files: tuple[str, ...] = field(default=())  # every file read, includes too
     subsumptions: tuple[Subsumption, ...] = ()  # `r(X) <= r(Y) :- body.`, disjunctions expanded
+    # record types and ADTs: name -> {None: field types} for a record type,
+    # {branch: field types} for an ADT (field types resolved to base types)
+    structures: dict[str, dict[str | None, tuple[str, ...]]] = field(default_factory=dict)
     _types: dict[int, dict[str, str]] = field(default_factory=dict, compare=False, repr=False)
 
     def relation_types(self, relation: str) -> tuple[str, ...] | None:

@@ -49,7 +49,7 @@ def _aggregates(t: ast.Term) -> Iterator[ast.Aggregate]:
     elif isinstance(t, ast.BinOp):
         yield from _aggregates(t.left)
         yield from _aggregates(t.right)
-    elif isinstance(t, ast.Call):
+    elif isinstance(t, ast.COMPOUND):
         for a in t.args:
             yield from _aggregates(a)
 

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
+from ..values import Branch, Record
 from . import ast
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "c_div",
     "c_mod",
     "evaluate",
+    "match",
     "values",
     "constant",
     "holds",
@@ -534,7 +536,35 @@ def evaluate(term: ast.Term, binding: Mapping[str, Any], now: int) -> Any:
         if builtin.multi:
             raise TypeError(f"`{term.func}` gives several values")
         return builtin.fn(*(evaluate(a, binding, now) for a in term.args))
+    if isinstance(term, ast.Record):
+        return Record(evaluate(a, binding, now) for a in term.args) if term.args else ()
+    if isinstance(term, ast.Branch):
+        return Branch((term.name, *(evaluate(a, binding, now) for a in term.args)))
     raise KeyError(f"no value for {type(term).__name__}")
+
+
+def match(term: ast.Term, value: Any, binding: Mapping[str, Any], now: int) -> dict[str, Any] | None:
+    """`binding` extended so that `term` has `value`: the unbound variables of
+    a record or constructor pattern take their fields' values. None if the
+    value does not fit (another shape, branch or field)."""
+    if isinstance(term, ast.Var) and term.name not in binding:
+        return {**binding, term.name: value}
+    if isinstance(term, ast.Wildcard):
+        return dict(binding)
+    if isinstance(term, (ast.Record, ast.Branch)):
+        if isinstance(term, ast.Record):
+            fits = isinstance(value, tuple) and not isinstance(value, Branch) and len(value) == len(term.args)
+            fields = value
+        else:
+            fits = isinstance(value, Branch) and value.name == term.name and len(value.args) == len(term.args)
+            fields = value.args if fits else ()
+        out: dict[str, Any] | None = dict(binding) if fits else None
+        for a, v in zip(term.args, fields):
+            if out is None:
+                return None
+            out = match(a, v, out, now)
+        return out
+    return dict(binding) if evaluate(term, binding, now) == value else None
 
 
 def values(term: ast.Term, binding: Mapping[str, Any], now: int) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from ..diagnostics import CheckError, Diagnostic, ParseError, arity_message
-from .ast import Const, Rule
+from .ast import Branch, Const, Record, Rule
 from .checked import CheckedProgram
 from .parser import parse
 
@@ -31,6 +31,12 @@ def parse_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tup
                 raise ParseError([Diagnostic(
                     "not_a_fact", f"{what} {n}: expected a fact such as `grant(\"alice\", \"deploy\", 1).`",
                     item.span,
+                )])
+            structured = next((a for a in item.head.args if isinstance(a, (Record, Branch))), None)
+            if structured is not None:
+                raise ParseError([Diagnostic(
+                    "unsupported", f"{what} {n}: `{item.head.relation}` has a record or ADT value; the store keeps none",
+                    structured.span,
                 )])
             if not all(isinstance(a, Const) for a in item.head.args):
                 raise ParseError([Diagnostic(

@@ -62,12 +62,14 @@ _FRIENDLY = {
     "FLOAT": "float",
     "PREFIXOP": "`bnot` or `lnot`",
     "SHIFTOP": "shift operator",
+    "NIL": "`nil`",
+    "BRANCH": "constructor",
     "$END": "end of input",
 }
 _TERM_START = {
     "`$now`", "`$`", "`(`", "`_`", "`forever`", "`-`", "aggregate",
     "duration", "identifier", "instant", "integer", "string",
-    "unsigned integer", "float", "`bnot` or `lnot`", "functor",
+    "unsigned integer", "float", "`bnot` or `lnot`", "functor", "`nil`", "constructor", "`[`",
 }
 _OPERATORS = {"`+`", "`-`", "`*`", "`/`", "`%`", "`^`", "comparison operator", "shift operator",
               "band", "bor", "bxor", "land", "lor", "lxor"}
@@ -491,6 +493,26 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     def forever(self, c: list[Any]) -> ast.Const:
         return ast.Const(FOREVER, "time", _tok_span(c[0]))
 
+    # ------------------------------------------------------------ records and ADTs
+
+    def record(self, c: list[Any]) -> ast.Record:
+        return ast.Record(tuple(_nodes(c)), _cover(c))
+
+    def nil(self, c: list[Any]) -> ast.Record:
+        return ast.Record((), _tok_span(c[0]))
+
+    def branch(self, c: list[Any]) -> ast.Branch:
+        return ast.Branch(c[0].value[1:], tuple(_nodes(c[1:])), _cover(c))
+
+    def record_type(self, c: list[Any]) -> ast.RecordType:
+        return ast.RecordType(c[1].value, tuple(_nodes(c[3:])), _cover(c))
+
+    def adt_type(self, c: list[Any]) -> ast.AdtType:
+        return ast.AdtType(c[1].value, tuple(_nodes(c[3:])), _cover(c))
+
+    def adt_branch(self, c: list[Any]) -> ast.BranchDecl:
+        return ast.BranchDecl(c[0].value, tuple(_nodes(c[1:])), _cover(c))
+
 
 @functools.cache
 def _parser() -> Lark:
@@ -644,8 +666,8 @@ def _deep_terms(items: list[ast.Item]) -> list[Diagnostic]:
                 break
             if isinstance(node, tuple):
                 stack.extend((x, depth) for x in node)
-            elif isinstance(node, (ast.BinOp, ast.Call, ast.Aggregate, ast.Negation, ast.Comparison, ast.Predicate,
-                                   ast.Disjunction)):
+            elif isinstance(node, (ast.BinOp, *ast.COMPOUND, ast.Aggregate, ast.Negation, ast.Comparison,
+                                   ast.Predicate, ast.Disjunction)):
                 stack.extend((getattr(node, f), depth + 1) for f in node.__slots__ if f != "span")
             elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect, ast.Component)):
                 stack.extend((getattr(node, f), depth) for f in node.__slots__ if f != "span")

@@ -82,7 +82,15 @@ def format_term(t: ast.Term) -> str:
     if isinstance(t, ast.Aggregate):
         target = "" if t.target is None else format_term(t.target) + " "
         return f"{t.func} {target}: {{ {_body(t.body)} }}"
+    if isinstance(t, ast.Record):
+        return f"[{', '.join(format_term(a) for a in t.args)}]" if t.args else "nil"
+    if isinstance(t, ast.Branch):
+        return f"${t.name}({', '.join(format_term(a) for a in t.args)})" if t.args else f"${t.name}"
     raise TypeError(f"not a term: {t!r}")
+
+
+def _fields(fields: tuple[ast.Param, ...]) -> str:
+    return ", ".join(f"{p.name}: {p.type}" for p in fields)
 
 
 def format_atom(a: ast.Atom) -> str:
@@ -158,6 +166,10 @@ def format_item(item: ast.Item) -> str:
         if item.supertype is not None:
             return f".type {item.name} <: {item.supertype}"
         return f".type {item.name} = {' | '.join(item.union)}"
+    if isinstance(item, ast.RecordType):
+        return f".type {item.name} = [{_fields(item.fields)}]"
+    if isinstance(item, ast.AdtType):
+        return f".type {item.name} = " + " | ".join(f"{b.name} {{{_fields(b.fields)}}}" for b in item.branches)
     if isinstance(item, ast.Include):
         return f".include {format_string(item.path)}"
     if isinstance(item, ast.TestBlock):

@@ -15,7 +15,9 @@ from ..diagnostics import OrdinanceError
 from ..engine import ProofNode, evaluate, why
 from ..gate.request import with_defaults
 from ..rules.invariants import Harness, InvariantRule
-from ..rules.ast import Atom, Const, Expect, TestBlock
+from ..rules.ast import Atom, Branch, Const, Expect, Record, TestBlock
+from ..rules.functors import evaluate as value_of
+from ..rules.functors import match
 
 __all__ = ["FailedExpect", "Broken", "BlockResult", "ground", "run_block", "run_blocks"]
 
@@ -54,8 +56,21 @@ class BlockResult:
 
 
 def ground(atom: Atom) -> tuple[Any, ...]:
-    """The atom's arguments, None for anything not a constant."""
-    return tuple(a.value if isinstance(a, Const) else None for a in atom.args)
+    """The atom's arguments, None for anything not a constant (a record or
+    constructor is one when it has no `_` inside)."""
+    return tuple(a.value if isinstance(a, Const) else _structured(a) for a in atom.args)
+
+
+def _structured(term: Any) -> Any:
+    try:
+        return value_of(term, {}, 0) if isinstance(term, (Record, Branch)) else None
+    except KeyError:  # `_` inside: matched by `_fits`
+        return None
+
+
+def _fits(atom: Atom, t: tuple[Any, ...]) -> bool:
+    """`t` matches the records and constructors with `_` inside of `atom`."""
+    return all(match(a, v, {}, 0) is not None for a, v in zip(atom.args, t) if isinstance(a, (Record, Branch)))
 
 
 def run_block(harness: Harness, block: TestBlock, default_now: int = 0) -> BlockResult:
@@ -70,7 +85,7 @@ def run_block(harness: Harness, block: TestBlock, default_now: int = 0) -> Block
         model = result.model = evaluate(harness.program, facts, now=default_now if block.now is None else block.now)
         for expect in block.expects:
             rel, pattern = expect.atom.relation, ground(expect.atom)
-            matches = model.query(rel, pattern)
+            matches = [t for t in model.query(rel, pattern) if _fits(expect.atom, t)]
             if bool(matches) == expect.negated:
                 result.failed.append(FailedExpect(expect, rel, pattern, matches))
         for target in harness.targets:

@@ -16,6 +16,7 @@ from .io import check_io
 from .patterns import check_patterns
 from .qualifiers import as_rules, check_counters, check_qualifiers, stratum_rules
 from .relations import check_relations
+from .records import structures
 from .safety import SAFETY_CODES, check_safety
 from .stratify import stratify
 from .typedecls import resolve_types
@@ -70,11 +71,19 @@ def _relations(
     }
 
 
-def _typed_literals(rule: ast.Rule, relations: Mapping[str, Relation]) -> ast.Rule:
-    """An integer literal at a `float` or `unsigned` argument of an atom takes
-    that type, as in Soufflé (`f(1)` for `.decl f(x: float)` holds `1.0`)."""
+def _typed_literals(
+    rule: ast.Rule, relations: Mapping[str, Relation], structures: Mapping[str, Mapping[str | None, tuple[str, ...]]]
+) -> ast.Rule:
+    """An integer literal at a `float` or `unsigned` argument of an atom (or
+    field of a record or constructor there) takes that type, as in Soufflé
+    (`f(1)` for `.decl f(x: float)` holds `1.0`)."""
 
     def typed(x: ast.Term, type_: str) -> ast.Term:
+        shape = structures.get(type_)
+        if isinstance(x, ast.Record) and shape and None in shape and len(x.args) == len(shape[None]):
+            return ast.Record(tuple(typed(a, t) for a, t in zip(x.args, shape[None])), x.span)
+        if isinstance(x, ast.Branch) and shape and x.name in shape and len(x.args) == len(shape[x.name]):
+            return ast.Branch(x.name, tuple(typed(a, t) for a, t in zip(x.args, shape[x.name])), x.span)
         if not (isinstance(x, ast.Const) and x.type == "number"):
             return x
         if type_ == "float":
@@ -97,7 +106,9 @@ def _typed_literals(rule: ast.Rule, relations: Mapping[str, Relation]) -> ast.Ru
             return ast.Negation(atom(lit.atom), lit.span)
         return lit
 
-    if not any(r.types and ("float" in r.types or "unsigned" in r.types) for r in relations.values()):
+    numeric = ("float", "unsigned")
+    if not any(r.types and any(t in numeric for t in r.types) for r in relations.values()) and not any(
+            t in numeric for shape in structures.values() for types in shape.values() for t in types):
         return rule
     return ast.Rule(atom(rule.head), tuple(literal(lit) for lit in rule.body), rule.span)
 
@@ -131,8 +142,9 @@ def check(
     deciding = tuple(i for i in flat.items if not isinstance(i, (ast.TestBlock, ast.Invariant, ast.Hint)))
     text = format_program(ast.Program(deciding))
     relations = _relations(flat.items, extensional)
+    structured = _structures(flat.items)
     return CheckedProgram(
-        rules=tuple(_typed_literals(i, relations) for i in flat.items if isinstance(i, ast.Rule)),
+        rules=tuple(_typed_literals(i, relations, structured) for i in flat.items if isinstance(i, ast.Rule)),
         relations=relations,
         strata=strata,
         tests=tuple(i for i in flat.items if isinstance(i, ast.TestBlock)),
@@ -142,4 +154,17 @@ def check(
         source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),  # the policy hash
         files=flat.files,
         subsumptions=tuple(i for i in flat.items if isinstance(i, ast.Subsumption)),
+        structures=structured,
     )
+
+
+def _structures(items: tuple[ast.Item, ...]) -> dict[str, dict[str | None, tuple[str, ...]]]:
+    resolved, _ = resolve_types(items)
+    s = structures(items)
+
+    def types(fields: tuple[ast.Param, ...]) -> tuple[str, ...]:
+        return tuple(resolved.get(f.type, f.type) for f in fields)
+
+    out: dict[str, dict[str | None, tuple[str, ...]]] = {name: {None: types(f)} for name, f in s.records.items()}
+    out.update({name: {b: types(f) for b, f in branches.items()} for name, branches in s.adts.items()})
+    return out

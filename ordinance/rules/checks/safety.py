@@ -7,7 +7,10 @@ variables are local to it unless they also occur outside every aggregate (a
 target variable is always local): Soufflé's scoping, see rules/scope.py. Heads, comparisons, arithmetic and
 negated literals use bound variables only, except that with
 `existential_negation` a variable occurring in exactly one negated literal and
-nowhere else reads as "some value", like `_`.
+nowhere else reads as "some value", like `_`. Records and constructors are
+patterns, as in Soufflé: a variable that is a field of a record (or an
+argument of a constructor) in a positive atom is bound, `X = [A, B]` binds
+`A` and `B` once `X` is bound (and `X` once they are), and `_` may be a field.
 
 Codes: `unbound_variable`, `safety_violations` (`_` where a value is needed, a
 variable that occurs only under negation), `aggregate_position`.
@@ -35,6 +38,25 @@ def _deep_vars(t: ast.Term) -> Iterator[ast.Var]:
 
 def _wildcards(t: ast.Term) -> Iterator[ast.Wildcard]:
     return (s for s in subterms(t) if isinstance(s, ast.Wildcard))
+
+
+def _pattern(t: ast.Term) -> Iterator[ast.Term]:
+    """The fields of a record or constructor pattern, nested ones too."""
+    if isinstance(t, (ast.Record, ast.Branch)):
+        for a in t.args:
+            yield a
+            yield from _pattern(a)
+
+
+def _pattern_vars(t: ast.Term) -> Iterator[str]:
+    """The variables a pattern binds (`t` itself if a variable)."""
+    return (s.name for s in (t, *_pattern(t)) if isinstance(s, ast.Var))
+
+
+def _loose(t: ast.Term) -> Iterator[ast.Wildcard]:
+    """Wildcards where a value is needed: not the fields of a pattern."""
+    fields = {id(s) for s in _pattern(t) if isinstance(s, ast.Wildcard)}
+    return (w for w in _wildcards(t) if id(w) not in fields)
 
 
 class _Clause:
@@ -92,7 +114,7 @@ class _Clause:
         bound = set(outer)
         for lit in body:
             if isinstance(lit, ast.Atom):
-                bound.update(a.name for a in lit.args if isinstance(a, ast.Var))
+                bound.update(v for a in lit.args for v in _pattern_vars(a))
         self._equalities(body, bound)
 
         if head is not None:
@@ -115,10 +137,13 @@ class _Clause:
                     if isinstance(lit, ast.Negation) and isinstance(arg, ast.Var):
                         self._negated(arg, i, body, bound, occurs)
                     continue
-                for w in _wildcards(arg):
+                for w in _loose(arg):
                     self.report("safety_violations", "`_` is not allowed in an expression", w)
+                fields = set(_pattern_vars(arg)) if isinstance(lit, ast.Negation) else set()
                 for v in term_vars(arg):
-                    if v.name not in bound:
+                    if v.name in fields:
+                        self._negated(v, i, body, bound, occurs)
+                    elif v.name not in bound:
                         self.unbound(v, "in an expression")
         for term in targets:
             for w in _wildcards(term):
@@ -135,6 +160,12 @@ class _Clause:
                 if not (isinstance(lit, ast.Comparison) and lit.op == "="):
                     continue
                 for var, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(var, (ast.Record, ast.Branch)) and all(v.name in bound for v in term_vars(other)):
+                        new = set(_pattern_vars(var)) - bound
+                        if new and not any(True for _ in _wildcards(other)):
+                            bound.update(new)
+                            changed = True
+                        continue
                     if (
                         isinstance(var, ast.Var)
                         and var.name not in bound
@@ -171,8 +202,9 @@ class _Clause:
 
     def _comparison(self, lit: ast.Comparison | ast.Predicate, bound: set[str], outside: set[str]) -> None:
         what = "a comparison" if isinstance(lit, ast.Comparison) else f"`{lit.name}`"
+        pattern = isinstance(lit, ast.Comparison) and lit.op == "="
         for term in literal_terms(lit):
-            for w in _wildcards(term):
+            for w in _loose(term) if pattern else _wildcards(term):
                 self.report("safety_violations", f"`_` is not allowed in {what}", w)
             for v in term_vars(term):
                 if v.name not in bound:
@@ -199,7 +231,7 @@ def _ground(atom: ast.Atom, what: str, allow_wildcard: bool, found: list[Diagnos
                     Diagnostic("safety_violations", f"`_` is not allowed in {what}", arg.span)
                 )
             continue
-        for w in _wildcards(arg):
+        for w in _loose(arg) if allow_wildcard else _wildcards(arg):  # `expect p([_, 1])` is a pattern
             found.append(
                 Diagnostic("safety_violations", "`_` is not allowed in an expression", w.span)
             )

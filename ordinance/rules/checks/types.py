@@ -6,7 +6,8 @@ numbers inside), `unsigned` and `float`; a `.type` has its base's kind
 Soufflé. A constant of the wrong kind at a declared position, a variable used
 as two kinds in one rule, arithmetic on a symbol or mixing kinds, a bitwise
 or logical operator (or `%`) on a float, a functor argument of the wrong
-kind, and a comparison between kinds are `type_mismatch`.
+kind, and a comparison between kinds are `type_mismatch`. A record type or
+ADT is a kind of its own; records.py checks record terms and constructors.
 """
 
 from __future__ import annotations
@@ -16,12 +17,18 @@ from .. import ast
 from ..functors import FUNCTORS, OPERAND, PREDICATES, Builtin
 from ..printer import format_term
 from ..scope import local_vars, outside_vars
+from .records import Structures, branch_kind, expect_structured, structures
 from .typedecls import kind_of_type, resolve_types
 
 __all__ = ["check_types"]
 
-_ARTICLE = {"symbol": "a symbol", "number": "a number", "unsigned": "an unsigned number",
-            "float": "a float", "numeral": "a number"}
+class _Articles(dict[str, str]):
+    def __missing__(self, kind: str) -> str:  # a record type or ADT
+        return f"a `{kind}` value"
+
+
+_ARTICLE = _Articles({"symbol": "a symbol", "number": "a number", "unsigned": "an unsigned number",
+                      "float": "a float", "numeral": "a number", "record": "a record"})
 _NUMERIC = ("number", "unsigned", "float")
 NUMERAL = "numeral"  # an integer literal: fits any numeric kind
 
@@ -47,15 +54,20 @@ def _show(c: ast.Const) -> str:
 class _Rule:
     """Kinds of the variables of one rule, and what contradicts them."""
 
-    def __init__(self, decls: dict[str, ast.Decl], types: dict[str, str], found: list[Diagnostic]) -> None:
+    def __init__(self, decls: dict[str, ast.Decl], types: dict[str, str], found: list[Diagnostic],
+                 structs: Structures | None = None) -> None:
         self.decls = decls
         self.types = types
         self.found = found
+        self.structs = structs or Structures()
         self.env: dict[str, tuple[str, Span]] = {}
         self.outside: set[str] = set()  # the clause's variables outside every aggregate
 
     def mismatch(self, message: str, span: Span, related: tuple[Related, ...] = ()) -> None:
         self.found.append(Diagnostic("type_mismatch", message, span, related=related))
+
+    def unknown_branch(self, term: ast.Branch) -> None:
+        self.found.append(Diagnostic("unknown_branch", f"no `.type` declares a branch `{term.name}`", term.span))
 
     def bind(self, var: ast.Var, kind: str) -> None:
         prev = self.env.get(var.name)
@@ -95,6 +107,9 @@ class _Rule:
         if isinstance(term, ast.Var):
             self.bind(term, kind)
             return
+        if isinstance(term, (ast.Record, ast.Branch)):
+            expect_structured(self, term, kind, what)
+            return
         actual = self.kind_of(term)
         try:
             _unify(actual, kind)
@@ -120,14 +135,19 @@ class _Rule:
             return None if builtin is None else self.arguments(builtin, term.args)
         if isinstance(term, ast.Aggregate):
             return self.aggregate(term)
+        if isinstance(term, ast.Branch):
+            return branch_kind(self, term)
+        if isinstance(term, ast.Record):  # its type comes from where it stands
+            for a in term.args:
+                self.kind_of(a)
         return None
 
     def arithmetic(self, term: ast.BinOp) -> str | None:
         sides = (term.left, term.right)
         kinds = [self.kind_of(side) for side in sides]
         for side, kind in zip(sides, kinds):
-            if kind == "symbol":
-                self.mismatch(f"arithmetic `{term.op}` on a symbol", side.span)
+            if kind == "symbol" or kind in self.structs or isinstance(side, (ast.Record, ast.Branch)):
+                self.mismatch(f"arithmetic `{term.op}` on {_ARTICLE[kind or 'record']}", side.span)
                 return "number"
         try:
             kind = _unify(kinds[0], kinds[1])
@@ -138,7 +158,7 @@ class _Rule:
             self.mismatch(f"`{term.op}` on a float", term.span)
         for side in sides:
             if isinstance(side, ast.Var):
-                self.bind(side, kind if kind not in (None, NUMERAL) else "number")
+                self.bind(side, kind if kind is not None else NUMERAL)  # a numeric kind, which one yet unknown
         return kind if kind is not None else "number"
 
     def arguments(self, builtin: Builtin, args: tuple[ast.Term, ...]) -> str | None:
@@ -154,6 +174,8 @@ class _Rule:
             kind = self.kind_of(arg)
             if want == "any":
                 continue
+            if isinstance(arg, (ast.Record, ast.Branch)):
+                kind = kind or "record"
             allowed = ("number", "unsigned") if want == "integral" else _NUMERIC
             if kind in (None, NUMERAL):
                 if isinstance(arg, ast.Var) and builtin.result != "same":
@@ -188,6 +210,9 @@ class _Rule:
         if term.func == "sum" and target == "symbol":
             self.mismatch("`sum` over a symbol", term.target.span)
             return "number"
+        if target in self.structs or isinstance(term.target, (ast.Record, ast.Branch)):
+            self.mismatch(f"`{term.func}` over {_ARTICLE[target or 'record']}", term.target.span)
+            return None
         return target
 
     def body(self, body: tuple[ast.Literal, ...]) -> None:
@@ -204,6 +229,15 @@ class _Rule:
 
     def comparison(self, lit: ast.Comparison) -> None:
         left, right = self.kind_of(lit.left), self.kind_of(lit.right)
+        sides = (lit.left, lit.right)
+        if any(isinstance(s, (ast.Record, ast.Branch)) for s in sides) or left in self.structs or right in self.structs:
+            if lit.op not in ("=", "!="):
+                self.mismatch(f"comparison `{lit.op}` orders numbers and symbols, not records or ADT values", lit.span)
+                return
+            for side, other in ((lit.left, right), (lit.right, left)):
+                if isinstance(side, ast.Record) and other is not None:
+                    self.expect_kind(side, other, f"compared with {_ARTICLE[other]}")
+                    return
         try:
             kind = _unify(left, right)
         except ValueError:
@@ -218,28 +252,29 @@ class _Rule:
 
 def check_types(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
     types, found = resolve_types(items)
+    structs = structures(items)
     decls: dict[str, ast.Decl] = {}
     for item in items:
         if isinstance(item, ast.Decl):
             decls.setdefault(item.name, item)
     for item in items:
         if isinstance(item, ast.Rule):
-            rule = _Rule(decls, types, found)
+            rule = _Rule(decls, types, found, structs)
             rule.outside = outside_vars(item.head.args, item.body)
             rule.atom(item.head)
             rule.body(item.body)
         elif isinstance(item, ast.Invariant):
-            rule = _Rule(decls, types, found)
+            rule = _Rule(decls, types, found, structs)
             rule.outside = outside_vars((), item.body)
             rule.body(item.body)
         elif isinstance(item, ast.TestBlock):
             for atom in [f.head for f in item.facts] + [e.atom for e in item.expects]:
-                _Rule(decls, types, found).atom(atom)
+                _Rule(decls, types, found, structs).atom(atom)
         elif isinstance(item, ast.Hint):
             decl = decls.get(item.relation)
             if decl is None or decl.arity != len(item.values):
                 continue
-            checker = _Rule(decls, types, found)
+            checker = _Rule(decls, types, found, structs)
             for i, (pool, param) in enumerate(zip(item.values, decl.params), 1):
                 for const in pool:
                     checker.expect(const, param.type, f"argument {i} of `{item.relation}`")
