@@ -218,3 +218,29 @@ def test_load_takes_a_layer_per_line(project: Path) -> None:
         assert [e.layer for e in store.events()] == ["architect", "public"]
     bad = CliRunner().invoke(cli, ["load", "-"], input='{"relation": "open_item", "args": ["c", "z"], "layer": "?"}\n')
     assert bad.exit_code == 2 and "layer `?` is not declared" in bad.stderr
+
+
+def test_the_gate_writes_decisions_and_receipts_in_the_policys_default_layer(tmp_path: Path) -> None:
+    from ordinance.gate import Gate, Request
+    from ordinance.serve import Principal, Service
+
+    policy = compile_policy('.include "continuity"\ndefault_layer("sovereign").\n')
+    with open_store(str(tmp_path / "s.db"), schema_of(policy)) as store:
+        store.assert_facts([("grant", ("bob", "job", 1)), ("open_item", ("ship", "ship v2")),
+                            ("tracks", ("ship", "b1"))], layer="public")
+        gate = Gate(policy, store)
+        before = store.revision()
+        result = gate.guard(Request("b1", "deploy", "job", "bob", 1, scope="job"), lambda: "ok", NOW)
+        assert result.completed, result
+        gate.check_many([(Request("b2", "deploy", "job", "bob", 1, scope="job"), NOW)])
+        Service(policy, store).check(Principal("bob"), {"request": {"id": "b3", "kind": "deploy", "target": "job",
+                                                                    "epoch": 1, "scope": "job"}, "now": NOW})
+        written = store.events(before)
+        assert {e.kind for e in written} == {"decision", "receipt", "assert"}  # action_scope is an assert
+        assert {e.layer for e in written} == {"sovereign"}
+        # so the receipt's "done" reaches the full view and the sovereign audience, not the public
+        full = render_state(store, policy, NOW).text
+        assert "- ship: ship v2 · done, unverified" in full
+        assert "done" in render_state(store, policy, NOW, "sovereign").text
+        public = render_state(store, policy, NOW, "public").text
+        assert "- ship: ship v2 [" in public and "done" not in public and "bob" not in public

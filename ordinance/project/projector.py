@@ -19,7 +19,7 @@ from ..engine import evaluate
 from ..facts import Store
 from ..gate import Gate
 from ..rules.checked import CheckedProgram
-from .layers import Layers
+from ..gate.layers import Layers
 from .render import DEFAULT_CAP, Projection, render_projection
 from .sources import Sources
 
@@ -35,7 +35,7 @@ class Projector:
         self.policy = policy
         self.store = store
         self.gate = gate if gate is not None and gate.policy is policy else None
-        self.layers = Layers.of(policy)
+        self.layers = self.gate.layers if self.gate is not None else Layers.of(policy)
         self._sources: dict[str | None, Sources] = {}
         self._models: dict[str | None, tuple[tuple[int, int], Any]] = {}
 

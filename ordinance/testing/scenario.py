@@ -217,9 +217,9 @@ def scenario_from(data: Mapping[str, Any], path: Path | None = None) -> Scenario
 def load_steps(store: Store, scenario: Scenario) -> dict[str, int]:
     """Append every step to `store`; return label -> revision after the step."""
     labels: dict[str, int] = {}
-    default = Layers.of(scenario.policy).default
+    layers = Layers.of(scenario.policy)
     for step in scenario.steps:
-        layer = Layers.of(scenario.policy).check(step.layer) if step.layer else default
+        layer = layers.check(step.layer) if step.layer else layers.default
         events = [Event(kind_of(rel), rel, args, step.source, step.author, layer=layer) for rel, args in step.facts]
         rev = store.append(events)
         if step.label:
@@ -246,7 +246,8 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
         for check in scenario.checks:
             rev = revision(check.at, check.name)
             decision = gate.decide(check.request, check.now, revision=rev)
-            seq = store.log_decision(decision.payload(), source="scenario", author=check.request.agent)
+            seq = store.log_decision(decision.payload(), source="scenario", author=check.request.agent,
+                                 layer=gate.layers.default)
             object.__setattr__(decision, "seq", seq)
             out.decisions.append((check, decision))
             if decision.errors:
