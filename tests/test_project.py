@@ -72,6 +72,19 @@ def test_the_stamps_say_how_each_line_is_known(night: Any) -> None:
     assert stamps["hub-commit"] == "asserted jwildfire 23:14"
 
 
+def test_a_fact_that_names_no_time_is_stamped_with_its_log_time_only_up_to_now(night: Any) -> None:
+    # the night was loaded now, long after 2026-08-14: its log times are not times in the story
+    other = {ln.key: ln.stamp for ln in render_state(night, POLICY, AT_2345, agent="peer").lines}
+    assert other["rc-1"] == "asserted prime" and other["rc-2"] == "asserted sib-news 23:20"
+    rc1 = next(e for e in night.events() if e.relation == "open_item" and e.args[0] == "rc-1")
+    logged = t(rc1.time[:19] + "Z")
+    # an agent writing as it goes: the time it was logged, with its date once `now` is another day
+    same_day = {ln.key: ln.stamp for ln in render_state(night, POLICY, logged + 60, agent="peer").lines}
+    assert same_day["rc-1"] == f"asserted prime {rc1.time[11:16]}"
+    next_day = {ln.key: ln.stamp for ln in render_state(night, POLICY, logged + 86400, agent="peer").lines}
+    assert next_day["rc-1"] == f"asserted prime {rc1.time[:10]} {rc1.time[11:16]}"
+
+
 def test_a_self_observation_is_not_verification(night: Any) -> None:
     write(night, ("claim", ("self-obs", "x", "state", "ok")), ("claim_source", ("self-obs", "prime", "observed")),
           ("claim_valid", ("self-obs", t("2026-08-14T23:42:00Z"), 2**53)),
@@ -143,7 +156,7 @@ def test_a_policy_declares_its_own_projection(tmp_path: Path) -> None:
     assert [(ln.key, ln.text, ln.notes, ln.events) for ln in roster.lines] == [
         ("alice", "deploy", (), (1,)), ("bob", "deploy", ("revoked",), (2, 3))]
     assert roster.text.splitlines()[1] == "## Agents"
-    assert roster.text.splitlines()[3].startswith("- bob: deploy · revoked [asserted owner ")
+    assert roster.text.splitlines()[3] == "- bob: deploy · revoked [asserted owner] (r2 r3)"  # logged after `now`
 
 
 def test_the_projection_follows_the_store(night: Any) -> None:
