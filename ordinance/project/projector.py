@@ -13,9 +13,12 @@ model. `render_state` is the one-call form; a long-running server keeps one
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from typing import Any
 
 from ..engine import evaluate
+from ..engine.clock import horizon
 from ..facts import Store
 from ..gate import Gate
 from ..rules.checked import CheckedProgram
@@ -24,6 +27,8 @@ from .render import DEFAULT_CAP, Projection, render_projection
 from .sources import Sources
 
 __all__ = ["Projector", "render_state"]
+
+_DAY = 86400
 
 
 class Projector:
@@ -88,6 +93,27 @@ class Projector:
         sources = self.sources(audience, revision)
         model = self.model(sources, audience, now)
         return render_projection(model, sources, self.policy, name, audience=audience, agent=agent, cap=cap)
+
+
+    def next_change(self, audience: str | None, now: int) -> int | None:
+        """The first instant after `now` at which the newest rendering for
+        `audience` may read differently with no new event: where a `$now`
+        comparison of its model may flip (engine/clock.py's horizon), or at
+        the next UTC midnight (stamps print the date once it is another day).
+        None when the model moves with every `now` (a rule that uses `$now`
+        as a value): the caller refreshes on a period instead."""
+        hit = self._models.get(audience)
+        if hit is None or hit[0][1] != now:
+            raise ValueError(f"no rendering at {now} for audience {audience!r} yet")
+        seen = horizon(hit[1])
+        if seen.moving:
+            return None
+        due = (now // _DAY + 1) * _DAY
+        for instants in seen.instants.values():
+            i = bisect_left(instants, now)  # the first instant >= now
+            if i < len(instants) and math.isfinite(instants[i]):  # at an instant, a filter may flip just after it
+                due = min(due, now + 1 if instants[i] == now else math.ceil(instants[i]))
+        return due
 
 
 def render_state(
