@@ -168,6 +168,20 @@ def test_the_projection_follows_the_store(night: Any) -> None:
     assert after.text == render_state(night, POLICY, AT_2345).text
 
 
+
+def test_a_revision_that_adds_only_decisions_keeps_an_audiences_model(night: Any) -> None:
+    projector = Projector(POLICY, night)
+    first = projector.render("state", AT_2345, audience="public")
+    model = projector.model(projector.sources("public"), "public", AT_2345)
+    Gate(POLICY, night).check(Request("d1", "propose", "hub-commit", "prime", 1, scope="hub"), AT_2345)
+    again = projector.render("state", AT_2345, audience="public")
+    assert again.revision == first.revision + 1  # the heading names the new revision
+    assert again.text.partition("\n")[2] == first.text.partition("\n")[2]
+    assert projector.model(projector.sources("public"), "public", AT_2345) is model  # not evaluated again
+    write(night, ("open_item", ("new", "a new item")))
+    assert "- new: a new item" in projector.render("state", AT_2345, audience="public").text
+
+
 # ---------------------------------------------------------------- settled decisions
 
 

@@ -67,8 +67,9 @@ class Projector:
         return cached
 
     def model(self, sources: Sources, audience: str | None, now: int) -> Any:
-        """The policy's model over `sources` at `now` (cached for the newest pair)."""
-        key = (sources.revision, now)
+        """The policy's model over `sources` at `now` (cached for the newest
+        pair; revisions that add only decisions keep it)."""
+        key = (sources.changed, now)
         hit = self._models.get(audience)
         if hit is not None and hit[0] == key:
             return hit[1]
