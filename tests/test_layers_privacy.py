@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ordinance.cli import cli
 from ordinance.diagnostics import ProjectionError
 from ordinance.facts import Event, export_jsonl, import_jsonl, kind_of, open_store, schema_of
-from ordinance.project import Layers, render_state
+from ordinance.project import Layers, Projector, records, rehydrate, render_state
 from ordinance.testing.scenario import compile_policy
 from ordinance.values import FOREVER, parse_instant
 
@@ -162,8 +162,11 @@ def test_the_public_projection_is_the_projection_of_the_public_log(history: Any,
                [re.sub(r"\(r[\d r]+\)$", "", x) for x in strip(alone.text).splitlines()]
         hidden = {w for (_, args), layer in history if layer != "public" for w in args if isinstance(w, str)}
         shown = {w for (_, args), layer in history if layer == "public" for w in args if isinstance(w, str)}
+        # nor in any other public output: the bundle (state, open decisions, log) and the records
+        bundle = rehydrate(full, POLICY, NOW, "public", bound=1 << 20, cap=1 << 20).text
+        recorded = records(Projector(POLICY, full), "state", NOW, audience="public")
         for w in (hidden - shown) & set(WORDS):
-            assert w not in seen.text
+            assert w not in seen.text and w not in bundle and w not in recorded, w
         for seq in {s for ln in seen.lines for s in ln.events}:  # and every cited event is public
             assert full.events(seq - 1, seq)[0].layer == "public"
     finally:
