@@ -391,13 +391,14 @@ def test_a_bad_state_file_option_is_an_error_before_serving(project: Path) -> No
         assert not (project / "s.md").exists()
 
 
-def test_the_state_file_is_rewritten_at_its_change_points_and_only_when_a_line_changes(tmp_path: Path) -> None:
+def test_the_state_file_is_rewritten_at_its_change_points_and_only_when_a_line_changes(store_url: str,
+                                                                                       tmp_path: Path) -> None:
     from ordinance.serve.state_file import StateFile
     from ordinance.testing.scenario import load_scenario, load_steps
     from ordinance.values import parse_instant
 
     night = load_scenario(Path(__file__).parent.parent / "fixtures" / "incident_prime_state_file.toml")
-    store = open_store(str(tmp_path / "night.db"), schema_of(night.policy))
+    store = open_store(store_url, schema_of(night.policy))
     load_steps(store, night)
     clock = [parse_instant("2026-08-14T23:38:00Z")]
     keeper = StateFile(night.policy, store, str(tmp_path / "prime-state.md"), clock=lambda: clock[0])
