@@ -422,3 +422,20 @@ def test_the_state_file_is_rewritten_at_its_change_points_and_only_when_a_line_c
         assert "- late: a late item [asserted jw] (r68)" in (tmp_path / "prime-state.md").read_text()
     finally:
         keeper.stop()
+
+
+def test_a_policy_that_uses_now_as_a_value_has_its_state_file_refreshed_on_a_period(tmp_path: Path) -> None:
+    from ordinance.serve.state_file import REFRESH, StateFile
+    from ordinance.testing.scenario import compile_policy
+    from ordinance.values import parse_instant
+
+    policy = compile_policy('.include "continuity"\n.decl looked(at: time)\nlooked(T) :- standing_agent(_), T = $now.\n')
+    store = open_store(str(tmp_path / "s.db"), schema_of(policy))
+    store.assert_facts([("standing_agent", ("prime",)), ("open_item", ("rc-1", "review"))], author="jw")
+    now = parse_instant("2026-08-14T23:00:00Z")
+    keeper = StateFile(policy, store, str(tmp_path / "state.md"), clock=lambda: now)
+    try:
+        assert keeper.render() and keeper.projector.next_change(None, now) is None
+        assert keeper.due == now + REFRESH
+    finally:
+        keeper.stop()

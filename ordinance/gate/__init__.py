@@ -12,5 +12,5 @@ from .guard import Blocked, Guarded, GuardResult, guard
 from .layers import PUBLIC, Layers
 from .request import REQUEST_RELATIONS, Request, is_request_side, request_relations, with_defaults
 
-__all__ = ["Blocked", "Decision", "Gate", "Guarded", "GuardResult", "Layers", "PUBLIC", "REQUEST_RELATIONS", "Reason", "Request",
-           "guard", "is_request_side", "request_relations", "with_defaults"]
+__all__ = ["Blocked", "Decision", "Gate", "Guarded", "GuardResult", "Layers", "PUBLIC", "REQUEST_RELATIONS", "Reason",
+           "Request", "guard", "is_request_side", "request_relations", "with_defaults"]

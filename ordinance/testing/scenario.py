@@ -234,7 +234,7 @@ def _form(form: Any, at: Any, where: str) -> str:
     if form not in FORMS:
         raise GateError(f"{where}: `form` is one of {', '.join(FORMS)}, got `{form}`")
     if form != "text" and at is not None:
-        raise GateError(f"{where}: a {form} is rendered at the newest revision: drop `at`")
+        raise GateError(f"{where}: form `{form}` renders the newest revision: drop `at`")
     return str(form)
 
 
@@ -261,7 +261,7 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
             rev = revision(check.at, check.name)
             decision = gate.decide(check.request, check.now, revision=rev)
             seq = store.log_decision(decision.payload(), source="scenario", author=check.request.agent,
-                                 layer=gate.layers.default)
+                                     layer=gate.layers.default)
             object.__setattr__(decision, "seq", seq)
             out.decisions.append((check, decision))
             if decision.errors:
