@@ -169,6 +169,15 @@ def test_the_projection_follows_the_store(night: Any) -> None:
 
 
 
+def test_a_decision_at_another_now_does_not_move_the_state_a_projector_renders(night: Any) -> None:
+    gate = Gate(POLICY, night)
+    projector = Projector(POLICY, gate=gate)
+    before = projector.render("state", t("2026-08-14T23:20:00Z")).text
+    gate.decide(Request("x", "propose", "hub-commit", "prime", 1, scope="hub"), AT_2345)  # moves the warm model
+    assert projector.render("state", t("2026-08-14T23:20:00Z")).text == before
+    assert "now 2026-08-14T23:20:00Z" in before and "- hub-close:" in before
+
+
 def test_a_revision_that_adds_only_decisions_keeps_an_audiences_model(night: Any) -> None:
     projector = Projector(POLICY, night)
     first = projector.render("state", AT_2345, audience="public")

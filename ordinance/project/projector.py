@@ -68,10 +68,12 @@ class Projector:
 
     def model(self, sources: Sources, audience: str | None, now: int) -> Any:
         """The policy's model over `sources` at `now` (cached for the newest
-        pair; revisions that add only decisions keep it)."""
+        pair; revisions that add only decisions keep it). The gate's warm
+        model may have been moved to another `now` since (in place, by a
+        decision): then it is asked again."""
         key = (sources.changed, now)
         hit = self._models.get(audience)
-        if hit is not None and hit[0] == key:
+        if hit is not None and hit[0] == key and hit[1].now == now:
             return hit[1]
         if audience is None and self.gate is not None:
             model = self.gate.model(sources.revision, now)
@@ -95,7 +97,6 @@ class Projector:
         model = self.model(sources, audience, now)
         return render_projection(model, sources, self.policy, name, audience=audience, agent=agent, cap=cap)
 
-
     def next_change(self, audience: str | None, now: int) -> int | None:
         """The first instant after `now` at which the newest rendering for
         `audience` may read differently with no new event: where a `$now`
@@ -104,7 +105,7 @@ class Projector:
         None when the model moves with every `now` (a rule that uses `$now`
         as a value): the caller refreshes on a period instead."""
         hit = self._models.get(audience)
-        if hit is None or hit[0][1] != now:
+        if hit is None or hit[0][1] != now or hit[1].now != now:
             raise ValueError(f"no rendering at {now} for audience {audience!r} yet")
         seen = horizon(hit[1])
         if seen.moving:
