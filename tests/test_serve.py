@@ -417,9 +417,9 @@ def test_the_state_file_is_rewritten_at_its_change_points_and_only_when_a_line_c
         clock[0] = parse_instant("2026-08-14T23:59:00Z")
         keeper.render()
         assert keeper.due == parse_instant("2026-08-15T00:00:00Z")  # stamps print their date from midnight
-        store.assert_facts([("open_item", ("late", "a late item"))], author="jw")
+        late = store.assert_facts([("open_item", ("late", "a late item"))], author="jw")
         assert keeper.stale() and keeper.render()
-        assert "- late: a late item [asserted jw] (r68)" in (tmp_path / "prime-state.md").read_text()
+        assert f"- late: a late item [asserted jw] (r{late})" in (tmp_path / "prime-state.md").read_text()
     finally:
         keeper.stop()
 

@@ -32,6 +32,7 @@ import threading
 import time
 from typing import Callable
 
+from ..engine import Limits
 from ..facts import Store
 from ..gate import Gate
 from ..project import DEFAULT_CAP, Projection, Projector, write_atomically
@@ -49,7 +50,9 @@ class StateFile:
                  clock: Callable[[], float] = time.time) -> None:
         self.store, self.path, self.audience, self.cap, self.agent, self.name = store, path, audience, cap, agent, name
         gated = audience is None and "permit" in policy.relations and "forbid" in policy.relations
-        self.projector = Projector(policy, gate=Gate(policy, store)) if gated else Projector(policy, store)
+        # the engine's limits, without the gate's decision deadline: `ordinance state` has none either
+        gate = Gate(policy, store, limits=Limits()) if gated else None
+        self.projector = Projector(policy, gate=gate) if gate is not None else Projector(policy, store)
         self.projector.layers.visible(audience)  # refuses an audience the policy does not declare
         self.clock = clock
         self.written: Projection | None = None
