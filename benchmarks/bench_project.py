@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ordinance.engine import Limits
 from ordinance.facts import Event, kind_of, open_store, schema_of
 from ordinance.gate import Gate
 from ordinance.project import Projector, rehydrate
@@ -99,7 +100,7 @@ def main() -> None:
         print(f"cold state file:        {t * 1000:8.1f} ms  ({len(state.text.encode())} B, "  # type: ignore[attr-defined]
               f"{len(state.lines)} lines)  ratio {t / SEED_SECONDS:.2f}")  # type: ignore[attr-defined]
         store = open_store(url, schema_of(policy))
-        gate = Gate(policy, store)
+        gate = Gate(policy, store, limits=Limits())  # no decision deadline: a loaded host passes it
         projector = Projector(policy, gate=gate)
         projector.render("state", NOW)
         t, _ = timed(lambda: projector.render("state", NOW), args.repeat)
