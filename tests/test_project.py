@@ -178,6 +178,15 @@ def test_a_decision_at_another_now_does_not_move_the_state_a_projector_renders(n
     assert "now 2026-08-14T23:20:00Z" in before and "- hub-close:" in before
 
 
+def test_a_warm_model_renders_at_the_now_asked_for(night: Any) -> None:
+    projector = Projector(POLICY, gate=Gate(POLICY, night))
+    projector.render("state", t("2026-08-14T23:42:00Z"))
+    # the warm model holds from 23:41 to 00:00 (no $now comparison flips between): it keeps its own `now`
+    later = projector.render("state", t("2026-08-14T23:52:00Z"))
+    assert later.now == t("2026-08-14T23:52:00Z") and "now 2026-08-14T23:52:00Z" in later.text
+    assert later.text == render_state(night, POLICY, t("2026-08-14T23:52:00Z")).text
+
+
 def test_a_revision_that_adds_only_decisions_keeps_an_audiences_model(night: Any) -> None:
     projector = Projector(POLICY, night)
     first = projector.render("state", AT_2345, audience="public")

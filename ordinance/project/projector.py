@@ -67,17 +67,17 @@ class Projector:
         return cached
 
     def model(self, sources: Sources, audience: str | None, now: int) -> Any:
-        """The policy's model over `sources` at `now` (cached for the newest
-        pair; revisions that add only decisions keep it). The gate's warm
-        model may have been moved to another `now` since (in place, by a
-        decision): then it is asked again."""
+        """The policy's model over `sources`, holding at `now`: the gate's
+        warm model for every layer (it may keep an earlier `now` within its
+        horizon), else evaluated and cached for the newest pair (revisions
+        that add only decisions keep it)."""
         key = (sources.changed, now)
-        hit = self._models.get(audience)
-        if hit is not None and hit[0] == key and hit[1].now == now:
-            return hit[1]
         if audience is None and self.gate is not None:
-            model = self.gate.model(sources.revision, now)
+            model = self.gate.model(sources.revision, now)  # never cached here: a decision may move it in place
         else:
+            hit = self._models.get(audience)
+            if hit is not None and hit[0] == key:
+                return hit[1]
             model = evaluate(self.policy, sources.facts, now=now)
         self._models[audience] = (key, model)
         return model
@@ -95,7 +95,8 @@ class Projector:
         """Projection `name` at (revision, this policy, `now`, `audience`)."""
         sources = self.sources(audience, revision)
         model = self.model(sources, audience, now)
-        return render_projection(model, sources, self.policy, name, audience=audience, agent=agent, cap=cap)
+        return render_projection(model, sources, self.policy, name, audience=audience, agent=agent, cap=cap,
+                                 now=now)
 
     def next_change(self, audience: str | None, now: int) -> int | None:
         """The first instant after `now` at which the newest rendering for
@@ -105,7 +106,7 @@ class Projector:
         None when the model moves with every `now` (a rule that uses `$now`
         as a value): the caller refreshes on a period instead."""
         hit = self._models.get(audience)
-        if hit is None or hit[0][1] != now or hit[1].now != now:
+        if hit is None or hit[0][1] != now:
             raise ValueError(f"no rendering at {now} for audience {audience!r} yet")
         seen = horizon(hit[1])
         if seen.moving:
