@@ -422,6 +422,7 @@ def test_demo_plays_the_seed_scenarios_with_explanations() -> None:
     assert out.strip().endswith("2 of 2 scenarios behaved as their story says")
     brief = run("demo", "--brief", "arc_c").output
     assert "by rule" not in brief and "DENIED" in brief
+    assert "\\u000a" not in out  # the story's line breaks are wrapped as spaces, not escaped
 
 
 def test_demo_finds_every_fixture() -> None:

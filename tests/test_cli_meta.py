@@ -19,10 +19,24 @@ COMMANDS = sorted(cli.commands)
 
 
 def section(title: str) -> str:
-    """The text of README's `## title` section."""
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, re.M | re.S)
-    assert match, f"README.md has no `## {title}` section"
-    return match.group(1)
+    """The text of README's `## title` section (a `## ` line inside a fenced
+    block, such as a state file's heading, does not end it)."""
+    found: list[str] | None = None
+    fence = ""
+    for line in README.splitlines(keepends=True):
+        marks = re.match(r"(`{3,})", line)
+        if marks and (not fence or marks[1] == fence):
+            fence = "" if fence else marks[1]
+        elif not fence and line.startswith("## "):
+            if found is not None:
+                break
+            if line.rstrip("\n") == f"## {title}":
+                found = []
+                continue
+        if found is not None:
+            found.append(line)
+    assert found is not None, f"README.md has no `## {title}` section"
+    return "".join(found)
 
 
 def test_the_commands_of_the_issue_are_registered() -> None:

@@ -49,3 +49,24 @@ def test_a_wrong_expectation_is_reported(tmp_path: Path) -> None:
     outcome = run_scenario(broken, str(tmp_path / "store.db"))
     assert not outcome.ok
     assert any("bogus" in f for f in outcome.failures)
+
+
+def test_a_view_of_the_bundle_or_the_records_is_checked_too(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from ordinance.diagnostics import GateError
+
+    path = next(p for p in FIXTURES if p.stem.startswith("firewall"))
+    scenario = load_scenario(path)
+    leaky = tuple(replace(v, absent=("catalyst",)) for v in scenario.states if v.form != "text")
+    assert {v.form for v in leaky} == {"bundle", "records"}
+    outcome = run_scenario(replace(scenario, checks=(), states=leaky), str(tmp_path / "store.db"))
+    assert len(outcome.failures) == 2 and all("'catalyst' must not appear" in f for f in outcome.failures)
+    text = path.read_text()
+    for wrong, message in (('form = "bundle"', '`form` is one of text, bundle, records, got `pdf`'),
+                           ('form = "records"', "form `records` renders the newest revision: drop `at`")):
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text.replace(wrong, 'form = "pdf"' if "pdf" in message else f'{wrong}\nat = "public"', 1))
+        with pytest.raises(GateError) as err:
+            load_scenario(bad)
+        assert message in str(err.value)

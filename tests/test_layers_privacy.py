@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ordinance.cli import cli
 from ordinance.diagnostics import ProjectionError
 from ordinance.facts import Event, export_jsonl, import_jsonl, kind_of, open_store, schema_of
-from ordinance.project import Layers, render_state
+from ordinance.project import Layers, Projector, records, rehydrate, render_state
 from ordinance.testing.scenario import compile_policy
 from ordinance.values import FOREVER, parse_instant
 
@@ -162,8 +162,11 @@ def test_the_public_projection_is_the_projection_of_the_public_log(history: Any,
                [re.sub(r"\(r[\d r]+\)$", "", x) for x in strip(alone.text).splitlines()]
         hidden = {w for (_, args), layer in history if layer != "public" for w in args if isinstance(w, str)}
         shown = {w for (_, args), layer in history if layer == "public" for w in args if isinstance(w, str)}
+        # nor in any other public output: the bundle (state, open decisions, log) and the records
+        bundle = rehydrate(full, POLICY, NOW, "public", bound=1 << 20, cap=1 << 20).text
+        recorded = records(Projector(POLICY, full), "state", NOW, audience="public")
         for w in (hidden - shown) & set(WORDS):
-            assert w not in seen.text
+            assert w not in seen.text and w not in bundle and w not in recorded, w
         for seq in {s for ln in seen.lines for s in ln.events}:  # and every cited event is public
             assert full.events(seq - 1, seq)[0].layer == "public"
     finally:
@@ -218,3 +221,29 @@ def test_load_takes_a_layer_per_line(project: Path) -> None:
         assert [e.layer for e in store.events()] == ["architect", "public"]
     bad = CliRunner().invoke(cli, ["load", "-"], input='{"relation": "open_item", "args": ["c", "z"], "layer": "?"}\n')
     assert bad.exit_code == 2 and "layer `?` is not declared" in bad.stderr
+
+
+def test_the_gate_writes_decisions_and_receipts_in_the_policys_default_layer(tmp_path: Path) -> None:
+    from ordinance.gate import Gate, Request
+    from ordinance.serve import Principal, Service
+
+    policy = compile_policy('.include "continuity"\ndefault_layer("sovereign").\n')
+    with open_store(str(tmp_path / "s.db"), schema_of(policy)) as store:
+        store.assert_facts([("grant", ("bob", "job", 1)), ("open_item", ("ship", "ship v2")),
+                            ("tracks", ("ship", "b1"))], layer="public")
+        gate = Gate(policy, store)
+        before = store.revision()
+        result = gate.guard(Request("b1", "deploy", "job", "bob", 1, scope="job"), lambda: "ok", NOW)
+        assert result.completed, result
+        gate.check_many([(Request("b2", "deploy", "job", "bob", 1, scope="job"), NOW)])
+        Service(policy, store).check(Principal("bob"), {"request": {"id": "b3", "kind": "deploy", "target": "job",
+                                                                    "epoch": 1, "scope": "job"}, "now": NOW})
+        written = store.events(before)
+        assert {e.kind for e in written} == {"decision", "receipt", "assert"}  # action_scope is an assert
+        assert {e.layer for e in written} == {"sovereign"}
+        # so the receipt's "done" reaches the full view and the sovereign audience, not the public
+        full = render_state(store, policy, NOW).text
+        assert "- ship: ship v2 · done, unverified" in full
+        assert "done" in render_state(store, policy, NOW, "sovereign").text
+        public = render_state(store, policy, NOW, "public").text
+        assert "- ship: ship v2 [" in public and "done" not in public and "bob" not in public

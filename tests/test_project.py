@@ -72,6 +72,19 @@ def test_the_stamps_say_how_each_line_is_known(night: Any) -> None:
     assert stamps["hub-commit"] == "asserted jwildfire 23:14"
 
 
+def test_a_fact_that_names_no_time_is_stamped_with_its_log_time_only_up_to_now(night: Any) -> None:
+    # the night was loaded now, long after 2026-08-14: its log times are not times in the story
+    other = {ln.key: ln.stamp for ln in render_state(night, POLICY, AT_2345, agent="peer").lines}
+    assert other["rc-1"] == "asserted prime" and other["rc-2"] == "asserted sib-news 23:20"
+    rc1 = next(e for e in night.events() if e.relation == "open_item" and e.args[0] == "rc-1")
+    logged = t(rc1.time[:19] + "Z")
+    # an agent writing as it goes: the time it was logged, with its date once `now` is another day
+    same_day = {ln.key: ln.stamp for ln in render_state(night, POLICY, logged + 60, agent="peer").lines}
+    assert same_day["rc-1"] == f"asserted prime {rc1.time[11:16]}"
+    next_day = {ln.key: ln.stamp for ln in render_state(night, POLICY, logged + 86400, agent="peer").lines}
+    assert next_day["rc-1"] == f"asserted prime {rc1.time[:10]} {rc1.time[11:16]}"
+
+
 def test_a_self_observation_is_not_verification(night: Any) -> None:
     write(night, ("claim", ("self-obs", "x", "state", "ok")), ("claim_source", ("self-obs", "prime", "observed")),
           ("claim_valid", ("self-obs", t("2026-08-14T23:42:00Z"), 2**53)),
@@ -143,7 +156,7 @@ def test_a_policy_declares_its_own_projection(tmp_path: Path) -> None:
     assert [(ln.key, ln.text, ln.notes, ln.events) for ln in roster.lines] == [
         ("alice", "deploy", (), (1,)), ("bob", "deploy", ("revoked",), (2, 3))]
     assert roster.text.splitlines()[1] == "## Agents"
-    assert roster.text.splitlines()[3].startswith("- bob: deploy · revoked [asserted owner ")
+    assert roster.text.splitlines()[3] == "- bob: deploy · revoked [asserted owner] (r2 r3)"  # logged after `now`
 
 
 def test_the_projection_follows_the_store(night: Any) -> None:
@@ -153,6 +166,38 @@ def test_the_projection_follows_the_store(night: Any) -> None:
     after = projector.render("state", AT_2345)
     assert "- rc-1:" in before and "- rc-1:" not in after.text
     assert after.text == render_state(night, POLICY, AT_2345).text
+
+
+
+def test_a_decision_at_another_now_does_not_move_the_state_a_projector_renders(night: Any) -> None:
+    gate = Gate(POLICY, night)
+    projector = Projector(POLICY, gate=gate)
+    before = projector.render("state", t("2026-08-14T23:20:00Z")).text
+    gate.decide(Request("x", "propose", "hub-commit", "prime", 1, scope="hub"), AT_2345)  # moves the warm model
+    assert projector.render("state", t("2026-08-14T23:20:00Z")).text == before
+    assert "now 2026-08-14T23:20:00Z" in before and "- hub-close:" in before
+
+
+def test_a_warm_model_renders_at_the_now_asked_for(night: Any) -> None:
+    projector = Projector(POLICY, gate=Gate(POLICY, night))
+    projector.render("state", t("2026-08-14T23:42:00Z"))
+    # the warm model holds from 23:41 to 00:00 (no $now comparison flips between): it keeps its own `now`
+    later = projector.render("state", t("2026-08-14T23:52:00Z"))
+    assert later.now == t("2026-08-14T23:52:00Z") and "now 2026-08-14T23:52:00Z" in later.text
+    assert later.text == render_state(night, POLICY, t("2026-08-14T23:52:00Z")).text
+
+
+def test_a_revision_that_adds_only_decisions_keeps_an_audiences_model(night: Any) -> None:
+    projector = Projector(POLICY, night)
+    first = projector.render("state", AT_2345, audience="public")
+    model = projector.model(projector.sources("public"), "public", AT_2345)
+    Gate(POLICY, night).check(Request("d1", "propose", "hub-commit", "prime", 1, scope="hub"), AT_2345)
+    again = projector.render("state", AT_2345, audience="public")
+    assert again.revision == first.revision + 1  # the heading names the new revision
+    assert again.text.partition("\n")[2] == first.text.partition("\n")[2]
+    assert projector.model(projector.sources("public"), "public", AT_2345) is model  # not evaluated again
+    write(night, ("open_item", ("new", "a new item")))
+    assert "- new: a new item" in projector.render("state", AT_2345, audience="public").text
 
 
 # ---------------------------------------------------------------- settled decisions

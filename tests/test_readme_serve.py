@@ -27,9 +27,10 @@ def blocks(text: str, lang: str) -> list[str]:
     return [body for info, body in re.findall(r"^```(\w*)\n(.*?)^```$", text, re.M | re.S) if info == lang]
 
 
-def run_section(title: str, port: int, tmp_path: Path) -> tuple[str, str]:
+def run_section(title: str, port: int, tmp_path: Path, n: int = 0) -> tuple[str, str]:
+    """Run the `n`th shell block of section `title`; its output and the `n`th plain block."""
     text = section(title)
-    script = blocks(text, "sh")[0].replace(str(port), "PORT")
+    script = blocks(text, "sh")[n].replace(str(port), "PORT")
     free = free_port()
     script = script.replace("PORT", str(free))
     wrapped = "set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + script
@@ -43,7 +44,7 @@ def run_section(title: str, port: int, tmp_path: Path) -> tuple[str, str]:
         except ProcessLookupError:
             pass
     assert proc.returncode == 0, err
-    expected = blocks(text, "")[0]
+    expected = blocks(text, "")[n]
     return out, expected
 
 
@@ -69,3 +70,15 @@ def test_use_over_http_and_mcp(tmp_path: Path) -> None:
 
     assert asyncio.run(go()) == {"relation": "current_grant", "answers": [{"A": "claude-code", "E": 1}],
                                  "holds": True}
+
+
+def test_the_server_keeps_the_state_file_as_shown(tmp_path: Path) -> None:
+    out, expected = run_section("Use over HTTP and MCP", 8391, tmp_path, n=1)
+
+    def masked(text: str) -> list[str]:  # the wall clock's `now` and times, the policy hash
+        text = re.sub(r"now \S+ ·", "now NOW ·", text)
+        text = re.sub(r"policy [0-9a-f]{12}", "policy HASH", text)
+        return re.sub(r"\[asserted (\S+) \d\d:\d\d\]", r"[asserted \1 HH:MM]", text).strip().splitlines()
+
+    assert masked(out) == masked(expected)
+    assert "vault" not in (tmp_path / "prime" / "prime-state.md").read_text()

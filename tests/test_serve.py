@@ -294,3 +294,148 @@ def test_the_server_outlives_the_commands_deadline(project: Path) -> None:
         time.sleep(2.5)  # a one-shot command would have been stopped by now
         assert s.get("/health", None).json()["status"] == "ok"
         assert s.proc.poll() is None
+
+
+def _wait_for(path: Path, holds: Any, what: str, seconds: float = 30) -> str:
+    """The file's text once `holds(text)`, polled for at most `seconds`."""
+    import time
+
+    deadline, text = time.monotonic() + seconds, ""
+    while time.monotonic() < deadline:
+        text = path.read_text() if path.exists() else ""
+        if holds(text):
+            return text
+        time.sleep(0.05)
+    raise AssertionError(f"the state file never showed {what}:\n{text}")
+
+
+def _as_state_renders_it(project: Path, text: str, *options: str) -> None:
+    """`ordinance state` at the revision and `now` the file names gives its bytes."""
+    import re
+
+    from click.testing import CliRunner
+
+    from ordinance.cli import cli
+
+    heading = re.match(r"# state\b.* · revision (\d+) · now (\S+) · ", text)
+    assert heading, text
+    with open_store(str(project / "o.db")) as store:
+        assert store.revision() == int(heading[1])  # the file is at the store's newest revision
+    again = CliRunner().invoke(cli, ["state", "--db", str(project / "o.db"), "--policy", str(project / "policy.rules"),
+                                     "--now", heading[2], *options])
+    assert again.exit_code == 0, again.output
+    assert again.output == text
+
+
+def test_the_server_keeps_the_state_file_current(project: Path) -> None:
+    import threading
+    import time
+
+    out = project / "prime-state.md"
+    options = ("--audience", "public", "--cap", "700")
+    torn: list[str] = []
+    done = threading.Event()
+
+    def read_while_written() -> None:  # the file is replaced whole: a reader never sees part of it
+        while not done.is_set():
+            text = out.read_text() if out.exists() else "# state \n"
+            if not (text.startswith("# state ") and text.endswith("\n")):
+                torn.append(text)
+
+    with Served(project / "policy.rules", str(project / "o.db"), project / "tokens.toml",
+                extra=("--state-out", str(out), "--state-audience", "public", "--state-cap", "700")) as server:
+        reader = threading.Thread(target=read_while_written, daemon=True)
+        reader.start()
+        first = out.read_text()  # written before the server answers its first request
+        assert "· revision 0 · " in first and "audience public" in first
+        _as_state_renders_it(project, first, *options)
+        # a write through the API
+        r = server.post("/assert", OWNER, json={"text": 'standing_agent("prime"). open_item("rc-2", "RC 2 review").'})
+        assert r.status_code == 200, r.text
+        text = _wait_for(out, lambda t: "- rc-2: RC 2 review" in t, "the API's write")
+        _as_state_renders_it(project, text, *options)
+        # writes by another process: a private one stays out of the public file
+        policy = load(str(project / "policy.rules"))
+        soon = int(time.time()) + 4
+        with open_store(str(project / "o.db"), schema_of(policy)) as store:
+            store.assert_facts([("open_item", ("vault", "rotate the vault key"))], author="jw", layer="sovereign")
+            rev = store.assert_facts([("open_item", ("rc-3", "RC 3 review")), ("resolved", ("rc-2", soon))],
+                                     author="jw")
+        text = _wait_for(out, lambda t: f"· revision {rev} · " in t, f"revision {rev}")
+        assert "- rc-3: RC 3 review [asserted jw " in text and "- rc-2: RC 2 review" in text and "vault" not in text
+        _as_state_renders_it(project, text, *options)
+        # a decision is a new revision too
+        decided = server.post("/check", json={"request": {"id": "d1", "kind": "write", "target": "/x", "epoch": 1}})
+        assert decided.status_code == 200
+        text = _wait_for(out, lambda t: f"· revision {decided.json()['seq']} · " in t, "the decision's revision")
+        # the clock alone: rc-2 is resolved at `soon`, with no new event
+        text = _wait_for(out, lambda t: "rc-2" not in t, "rc-2 resolved by the clock", seconds=30)
+        assert f"· revision {decided.json()['seq']} · " in text
+        _as_state_renders_it(project, text, *options)
+        done.set()
+        reader.join()
+        stderr = server.stop()
+    assert not torn, torn[:1]
+    assert "Traceback" not in stderr and "not current" not in stderr
+
+
+def test_a_bad_state_file_option_is_an_error_before_serving(project: Path) -> None:
+    base = [sys.executable, "-c", "from ordinance.cli import main; main()", "serve", "--policy",
+            str(project / "policy.rules"), "--db", str(project / "o.db"), "--tokens", str(project / "tokens.toml"),
+            "--port", "1"]
+    for extra, code in ((["--state-out", str(project / "s.md"), "--state-audience", "nobody"], "unknown_audience"),
+                        (["--state-out", str(project / "s.md"), "--state-cap", "10"], "bad_cap"),
+                        (["--state-cap", "900"], "usage")):
+        done = subprocess.run(base + extra, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and f"error[{code}]" in done.stderr, (extra, done.stderr)
+        assert not (project / "s.md").exists()
+
+
+def test_the_state_file_is_rewritten_at_its_change_points_and_only_when_a_line_changes(store_url: str,
+                                                                                       tmp_path: Path) -> None:
+    from ordinance.serve.state_file import StateFile
+    from ordinance.testing.scenario import load_scenario, load_steps
+    from ordinance.values import parse_instant
+
+    night = load_scenario(Path(__file__).parent.parent / "fixtures" / "incident_prime_state_file.toml")
+    store = open_store(store_url, schema_of(night.policy))
+    load_steps(store, night)
+    clock = [parse_instant("2026-08-14T23:38:00Z")]
+    keeper = StateFile(night.policy, store, str(tmp_path / "prime-state.md"), clock=lambda: clock[0])
+    try:
+        assert keeper.render() and keeper.writes == 1
+        # news-rc's lease runs out at 23:40: the first change point
+        assert keeper.due == parse_instant("2026-08-14T23:40:00Z") and not keeper.stale()
+        clock[0] = parse_instant("2026-08-14T23:39:59Z")
+        assert not keeper.stale()
+        clock[0] = keeper.due
+        assert keeper.stale() and keeper.render()
+        assert "news-rc: watch the two RCs, report merges · sib-news · silent" in (tmp_path / "prime-state.md").read_text()
+        clock[0] = keeper.due  # just after the instant: nothing else moved, the file is left as it is
+        assert keeper.render() is False and keeper.writes == 2
+        assert keeper.due == parse_instant("2026-08-14T23:41:00Z")  # the readback of 23:41 becomes valid
+        clock[0] = parse_instant("2026-08-14T23:59:00Z")
+        keeper.render()
+        assert keeper.due == parse_instant("2026-08-15T00:00:00Z")  # stamps print their date from midnight
+        late = store.assert_facts([("open_item", ("late", "a late item"))], author="jw")
+        assert keeper.stale() and keeper.render()
+        assert f"- late: a late item [asserted jw] (r{late})" in (tmp_path / "prime-state.md").read_text()
+    finally:
+        keeper.stop()
+
+
+def test_a_policy_that_uses_now_as_a_value_has_its_state_file_refreshed_on_a_period(tmp_path: Path) -> None:
+    from ordinance.serve.state_file import REFRESH, StateFile
+    from ordinance.testing.scenario import compile_policy
+    from ordinance.values import parse_instant
+
+    policy = compile_policy('.include "continuity"\n.decl looked(at: time)\nlooked(T) :- standing_agent(_), T = $now.\n')
+    store = open_store(str(tmp_path / "s.db"), schema_of(policy))
+    store.assert_facts([("standing_agent", ("prime",)), ("open_item", ("rc-1", "review"))], author="jw")
+    now = parse_instant("2026-08-14T23:00:00Z")
+    keeper = StateFile(policy, store, str(tmp_path / "state.md"), clock=lambda: now)
+    try:
+        assert keeper.render() and keeper.projector.next_change(None, now) is None
+        assert keeper.due == now + REFRESH
+    finally:
+        keeper.stop()

@@ -48,7 +48,7 @@ def _heading(text: str) -> str:
 
 def _show(scenario: Scenario, outcome: Outcome, db: str, brief: bool) -> None:
     click.echo(_heading(f"== {escape(scenario.name)} =="))
-    for line in textwrap.wrap(" ".join(escape(scenario.story).split()), 78):
+    for line in textwrap.wrap(escape(" ".join(scenario.story.split())), 78):
         click.echo(f"   {line}")
     facts = sum(len(s.facts) for s in scenario.steps)
     click.echo(f"   ({facts} facts in {len(scenario.steps)} steps, {len(outcome.decisions)} requests)")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ..diagnostics import OrdinanceError
+from ..gate import Layers
 from ..values import escape
 from .common import load_policy, open_db
 
@@ -130,7 +131,8 @@ def _claude_code(root: Path, force: bool) -> None:
     program = load_policy(str(root / "policy.rules"))
     project = str(root.resolve())
     with open_db(str(root / "ordinance.db"), program, create=True) as store:
-        revision = store.assert_facts([("grant", ("claude-code", project, 1))], source="init", author=owner)
+        revision = store.assert_facts([("grant", ("claude-code", project, 1))], source="init", author=owner,
+                                      layer=Layers.of(program).default)
     click.echo(f"created {root / 'policy.rules'}: no force push to main, no writes outside the project, "
                "the owner's stop halts everything")
     click.echo(f"created {settings}: Claude Code's PreToolUse and PostToolUse hooks ask the gate")

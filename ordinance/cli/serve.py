@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from ..diagnostics import OrdinanceError
+from ..project import DEFAULT_CAP
 from .common import db_option, load_policy, open_db, policy_option
 
 __all__ = ["command"]
@@ -18,6 +19,7 @@ Examples:
   ordinance serve --tokens tokens.toml                 http://127.0.0.1:8377
   ordinance serve --tokens tokens.toml --uds /tmp/ordinance.sock
   ordinance serve --anonymous claude-code --port 9000  every caller is `claude-code`
+  ordinance serve --tokens tokens.toml --state-out prime-state.md --state-audience public
 """,
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
@@ -30,10 +32,18 @@ Examples:
 @click.option("--project", default=None, metavar="DIR",
               help="The project directory of Claude Code hook calls (default: each call's cwd).")
 @click.option("--epoch", default=1, show_default=True, type=int, help="The grant epoch of hook calls.")
+@click.option("--state-out", default=None, metavar="FILE",
+              help="Keep the state file (`ordinance state --out FILE`) current: rewritten atomically on "
+                   "every new event and when the clock crosses a change point of its lines.")
+@click.option("--state-audience", default=None, metavar="AUDIENCE",
+              help="With --state-out: render it as this audience (default: every layer).")
+@click.option("--state-cap", type=click.IntRange(min=1), default=DEFAULT_CAP, show_default=True, metavar="BYTES",
+              help="With --state-out: its hard byte cap.")
 @db_option
 @policy_option
 def command(host: str, port: int, uds: str | None, tokens: str | None, anonymous: str | None,
-            project: str | None, epoch: int, db: str, policy: str) -> None:
+            project: str | None, epoch: int, state_out: str | None, state_audience: str | None, state_cap: int,
+            db: str, policy: str) -> None:
     """Serve the gate: one warm model that follows the store, answering
     JSON over HTTP (`/check`, `/assert`, `/load`, `/query`, `/why`,
     `/why-not`, `/log`, `/state`, `/health`, `/openapi.json`) and Claude
@@ -41,6 +51,8 @@ def command(host: str, port: int, uds: str | None, tokens: str | None, anonymous
 
     Callers send `Authorization: Bearer TOKEN`; the token's principal is
     the agent of its requests and what `may_assert` decides writes for.
+    With --state-out FILE it keeps the state file current: the same bytes
+    as `ordinance state --out FILE` at the revision and `now` it names.
     Needs the `server` extra: pip install 'ordinance[server]'.
     """
     try:
@@ -54,8 +66,21 @@ def command(host: str, port: int, uds: str | None, tokens: str | None, anonymous
 
     if tokens is None and anonymous is None:
         raise OrdinanceError("give --tokens FILE (or --anonymous PRINCIPAL for a private socket)", code="no_tokens")
+    if state_out is None and (state_audience is not None or state_cap != DEFAULT_CAP):
+        raise click.UsageError("--state-audience and --state-cap go with --state-out FILE")
     program = load_policy(policy)
     store = open_db(db, program, create=True)  # it takes writes, as assert and load do
+    keeper = None
+    if state_out is not None:  # its own connection and model: it never waits for the service's lock
+        from ..serve.state_file import StateFile
+
+        keeper = StateFile(program, open_db(db, program), state_out, audience=state_audience, cap=state_cap)
+        try:
+            keeper.start()  # the first write: a bad audience or cap is an error before serving
+        except BaseException:
+            keeper.stop()
+            store.close()
+            raise
     service = Service(program, store)
     app = create_app(service, Tokens.from_file(tokens) if tokens else None,
                      anonymous=Principal(anonymous) if anonymous else None, project=project, epoch=epoch)
@@ -69,4 +94,6 @@ def command(host: str, port: int, uds: str | None, tokens: str | None, anonymous
             uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     finally:
         stop()
+        if keeper is not None:
+            keeper.stop()
         store.close()

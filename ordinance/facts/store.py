@@ -180,9 +180,12 @@ class Store(ABC):
         source: str = "",
         author: str = "",
         fence: tuple[str, int] | None = None,
+        layer: str = DEFAULT_LAYER,
     ) -> int:
-        """Append a decision event (payload: a JSON object); return its seq."""
-        return self.append([Event("decision", "decision", (), source, author, payload=payload)], fence=fence)
+        """Append a decision event (payload: a JSON object) in privacy
+        `layer`; return its seq."""
+        return self.append([Event("decision", "decision", (), source, author, payload=payload, layer=layer)],
+                           fence=fence)
 
     def purge(
         self, seqs: Iterable[int], reason: str, *, source: str = "", author: str = "", retract: bool = False

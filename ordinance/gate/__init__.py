@@ -11,8 +11,10 @@
 from .core import GATE_RELATIONS, Gate
 from .decision import Decision, Reason
 from .guard import Blocked, Guarded, GuardResult, guard
+from .layers import PUBLIC, Layers
 from .replay import Replayed, replay_log
 from .request import REQUEST_RELATIONS, Request, is_request_side, request_relations, with_defaults
 
-__all__ = ["Blocked", "Decision", "Gate", "GATE_RELATIONS", "Guarded", "GuardResult", "REQUEST_RELATIONS", "Reason",
-           "Replayed", "Request", "guard", "is_request_side", "replay_log", "request_relations", "with_defaults"]
+__all__ = ["Blocked", "Decision", "Gate", "GATE_RELATIONS", "Guarded", "GuardResult", "Layers", "PUBLIC",
+           "REQUEST_RELATIONS", "Reason", "Replayed", "Request", "guard", "is_request_side", "replay_log",
+           "request_relations", "with_defaults"]

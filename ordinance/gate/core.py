@@ -20,7 +20,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import replace
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from ..diagnostics import GateError, arity_message, diagnostic_of
@@ -31,6 +31,7 @@ from ..rules.checked import CheckedProgram
 from ..values import Facts
 from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
 from .guard import GuardResult, Guarded, guard
+from .layers import Layers
 from .request import REQUEST_RELATIONS, Request, request_relations
 
 __all__ = ["Gate", "GATE_RELATIONS"]
@@ -70,6 +71,12 @@ class Gate:
         # the relations a request's facts can fill: what overlays add to a warm model
         self.request_relations = request_relations(policy)
         self._request_names = tuple(self.request_relations)
+
+    @cached_property
+    def layers(self) -> Layers:
+        """The policy's privacy layers; the gate writes its decisions and
+        `guard`'s receipts in their default layer."""
+        return Layers.of(self.policy)
 
     # ---------------------------------------------------------------- models
 
@@ -222,7 +229,8 @@ class Gate:
     def check(self, request: Request, now: int) -> Decision:
         """Decide and append the decision to the store's decision log."""
         decision = self.decide(request, now)
-        seq = self.store.log_decision(decision.payload(), source="gate", author=request.agent)
+        seq = self.store.log_decision(decision.payload(), source="gate", author=request.agent,
+                                      layer=self.layers.default)
         if seq == self._seen_revision + 1:  # only our decision was added: no new facts
             self._seen_revision = seq
         object.__setattr__(decision, "seq", seq)
@@ -235,8 +243,9 @@ class Gate:
         decisions = [self.decide(request, now) for request, now in asks]
         if not decisions:
             return []
-        last = self.store.append([Event("decision", "decision", (), "gate", d.request.agent, payload=d.payload())
-                                  for d in decisions])
+        layer = self.layers.default
+        last = self.store.append([Event("decision", "decision", (), "gate", d.request.agent, payload=d.payload(),
+                                        layer=layer) for d in decisions])
         first = last - len(decisions) + 1
         if first == self._seen_revision + 1:  # only our decisions were added: no new facts
             self._seen_revision = last

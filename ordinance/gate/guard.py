@@ -63,21 +63,23 @@ def _fence(request: Request, resource: str | None) -> tuple[str, int]:
     return (resource or request.target, request.lease)
 
 
-def intent(store: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
-    """Write the intent receipt of an allowed request, fenced; return its
-    revision (StaleEpochError if the fence refuses it)."""
-    a, who = request.id, request.agent
-    events = [Event("receipt", "receipt", (a, "intent", who, now), source, who),
-              Event("assert", "action_scope", (a, request.authority_scope), source, who)]
+def intent(gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
+    """Write the intent receipt of an allowed request to the gate's store,
+    fenced, in the policy's default layer; return its revision
+    (StaleEpochError if the fence refuses it)."""
+    a, who, layer = request.id, request.agent, gate.layers.default
+    events = [Event("receipt", "receipt", (a, "intent", who, now), source, who, layer=layer),
+              Event("assert", "action_scope", (a, request.authority_scope), source, who, layer=layer)]
     if request.key is not None:
-        events.append(Event("assert", "receipt_key", (a, request.key), source, who))
-    return int(store.append(events, fence=_fence(request, resource)))
+        events.append(Event("assert", "receipt_key", (a, request.key), source, who, layer=layer))
+    return int(gate.store.append(events, fence=_fence(request, resource)))
 
 
-def outcome(store: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
-    """Write the outcome receipt, under the same fence as its intent."""
-    events = [Event("receipt", "receipt", (request.id, "outcome", request.agent, now), source, request.agent)]
-    return int(store.append(events, fence=_fence(request, resource)))
+def outcome(gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
+    """Write the outcome receipt, under the same fence and in the same layer as its intent."""
+    events = [Event("receipt", "receipt", (request.id, "outcome", request.agent, now), source, request.agent,
+                    layer=gate.layers.default)]
+    return int(gate.store.append(events, fence=_fence(request, resource)))
 
 
 def guard(
@@ -92,7 +94,7 @@ def guard(
     if not decision.allowed:
         return GuardResult(decision)
     try:
-        intent_seq = intent(gate.store, request, now, resource)
+        intent_seq = intent(gate, request, now, resource)
     except StaleEpochError as exc:
         return GuardResult(decision, error=error_pair(exc))
     try:
@@ -100,7 +102,7 @@ def guard(
     except Exception as exc:  # the effect failed: no outcome receipt
         return GuardResult(decision, ran=True, intent_seq=intent_seq, error=error_pair(exc))
     try:
-        outcome_seq = outcome(gate.store, request, now, resource)
+        outcome_seq = outcome(gate, request, now, resource)
     except StaleEpochError as exc:
         return GuardResult(decision, ran=True, value=value, intent_seq=intent_seq, error=error_pair(exc))
     return GuardResult(decision, ran=True, value=value, intent_seq=intent_seq, outcome_seq=outcome_seq)
@@ -123,13 +125,13 @@ class Guarded:
         if not self.decision.allowed:
             raise Blocked(self.decision)
         try:
-            self.intent_seq = intent(self.gate.store, request, now, self.resource)
+            self.intent_seq = intent(self.gate, request, now, self.resource)
         except StaleEpochError as exc:
             raise Blocked(self.decision, error_pair(exc)) from exc
         return request, now
 
     def _end(self, request: Request, now: int) -> None:
-        self.outcome_seq = outcome(self.gate.store, request, now, self.resource)
+        self.outcome_seq = outcome(self.gate, request, now, self.resource)
 
     def __enter__(self) -> Guarded:
         if not isinstance(self.request, Request):

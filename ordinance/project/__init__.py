@@ -9,7 +9,7 @@ An audience's projection is evaluated over the facts of the layers it may
 see (layers.py), never filtered after derivation.
 """
 
-from .layers import PUBLIC, Layers
+from ..gate.layers import PUBLIC, Layers
 from .projector import Projector, render_state
 from .records import record_facts, records, truth_class
 from .rehydrate import DEFAULT_BOUND, Bundle, log_line, rehydrate

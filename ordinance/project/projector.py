@@ -13,17 +13,22 @@ model. `render_state` is the one-call form; a long-running server keeps one
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from typing import Any
 
 from ..engine import evaluate
+from ..engine.clock import horizon
 from ..facts import Store
 from ..gate import Gate
 from ..rules.checked import CheckedProgram
-from .layers import Layers
+from ..gate.layers import Layers
 from .render import DEFAULT_CAP, Projection, render_projection
 from .sources import Sources
 
 __all__ = ["Projector", "render_state"]
+
+_DAY = 86400
 
 
 class Projector:
@@ -35,7 +40,7 @@ class Projector:
         self.policy = policy
         self.store = store
         self.gate = gate if gate is not None and gate.policy is policy else None
-        self.layers = Layers.of(policy)
+        self.layers = self.gate.layers if self.gate is not None else Layers.of(policy)
         self._sources: dict[str | None, Sources] = {}
         self._models: dict[str | None, tuple[tuple[int, int], Any]] = {}
 
@@ -62,14 +67,17 @@ class Projector:
         return cached
 
     def model(self, sources: Sources, audience: str | None, now: int) -> Any:
-        """The policy's model over `sources` at `now` (cached for the newest pair)."""
-        key = (sources.revision, now)
-        hit = self._models.get(audience)
-        if hit is not None and hit[0] == key:
-            return hit[1]
+        """The policy's model over `sources`, holding at `now`: the gate's
+        warm model for every layer (it may keep an earlier `now` within its
+        horizon), else evaluated and cached for the newest pair (revisions
+        that add only decisions keep it)."""
+        key = (sources.changed, now)
         if audience is None and self.gate is not None:
-            model = self.gate.model(sources.revision, now)
+            model = self.gate.model(sources.revision, now)  # never cached here: a decision may move it in place
         else:
+            hit = self._models.get(audience)
+            if hit is not None and hit[0] == key:
+                return hit[1]
             model = evaluate(self.policy, sources.facts, now=now)
         self._models[audience] = (key, model)
         return model
@@ -87,7 +95,28 @@ class Projector:
         """Projection `name` at (revision, this policy, `now`, `audience`)."""
         sources = self.sources(audience, revision)
         model = self.model(sources, audience, now)
-        return render_projection(model, sources, self.policy, name, audience=audience, agent=agent, cap=cap)
+        return render_projection(model, sources, self.policy, name, audience=audience, agent=agent, cap=cap,
+                                 now=now)
+
+    def next_change(self, audience: str | None, now: int) -> int | None:
+        """The first instant after `now` at which the newest rendering for
+        `audience` may read differently with no new event: where a `$now`
+        comparison of its model may flip (engine/clock.py's horizon), or at
+        the next UTC midnight (stamps print the date once it is another day).
+        None when the model moves with every `now` (a rule that uses `$now`
+        as a value): the caller refreshes on a period instead."""
+        hit = self._models.get(audience)
+        if hit is None or hit[0][1] != now:
+            raise ValueError(f"no rendering at {now} for audience {audience!r} yet")
+        seen = horizon(hit[1])
+        if seen.moving:
+            return None
+        due = (now // _DAY + 1) * _DAY
+        for instants in seen.instants.values():
+            i = bisect_left(instants, now)  # the first instant >= now
+            if i < len(instants) and math.isfinite(instants[i]):  # at an instant, a filter may flip just after it
+                due = min(due, now + 1 if instants[i] == now else math.ceil(instants[i]))
+        return due
 
 
 def render_state(

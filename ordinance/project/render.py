@@ -97,8 +97,8 @@ class _Prover:
     """Proves and stamps the lines of projection `name` one at a time, as the
     cap admits them."""
 
-    def __init__(self, model: Any, sources: Sources, name: str, agent: str | None) -> None:
-        self.model, self.sources, self.agent = model, sources, agent
+    def __init__(self, model: Any, sources: Sources, name: str, agent: str | None, now: int) -> None:
+        self.model, self.sources, self.agent, self.now = model, sources, agent, now
         self.notes: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
         for t in model.query("projection_note", (name, None, None, None)):
             self.notes.setdefault((str(t[1]), str(t[2])), []).append(t)
@@ -133,7 +133,7 @@ class _Prover:
                           for w in sorted(model.query("claim_valid", (args[0], None, None)))[:1]]
             events.update((e.seq, e) for e in found if e is not None)
         line = self.done[t] = Line(section, key, text, tuple(str(n[3]) for n in mine),
-                                   stamp(leaves, self.valid_from, list(events.values()), self.agent, model.now,
+                                   stamp(leaves, self.valid_from, list(events.values()), self.agent, self.now,
                                          self.shares_domain),
                                    tuple(sorted(events)))
         return line
@@ -148,8 +148,12 @@ def render_projection(
     audience: str | None = None,
     agent: str | None = None,
     cap: int | None = DEFAULT_CAP,
+    now: int | None = None,
 ) -> Projection:
-    """Projection `name` of `model` (built from `sources`), as text under `cap` bytes."""
+    """Projection `name` of `model` (built from `sources`), as text under
+    `cap` bytes, at `now` (default: the model's; a warm model holds at every
+    `now` within its horizon, engine/clock.py, but keeps its own)."""
+    at = model.now if now is None else now
     sections = _sections(model, name)
     if not sections:
         raise ProjectionError(f"the policy declares no projection `{name}` (no `projection_section` for it)",
@@ -163,7 +167,7 @@ def render_projection(
             raise ProjectionError(f"line `{t[2]}` is in section `{t[1]}`, which `{name}` does not declare",
                                   code="unknown_section")
     who = f" of {escape(agent)}" if agent else ""
-    header = (f"# {escape(name)}{who} · revision {sources.revision} · now {format_instant(model.now)} · "
+    header = (f"# {escape(name)}{who} · revision {sources.revision} · now {format_instant(at)} · "
               f"audience {escape(audience or 'all')} · policy {policy.source_hash[:12]}")
 
     def order(t: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -172,7 +176,7 @@ def render_projection(
     def keep(t: tuple[Any, ...]) -> tuple[Any, ...]:
         return (sections[str(t[1])][1],) + order(t)
 
-    prover = _Prover(model, sources, name, agent)
+    prover = _Prover(model, sources, name, agent, at)
     by_keep = sorted(raw, key=keep)
 
     def admit(used: int) -> list[tuple[Any, ...]]:
@@ -216,7 +220,7 @@ def render_projection(
     if left_out:
         out.append(_trailer(cap or 0, left_out))
     text = "\n".join(out) + "\n"
-    return Projection(name, sources.revision, policy.source_hash, model.now, audience, agent, cap,
+    return Projection(name, sources.revision, policy.source_hash, at, audience, agent, cap,
                       tuple(kept), tuple(left_out), text)
 
 

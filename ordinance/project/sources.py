@@ -26,6 +26,7 @@ class Sources:
         self.store = store
         self.layers = layers
         self.revision = store.revision() if revision is None else revision
+        self.changed = self.revision  # the newest revision that changed `facts` (log events change none)
         self.facts: dict[str, set[tuple[Any, ...]]] = {}
         self.origin: dict[Fact, list[int]] = {}
         self._events: dict[int, Event] = {}
@@ -58,7 +59,10 @@ class Sources:
         before = sum(map(len, self.origin.values()))
         self._add(self.revision, rev)
         self.revision = rev
-        return sum(map(len, self.origin.values())) != before
+        if sum(map(len, self.origin.values())) == before:
+            return False
+        self.changed = rev
+        return True
 
     def event(self, seq: int) -> Event:
         hit = self._events.get(seq)

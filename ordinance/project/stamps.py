@@ -17,7 +17,12 @@ notes), in this order:
 4. `[self, unverified]`: the standing agent's own claims and receipts.
 5. With none of these leaves, the newest event behind the line: its author
    (the standing agent: `[self, unverified]`) and the time the fact names
-   (`armed`'s, `resolved`'s...) or else the time it was written.
+   (`armed`'s, `resolved`'s...). A fact that names no time is stamped with
+   the time it was logged if that is not after `now` (an agent writing as
+   it goes: `[asserted prime 21:09]`), and with no time otherwise (a night
+   loaded after the fact and viewed at its own `now`: `[asserted prime]`),
+   so the stamp never shows a write time as if it were a time in the story
+   (seed 003's creation time read as the merge time).
    Facts written in the policy itself: `[policy]`.
 
 Times print as HH:MM (UTC) on the day of `now`, with the date otherwise.
@@ -30,14 +35,14 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..engine import ProofNode
 from ..facts import Event
-from ..values import FOREVER, format_instant
+from ..values import FOREVER, format_instant, parse_instant
 from .escape import escape
 
 __all__ = ["stamp", "fact_leaves", "clock"]
 
 Fact = tuple[str, tuple[Any, ...]]
 CORRECTED, VERIFIED, ASSERTED, SELF = 3, 2, 1, 0
-# relation -> the argument holding the time a fact happened at (else: when it was written)
+# relation -> the argument holding the time a fact happened at (else: when it was logged, see above)
 _WHEN = {"armed": 2, "resolved": 1, "disarmed": 1, "retracted": 1, "applied": 1, "stop": 1}
 
 
@@ -103,6 +108,15 @@ def stamp(
     position = _WHEN.get(newest.relation)
     if position is not None and position < len(newest.args) and isinstance(newest.args[position], int):
         when = " " + clock(int(newest.args[position]), now)
-    else:  # the time it was written
-        when = f" {newest.time[11:16]}" if len(newest.time) >= 16 else ""
+    else:
+        logged = _logged(newest.time)
+        when = "" if logged is None or logged > now else " " + clock(logged, now)
     return f"asserted {escape(newest.author) or '?'}{when}"
+
+
+def _logged(time: str) -> int | None:
+    """The instant an event was written (`Event.time`), to the second."""
+    try:
+        return parse_instant(time)
+    except ValueError:
+        return None

@@ -129,7 +129,7 @@ def pre_tool_use(service: Any, principal: Principal, payload: Mapping[str, Any],
         reply = answer(decision, ask_codes(service, at))
         if reply["hookSpecificOutput"]["permissionDecision"] != "deny":
             try:
-                intent(service.store, request, at, source="claude-code")
+                intent(service.gate, request, at, source="claude-code")
             except StaleEpochError as exc:
                 code, message = error_pair(exc)
                 return deny(f"ordinance: error[{code}]: {message}")
@@ -152,7 +152,7 @@ def post_tool_use(service: Any, principal: Principal, payload: Mapping[str, Any]
         model = service.gate.model(service.store.revision(), at)
         if model.query("receipt", (request.id, "intent", principal.name, None)) and not model.query(
                 "receipt", (request.id, "outcome", None, None)):
-            outcome(service.store, request, at, source="claude-code")
+            outcome(service.gate, request, at, source="claude-code")
     return {}
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..diagnostics import OrdinanceError
-from ..project.layers import PUBLIC
+from ..gate.layers import PUBLIC
 
 __all__ = ["AuthError", "Principal", "Tokens", "digest"]
 

@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from ..diagnostics import GateError, OrdinanceError, arity_message
 from ..facts import Event, Store, kind_of, open_store, schema_of
 from ..gate import Decision, Gate, Request
-from ..project import Layers, Projector
+from ..project import DEFAULT_BOUND, Layers, Projector, records, rehydrate
 from ..rules.invariants import Harness, invariant_head
 from ..rules.checked import CheckedProgram
 from ..values import to_value
@@ -73,18 +73,20 @@ class Projection:
 
 @dataclass(frozen=True)
 class StateView:
-    """A rendered projection (default `state`) and what it must and must not show."""
+    """A rendered projection (default `state`) and what it must and must not
+    show, as its text, the rehydration bundle or Markdown records (`form`)."""
 
     name: str
     now: int
     at: str | None
     projection: str = "state"
     audience: str | None = None
-    cap: int | None = 4096
+    cap: int | None = 4096  # the text's cap; the bundle's bound; records are uncapped
     agent: str | None = None
     lines: tuple[str, ...] = ()  # exact lines the text must contain
     absent: tuple[str, ...] = ()  # substrings it must not contain
     has: tuple[str, ...] = ()  # substrings it must contain (e.g. a line up to a wall-clock stamp)
+    form: str = "text"  # text | bundle | records
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,7 @@ def scenario_from(data: Mapping[str, Any], path: Path | None = None) -> Scenario
             tuple(v.get("lines", [])),
             tuple(v.get("absent", [])),
             tuple(v.get("has", [])),
+            _form(v.get("form", "text"), v.get("at"), f"state {i}"),
         )
         for i, v in enumerate(data.get("state", []), 1)
     )
@@ -217,14 +220,25 @@ def scenario_from(data: Mapping[str, Any], path: Path | None = None) -> Scenario
 def load_steps(store: Store, scenario: Scenario) -> dict[str, int]:
     """Append every step to `store`; return label -> revision after the step."""
     labels: dict[str, int] = {}
-    default = Layers.of(scenario.policy).default
+    layers = Layers.of(scenario.policy)
     for step in scenario.steps:
-        layer = Layers.of(scenario.policy).require(step.layer) if step.layer else default
+        layer = layers.require(step.layer) if step.layer else layers.default
         events = [Event(kind_of(rel), rel, args, step.source, step.author, layer=layer) for rel, args in step.facts]
         rev = store.append(events)
         if step.label:
             labels[step.label] = rev
     return labels
+
+
+def _form(form: Any, at: Any, where: str) -> str:
+    if form not in FORMS:
+        raise GateError(f"{where}: `form` is one of {', '.join(FORMS)}, got `{form}`")
+    if form != "text" and at is not None:
+        raise GateError(f"{where}: form `{form}` renders the newest revision: drop `at`")
+    return str(form)
+
+
+FORMS = ("text", "bundle", "records")
 
 
 def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
@@ -246,7 +260,8 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
         for check in scenario.checks:
             rev = revision(check.at, check.name)
             decision = gate.decide(check.request, check.now, revision=rev)
-            seq = store.log_decision(decision.payload(), source="scenario", author=check.request.agent)
+            seq = store.log_decision(decision.payload(), source="scenario", author=check.request.agent,
+                                     layer=gate.layers.default)
             object.__setattr__(decision, "seq", seq)
             out.decisions.append((check, decision))
             if decision.errors:
@@ -288,21 +303,26 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
 def _state_failures(view: StateView, rev: int | None, store: Store, policy: CheckedProgram) -> list[str]:
     """What a rendered projection gets wrong: missing lines, forbidden text,
     a cap overrun, or different bytes when rendered again from scratch."""
-    def render() -> Any:
-        return Projector(policy, store).render(view.projection, view.now, audience=view.audience,
-                                               cap=view.cap, agent=view.agent, revision=rev)
+    def render() -> str:
+        projector = Projector(policy, store)
+        if view.form == "bundle":
+            return rehydrate(projector, policy, view.now, view.audience, view.cap or DEFAULT_BOUND,
+                             agent=view.agent).text
+        if view.form == "records":
+            return records(projector, view.projection, view.now, audience=view.audience, agent=view.agent)
+        return projector.render(view.projection, view.now, audience=view.audience, cap=view.cap, agent=view.agent,
+                                revision=rev).text
 
     try:
-        first, again = render(), render()
+        text, again = render(), render()
     except OrdinanceError as exc:
         return [f"{view.name}: {exc}"]
-    text = first.text
     found = [f"{view.name}: expected the line {line!r} in\n{text}" for line in view.lines
              if line not in text.splitlines()]
     found += [f"{view.name}: {word!r} must not appear in\n{text}" for word in view.absent if word in text]
     found += [f"{view.name}: expected {word!r} in\n{text}" for word in view.has if word not in text]
-    if view.cap is not None and len(text.encode()) > view.cap:
+    if view.form != "records" and view.cap is not None and len(text.encode()) > view.cap:
         found.append(f"{view.name}: {len(text.encode())} bytes, over the cap of {view.cap}")
-    if again.text != text:
+    if again != text:
         found.append(f"{view.name}: rendering again gave different bytes")
     return found

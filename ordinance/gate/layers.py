@@ -1,5 +1,10 @@
 """Privacy layers and audiences, read from the policy alone.
 
+Every write takes the policy's default layer unless it names one: facts
+(`ordinance assert`, `load`, the server), the gate's decisions and the
+receipts `guard` writes. Projections (`ordinance.project`) evaluate an
+audience's view over the layers it sees.
+
 The stdlib `layers` module declares `layer(Name, Rank)`, `sees(Audience,
 Layer)` and `default_layer(Name)`. They are evaluated over the policy's own
 facts and rules with no stored facts at all, so nothing written to the store
