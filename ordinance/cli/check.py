@@ -54,7 +54,7 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
     request = Request.from_facts(parsed)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        gate = Gate(program, store, limits=limits(), snapshot=True)
+        gate = Gate(program, store, limits=limits(), snapshot=True, eager=False)
         decision = gate.check(request, at)
         # claim windows from the gate's model; events only for the leaves shown
         windows = {"claim_valid": gate.model(decision.revision, decision.now).tuples("claim_valid")}

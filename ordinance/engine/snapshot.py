@@ -49,9 +49,10 @@ def dump_model(model: Model) -> bytes:
     if isinstance(horizon, Horizon):
         clock = (
             horizon.now,
-            {rid: [_instant(x) for x in xs] for rid, xs in horizon.instants.items()},
+            {rid: [x if type(x) is not Fraction else _instant(x) for x in xs] for rid, xs in horizon.instants.items()},
             sorted(horizon.moving),
-            {rid: [(_instant(x), bs) for x, bs in at.items()] for rid, at in horizon.at.items()},
+            {rid: [(x if type(x) is not Fraction else _instant(x), bs) for x, bs in at.items()]
+             for rid, at in horizon.at.items()},
             _instant(horizon.lo),
             _instant(horizon.hi),
         )
@@ -89,9 +90,9 @@ def _load(prepared: Prepared, data: Any, limits: Limits | None) -> Model:
         at_now, instants, moving, at, lo, hi = clock
         model.horizon = Horizon(
             at_now,
-            {rid: [_value(x) for x in xs] for rid, xs in instants.items()},
+            {rid: [x if type(x) is not tuple else _value(x) for x in xs] for rid, xs in instants.items()},
             frozenset(moving),
-            {rid: {_value(x): bs for x, bs in pairs} for rid, pairs in at.items()},
+            {rid: {x if type(x) is not tuple else _value(x): bs for x, bs in pairs} for rid, pairs in at.items()},
             _value(lo),
             _value(hi),
         )

@@ -52,7 +52,7 @@ class Gate:
     """`Gate(policy, store).check(request, now) -> Decision`."""
 
     def __init__(self, policy: CheckedProgram, store: Store, *, limits: Limits | None = None,
-                 snapshot: bool | str | os.PathLike[str] = False) -> None:
+                 snapshot: bool | str | os.PathLike[str] = False, eager: bool = True) -> None:
         """`limits` bound each evaluation the gate runs; the default keeps the
         engine's tuple and round limits and adds a deadline of
         GATE_DEADLINE_S seconds, so a decision always ends (a request that
@@ -61,7 +61,12 @@ class Gate:
         `snapshot=True` starts from the store's snapshot (gate/snapshot.py:
         beside a SQLite file, in the cache directory for PostgreSQL) when it
         matches the store and policy, and `save_snapshot` writes one there;
-        a path names another file; False (the default) uses none."""
+        a path names another file; False (the default) uses none.
+
+        `eager` (the default) builds every index and compiles every round
+        that overlays may need whenever the warm model changes, so the first
+        checks cost what later ones do; `eager=False` (a command that decides
+        once) leaves each to the first overlay that needs it."""
         for rel in ("permit", "forbid"):
             if rel not in policy.relations:
                 raise GateError(f"policy has no `{rel}` relation; include \"continuity\"")
@@ -82,6 +87,8 @@ class Gate:
             self.snapshot_path = Path(snapshot) if snapshot else None
         self.unsaved_s = 0.0  # seconds spent building or updating models a snapshot would save
         self.restored_from: int | None = None  # the revision of the snapshot this gate started from
+        self.eager = eager
+        self._restore_s = 0.0  # how long reading the snapshot took
 
     # ---------------------------------------------------------------- models
 
@@ -114,15 +121,22 @@ class Gate:
         self._seen_revision = rev
         return rev
 
+    def _ready(self, model: Any) -> None:
+        if self.eager:
+            warm(model, self._request_names)
+
     def _restore(self, rev: int) -> None:
         """Start from the snapshot if it matches the store at some revision
         up to `rev` (the caller then extends it to `rev`)."""
         assert self.snapshot_path is not None
+        started = time.perf_counter()
         found = read_snapshot(self.snapshot_path, self.store, prepared(self.policy), self.policy.source_hash,
                               rev, self.limits)
         if found is None:
             return
-        model, at = found  # (its indexes and compiled rounds are made as the first overlays need them)
+        model, at = found
+        self._ready(model)
+        self._restore_s = time.perf_counter() - started
         self._warm[at] = model
         self._fact_revision = self._seen_revision = self.restored_from = at
 
@@ -142,8 +156,10 @@ class Gate:
     @property
     def snapshot_due(self) -> bool:
         """Whether writing a snapshot now would spare the next fresh gate at
-        least SNAPSHOT_WORTH_S seconds of building or updating its model."""
-        return self.snapshot_path is not None and self.unsaved_s >= SNAPSHOT_WORTH_S
+        least SNAPSHOT_WORTH_S seconds of building or updating its model, and
+        more than reading the snapshot it started from took (writing costs
+        about as much again)."""
+        return self.snapshot_path is not None and self.unsaved_s >= max(SNAPSHOT_WORTH_S, self._restore_s)
 
     def _purge(self, seqs: list[int], added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
         """Retract what purged events asserted (unless another event still
@@ -163,7 +179,7 @@ class Gate:
         if added:
             self._extend(added, rev)
         for model in self._warm.values():
-            warm(model, self._request_names)
+            self._ready(model)
 
     def _extend(self, added: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
         self._generation += 1
@@ -171,7 +187,7 @@ class Gate:
         for r, model in self._warm.items():
             if r == self._fact_revision:
                 refresh(model, extend(model, added))
-                warm(model, self._request_names)  # a recomputed stratum drops its indexes
+                self._ready(model)  # a recomputed stratum drops its indexes
                 fresh[rev] = model
         self._warm = fresh
         self._fact_revision = rev
@@ -190,7 +206,7 @@ class Gate:
                     raise LookupError("program facts mention `$now`")
                 started = time.perf_counter()
                 model = self._warm[key] = advance(model, now)
-                warm(model, self._request_names)
+                self._ready(model)
                 if key == self._fact_revision:
                     self.unsaved_s += time.perf_counter() - started
             except Exception:  # evaluate anew (and report the error from there)
@@ -201,7 +217,7 @@ class Gate:
             with paused():  # decoding the facts makes as many tuples as evaluating them
                 facts = self.store.facts(revision)
             model = evaluate(self.policy, facts, now=now, limits=self.limits)
-            warm(model, self._request_names)  # the first checks are as fast as later ones
+            self._ready(model)  # the first checks are as fast as later ones
             self._warm[key] = model
             if key == self._fact_revision:
                 self.unsaved_s += time.perf_counter() - started
