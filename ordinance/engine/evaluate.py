@@ -112,7 +112,7 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
                 new = rel.missing(out)
                 if new:
                     rel.insert(new)
-                    rel.batches.append((height, rid, new))
+                    rel.batches.append((height, rid, tuple(new)))  # (a tuple: a quarter of a set's memory)
                     news[name] = new if name not in news else news[name] | new
         fresh = 0
         for name in own:

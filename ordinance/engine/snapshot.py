@@ -81,7 +81,7 @@ def _load(prepared: Prepared, data: Any, limits: Limits | None) -> Model:
         rel = Rel(name, arity, derived)
         rel.edb = set(edb)
         rel.stable = set(stable) if derived else rel.edb
-        rel.batches = [(height, rid, set(tuples)) for height, rid, tuples in batches]
+        rel.batches = [(height, rid, tuple(tuples)) for height, rid, tuples in batches]
         loaded[name] = rel
     model = Model(prepared, loaded, now, limits)
     model.rounds = dict(rounds)

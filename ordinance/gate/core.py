@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 from ..diagnostics import GateError, diagnostic_of
 from ..engine import GATE_DEADLINE_S, Limits, evaluate, extend, overlay, prepared, retract, warm, why, why_not
 from ..engine.clock import advance, clockwork, horizon, refresh
-from ..engine.heap import paused
+from ..engine.heap import paused, settle
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
 from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
@@ -52,7 +52,8 @@ class Gate:
     """`Gate(policy, store).check(request, now) -> Decision`."""
 
     def __init__(self, policy: CheckedProgram, store: Store, *, limits: Limits | None = None,
-                 snapshot: bool | str | os.PathLike[str] = False, eager: bool = True) -> None:
+                 snapshot: bool | str | os.PathLike[str] = False, eager: bool = True,
+                 settle: bool = False) -> None:
         """`limits` bound each evaluation the gate runs; the default keeps the
         engine's tuple and round limits and adds a deadline of
         GATE_DEADLINE_S seconds, so a decision always ends (a request that
@@ -66,7 +67,13 @@ class Gate:
         `eager` (the default) builds every index and compiles every round
         that overlays may need whenever the warm model changes, so the first
         checks cost what later ones do; `eager=False` (a command that decides
-        once) leaves each to the first overlay that needs it."""
+        once) leaves each to the first overlay that needs it.
+
+        `settle=True` (a long-running gate: `ordinance serve`) freezes every
+        object alive whenever the warm model is built or changed, so the
+        cyclic garbage collector never walks the model again (engine/heap.py):
+        without it, a full collection stalls a decision for half a second at
+        100k facts. It is process-wide, so it is off by default."""
         for rel in ("permit", "forbid"):
             if rel not in policy.relations:
                 raise GateError(f"policy has no `{rel}` relation; include \"continuity\"")
@@ -88,6 +95,7 @@ class Gate:
         self.unsaved_s = 0.0  # seconds spent building or updating models a snapshot would save
         self.restored_from: int | None = None  # the revision of the snapshot this gate started from
         self.eager = eager
+        self._settle = settle
         self._restore_s = 0.0  # how long reading the snapshot took
 
     # ---------------------------------------------------------------- models
@@ -122,8 +130,11 @@ class Gate:
         return rev
 
     def _ready(self, model: Any) -> None:
+        """After a warm model was built or changed."""
         if self.eager:
             warm(model, self._request_names)
+        if self._settle:
+            settle()
 
     def _restore(self, rev: int) -> None:
         """Start from the snapshot if it matches the store at some revision
