@@ -7,7 +7,10 @@ is built and walks every container allocated so far, so building a model
 at 100k facts spends about half its time in it. `paused()` turns it off
 while a model is built (or loaded) and on again after; nested and
 concurrent users keep it off until the last one leaves, and a process that
-turned it off itself keeps it off.
+turned it off itself keeps it off. On the way out, what the block made is
+moved to the oldest generation in one step (`gc.freeze()` then
+`gc.unfreeze()`, unless something is frozen already), so the next young
+collection does not walk it all either: only full collections do.
 
 `settle()` is for a long-running gate: once its warm model is built or
 changed, `gc.freeze()` moves every object alive into the permanent
