@@ -12,14 +12,15 @@ moved to the oldest generation in one step (`gc.freeze()` then
 `gc.unfreeze()`, unless something is frozen already), so the next young
 collection does not walk it all either: only full collections do.
 
-`settle()` is for a long-running gate: once its warm model is built or
-changed, `gc.freeze()` moves every object alive into the permanent
-generation, so later collections (which the checks' small allocations
-trigger) no longer walk the model: a full collection at 100k facts pauses
-the process for half a second or more. Freezing is process-wide and costs
-nothing; a frozen object is still freed by reference counting when it is
-dropped, only a reference cycle alive when frozen would outlive its last use
-(the model holds none).
+`settle()` is for a long-running gate, once its warm model is built: a
+full collection then, while nothing waits for it. The collector's first
+full collection walks the whole model (half a second and more at 100k
+facts); made by a decision, it is that decision's latency. After one, the
+collector runs the next only once the objects that survived young
+collections reach a quarter of those the last one kept, so a settled model
+is walked again only after the process has grown by that much. (Freezing
+the model with `gc.freeze()` instead would also freeze the cyclic garbage of
+earlier evaluations, which then keeps their overlays alive for good.)
 """
 
 from __future__ import annotations
@@ -58,5 +59,5 @@ def paused() -> Iterator[None]:
 
 
 def settle() -> None:
-    """Freeze what is alive (see the module docstring)."""
-    gc.freeze()
+    """One full collection now (see the module docstring)."""
+    gc.collect()

@@ -69,11 +69,11 @@ class Gate:
         checks cost what later ones do; `eager=False` (a command that decides
         once) leaves each to the first overlay that needs it.
 
-        `settle=True` (a long-running gate: `ordinance serve`) freezes every
-        object alive whenever the warm model is built or changed, so the
-        cyclic garbage collector never walks the model again (engine/heap.py):
-        without it, a full collection stalls a decision for half a second at
-        100k facts. It is process-wide, so it is off by default."""
+        `settle=True` (a long-running gate: `ordinance serve`) runs a full
+        garbage collection right after it builds or restores a warm model,
+        so the collector's first walk of the model is part of building it,
+        not a stall of some later decision (half a second at 100k facts; see
+        engine/heap.py)."""
         for rel in ("permit", "forbid"):
             if rel not in policy.relations:
                 raise GateError(f"policy has no `{rel}` relation; include \"continuity\"")
@@ -129,11 +129,11 @@ class Gate:
         self._seen_revision = rev
         return rev
 
-    def _ready(self, model: Any) -> None:
-        """After a warm model was built or changed."""
+    def _ready(self, model: Any, built: bool = False) -> None:
+        """After a warm model was built (or restored) or changed."""
         if self.eager:
             warm(model, self._request_names)
-        if self._settle:
+        if built and self._settle:
             settle()
 
     def _restore(self, rev: int) -> None:
@@ -146,7 +146,7 @@ class Gate:
         if found is None:
             return
         model, at = found
-        self._ready(model)
+        self._ready(model, built=True)
         self._restore_s = time.perf_counter() - started
         self._warm[at] = model
         self._fact_revision = self._seen_revision = self.restored_from = at
@@ -228,7 +228,7 @@ class Gate:
             with paused():  # decoding the facts makes as many tuples as evaluating them
                 facts = self.store.facts(revision)
             model = evaluate(self.policy, facts, now=now, limits=self.limits)
-            self._ready(model)  # the first checks are as fast as later ones
+            self._ready(model, built=True)  # the first checks are as fast as later ones
             self._warm[key] = model
             if key == self._fact_revision:
                 self.unsaved_s += time.perf_counter() - started
