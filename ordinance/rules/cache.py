@@ -70,8 +70,8 @@ def _encode(x: Any) -> Any:
         return x
     if isinstance(x, tuple):
         return tuple(_encode(i) for i in x)
-    if isinstance(x, dict):
-        return {k: _encode(v) for k, v in x.items() if isinstance(k, (str, int))}
+    if isinstance(x, dict) and all(type(k) in (str, int) for k in x):
+        return {k: _encode(v) for k, v in x.items()}
     name = type(x).__name__
     cls = _CLASSES.get(name)
     if cls is type(x):
