@@ -72,6 +72,7 @@ def test_maintained_negation_equals_a_full_evaluation(monkeypatch, gen, db, chan
     added and retracted, the clock moved; always maintained where possible
     (whatever the size of the change)."""
     monkeypatch.setattr(incremental, "NEGATION_SHARE", 0)
+    monkeypatch.setattr(incremental, "NEGATION_MAX", 10**9)
     text, arity = gen
     program = compile_text(text, extensional=EDB)
     held = {k: set(map(tuple, v)) for k, v in db.items()}

@@ -209,12 +209,17 @@ def _propagate(
             continue
         if negated:
             lost, gained = _negation_step(model, st, changed, removed)
+            for r in lost.keys() & gained.keys():  # both ways: its readers recompute, as after a recomputation
+                reset.add(r)
+                mark((r,))
             for r, gone in lost.items():
-                removed[r] = gone
-                mark((r,))
+                if r not in gained:
+                    removed[r] = gone
+                    mark((r,))
             for r, new in gained.items():
-                changed[r] = changed[r] | new if r in changed else new
-                mark((r,))
+                if r not in lost:
+                    changed[r] = changed[r] | new if r in changed else new
+                    mark((r,))
         if shrinks or flip:
             for r, gone in _delete(model, st, removed, flip, model.now if before is None else before).items():
                 if gone:
@@ -366,10 +371,15 @@ def _negatable(model: Model, st: Stratum, changed: dict[str, set[Any]], removed:
     rels = model.rels
     change = sum(len(changed.get(r, ())) + len(removed.get(r, ())) for r in touched)
     size = sum(len(rels[r].stable) for r in st.relations) + sum(len(rels[r].stable) for r in st.positive if r in rels)
-    return NEGATION_SHARE * change <= size
+    return change <= NEGATION_MAX and NEGATION_SHARE * change <= size
 
 
-NEGATION_SHARE = 4  # maintain when the change is at most a quarter of what the stratum reads and holds
+# maintain when the change is at most a quarter of what the stratum reads and
+# holds, and a few tuples: what it deletes flows up through DRed, tuple by
+# tuple, which a jump of the clock across thousands of instants would make
+# far slower than recomputing
+NEGATION_SHARE = 4
+NEGATION_MAX = 64
 
 
 def _aggregated(model: Model, st: Stratum) -> set[str]:
