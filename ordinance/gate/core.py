@@ -9,8 +9,10 @@ re-deciding only the comparisons the move crossed (a copy sharing the
 relations the move leaves unchanged, so earlier decisions keep theirs).
 Revisions that add only log events (decisions) keep the model warm; new
 facts extend it in place, a purge retracts what it removed in place
-(engine/incremental.py: deletion is incremental too). Proofs are built when first
-asked for. Any exception while evaluating
+(engine/incremental.py: deletion is incremental too). A gate with
+`snapshot=True` starts from the snapshot of the warm model a previous process
+wrote, when it matches the store and the policy (gate/snapshot.py). Proofs
+are built when first asked for. Any exception while evaluating
 denies, with the error as data: the gate never silently allows, and never
 raises for a policy outcome.
 """
