@@ -9,6 +9,7 @@ stops). PostgreSQL is never skipped: if it cannot be reached, the tests fail.
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from typing import Iterator
 from urllib.parse import urlsplit, urlunsplit
@@ -17,6 +18,10 @@ import psycopg
 import pytest
 
 from pgserver import PgServer
+
+# the caches (checked policies, the key that seals gate snapshots) of this test
+# session live in a directory of its own, never in the user's cache directory
+os.environ["ORDINANCE_CACHE"] = tempfile.mkdtemp(prefix="ordinance-cache-")
 
 
 def with_dbname(url: str, name: str) -> str:

@@ -113,6 +113,7 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     script = "\n".join(f"{cmd}\n__rc=$?; echo {marker}; (exit $__rc)" for cmd, _ in steps)
     bindir = os.path.dirname(sys.executable)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORDINANCE_")}
+    env["ORDINANCE_CACHE"] = os.environ["ORDINANCE_CACHE"]  # (the session's, see conftest.py)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
     done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=300)

@@ -43,6 +43,7 @@ def test_the_projections_section_runs_as_written(tmp_path: Path) -> None:
     marker = "@@step@@"
     script = "\n".join(f"{cmd}\n__rc=$?; echo {marker}; (exit $__rc)" for cmd, _ in found)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORDINANCE_")}
+    env["ORDINANCE_CACHE"] = os.environ["ORDINANCE_CACHE"]  # (the session's, see conftest.py)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)

@@ -54,7 +54,7 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
     request = Request.from_facts(parsed)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        gate = Gate(program, store, limits=limits())
+        gate = Gate(program, store, limits=limits(), snapshot=True, eager=False)
         decision = gate.check(request, at)
         # claim windows from the gate's model; events only for the leaves shown
         windows = {"claim_valid": gate.model(decision.revision, decision.now).tuples("claim_valid")}
@@ -63,6 +63,11 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
             print_json(decision_json(decision, annotate, program))
         else:
             click.echo(explain_text(decision, annotate, program))
+        if gate.snapshot_due:  # the next check starts from this model (see gate/snapshot.py)
+            try:
+                gate.save_snapshot()
+            except Exception:  # a cache: it never changes what the check answered
+                pass
     if decision.errors:
         raise click.exceptions.Exit(2)
     if not decision.allowed:

@@ -119,13 +119,14 @@ def now_or_clock(now: int | None) -> int:
 def load_policy(path: str) -> CheckedProgram:
     """The checked policy at `path`."""
     from ..rules import load
+    from ..rules.cache import cached_load
 
     if not os.path.exists(path):
         raise OrdinanceError(
             f"policy file `{path}` not found (run `ordinance init`, or pass --policy / set {POLICY_ENV})",
             code="no_policy",
         )
-    return load(path, allow_includes=allowed_includes())
+    return cached_load(path, load, allow_includes=allowed_includes())
 
 
 INCLUDE_ENV = "ORDINANCE_INCLUDE_PATH"

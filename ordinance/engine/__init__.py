@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping
 
 from ..rules.checked import CheckedProgram
 from .evaluate import load_relations, run_stratum
+from .heap import paused
 from .incremental import extend, overlay, renumber, retract, warm
 from .limits import GATE_DEADLINE_S, Budget, Limits
 from .model import Model, Note
@@ -24,6 +25,7 @@ from .query import Pattern, answers, parse_pattern
 __all__ = [
     "evaluate",
     "prepare",
+    "prepared",
     "Prepared",
     "Limits",
     "GATE_DEADLINE_S",
@@ -47,8 +49,9 @@ __all__ = [
 _CACHE: dict[int, tuple[CheckedProgram, Prepared]] = {}
 
 
-def _prepared(program: CheckedProgram) -> Prepared:
-    """Prepared programs (and their compiled plans) are reused per program object."""
+def prepared(program: CheckedProgram) -> Prepared:
+    """The program readied for evaluation: one per program object, shared by
+    its models (with their compiled plans)."""
     hit = _CACHE.get(id(program))
     if hit is not None and hit[0] is program:
         return hit[1]
@@ -66,9 +69,10 @@ def evaluate(
     limits: Limits | None = None,
 ) -> Model:
     """Evaluate `program` over `facts` (relation -> tuples) at time `now`."""
-    prep = _prepared(program)
-    model = Model(prep, load_relations(prep, facts, now), now, limits)
-    budget = Budget(limits)
-    for stratum in prep.strata:
-        run_stratum(model, stratum, budget)
+    prep = prepared(program)
+    with paused():  # a model holds no cycles: the cyclic collector would only slow building it
+        model = Model(prep, load_relations(prep, facts, now), now, limits)
+        budget = Budget(limits)
+        for stratum in prep.strata:
+            run_stratum(model, stratum, budget)
     return model

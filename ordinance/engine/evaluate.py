@@ -144,7 +144,7 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
                     batch -= pruned[name]
                 if batch:
                     rel.insert(batch)
-                    rel.batches.append((height, rid, batch))
+                    rel.batches.append((height, rid, tuple(batch)))  # (a tuple: a quarter of a set's memory)
                     recent[name] = batch if name not in recent else recent[name] | batch
         if q is not None:
             for name, gone in q.prune(rels, own, agg, now, pruned).items():

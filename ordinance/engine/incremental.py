@@ -17,6 +17,10 @@ Strata are visited in order with two kinds of change per relation:
   overlay): a non-recursive stratum that reads it only positively deletes
   what lost its support (DRed, see "deletion" below); any other reader is
   recomputed.
+- a non-recursive stratum of a model that *negates* a grown or removed
+  relation (and aggregates over none that changed) is maintained too: what
+  a new tuple under `!` blocks is deleted unless rederived, what a removed
+  one unblocks is added (see "negation" below).
 
 An overlay shares every relation with its base until it writes to one: a
 written relation becomes a `Layer` (its additions beside the base's tuples),
@@ -30,7 +34,7 @@ from heapq import heappop, heappush
 from typing import AbstractSet, Any, Mapping
 
 from ..diagnostics import Diagnostic, EvaluationError, arity_message
-from ..rules.ast import Atom, Const, Rule, Var
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Predicate, Rule, Var
 from ..values import Facts
 from .codegen import Compiled, compile_plan
 from .evaluate import aggregator, load_relations, run_stratum
@@ -178,9 +182,9 @@ def _propagate(
         own = st.relations
         flip = flipped.get(st.index, {})
         shrinks = not st.positive.isdisjoint(removed)
+        negated = not st.negative.isdisjoint(grown) or not st.negative.isdisjoint(removed)
         if (
-            not st.negative.isdisjoint(grown)
-            or not st.negative.isdisjoint(removed)
+            negated and not _negatable(model, st, grown, removed, reset, bool(flip))
             or reset and (not st.negative.isdisjoint(reset) or not st.positive.isdisjoint(reset) or not reset.isdisjoint(own))
             or (shrinks or flip) and not (_deletable(model, st) and _small(model, st, removed, flip))
         ):
@@ -210,6 +214,19 @@ def _propagate(
                     reset.add(r)
                     mark((r,))
             continue
+        if negated:
+            lost, gained = _negation_step(model, st, grown, removed)
+            for r in lost.keys() & gained.keys():  # both ways: its readers recompute, as after a recomputation
+                reset.add(r)
+                mark((r,))
+            for r, gone in lost.items():
+                if r not in gained:
+                    removed[r] = gone
+                    mark((r,))
+            for r, batch in gained.items():
+                if r not in lost:
+                    grown[r] = grown[r] | batch if r in grown else batch
+                    mark((r,))
         if shrinks or flip:
             for r, gone in _delete(model, st, removed, flip, model.now if before is None else before).items():
                 if gone:
@@ -301,8 +318,9 @@ def _bound(prep: Any, rid: int, kind: str, body: tuple[Any, ...], head_args: tup
     return compiled
 
 
-def _run_bound(model: Model, compiled: Compiled, given: set[Any], arity: int) -> set[Any]:
-    rels = dict(model.rels)
+def _run_bound(model: Model, compiled: Compiled, given: set[Any], arity: int,
+               over: Mapping[str, Rel] | None = None) -> set[Any]:
+    rels = dict(model.rels if over is None else over)
     rels["__bound"] = Rel("__bound", arity, False, given)
     out: set[Any] = set()
     compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
@@ -352,6 +370,158 @@ def _delete(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[
     return gone
 
 
+# ---------------------------------------------------------------- negation
+#
+# A non-recursive stratum of a model (not an overlay) whose negated
+# relations grew or lost tuples, and which aggregates over none of them, is
+# maintained like a deletion: the heads of rule instances that a new tuple
+# under `!` now blocks are candidates, found by the rule with that literal
+# made positive over the new tuples and its other negations dropped, over the
+# lower strata with the tuples they lost put back (a superset of the
+# instances that held before); a candidate stays if a rule still derives it
+# with the head bound. The rule with the literal made positive over the
+# removed tuples, and the rest of its body as written, derives what they no
+# longer block. Heights of a non-recursive stratum are all 1.
+
+
+def _negatable(model: Model, st: Stratum, grown: dict[str, set[Any]], removed: dict[str, set[Any]],
+               reset: set[str], other: bool) -> bool:
+    """Whether the stratum's change through its negations can be maintained,
+    and is small (`other`: it holds flipped `$now` filters)."""
+    if other or model.base is not None or st.recursive or not _deletable(model, st):
+        return False
+    if reset and (not reset.isdisjoint(st.negative) or not reset.isdisjoint(st.positive) or not reset.isdisjoint(st.relations)):
+        return False
+    touched = st.negative & (grown.keys() | removed.keys())
+    if not touched.isdisjoint(_aggregated(model, st)):
+        return False
+    rels = model.rels
+    change = sum(len(grown.get(r, ())) + len(removed.get(r, ())) for r in touched)
+    size = sum(len(rels[r].stable) for r in st.relations) + sum(len(rels[r].stable) for r in st.positive if r in rels)
+    return change <= NEGATION_MAX and NEGATION_SHARE * change <= size
+
+
+# maintain when the change is at most a quarter of what the stratum reads and
+# holds, and a few tuples: what it deletes flows up through DRed, tuple by
+# tuple, which a jump of the clock across thousands of instants would make
+# far slower than recomputing
+NEGATION_SHARE = 4
+NEGATION_MAX = 64
+
+
+def _aggregated(model: Model, st: Stratum) -> set[str]:
+    """The relations the stratum's rules read inside an aggregate."""
+    found: set[str] = set()
+
+    def term(t: Any) -> None:
+        if isinstance(t, Aggregate):
+            for lit in t.body:
+                if isinstance(lit, Atom):
+                    found.add(lit.relation)
+                elif isinstance(lit, Negation):
+                    found.add(lit.atom.relation)
+                literal(lit)
+            term(t.target)
+        elif isinstance(t, BinOp):
+            term(t.left)
+            term(t.right)
+        elif isinstance(t, Call):
+            for a in t.args:
+                term(a)
+
+    def literal(lit: Any) -> None:
+        if isinstance(lit, (Atom, Predicate)):
+            for a in lit.args:
+                term(a)
+        elif isinstance(lit, Negation):
+            literal(lit.atom)
+        elif isinstance(lit, Comparison):
+            term(lit.left)
+            term(lit.right)
+
+    for rid in st.rules:
+        rule = model.prepared.program.rules[rid]
+        literal(rule.head)
+        for lit in rule.body:
+            literal(lit)
+    return found
+
+
+def _flipped(prep: Any, rid: int, pos: int, relaxed: bool, rels: Mapping[str, Rel]) -> Compiled:
+    """Rule `rid` with its negation at `pos` read positively from `__bound`:
+    `relaxed`, without its other negations; else with its body as written."""
+    key = (rid, f"not{pos}{'-relaxed' if relaxed else ''}")
+    compiled = prep.bound.get(key)
+    if compiled is None:
+        rule = prep.program.rules[rid]
+        lit = rule.body[pos]
+        assert isinstance(lit, Negation)
+        body = tuple(b for i, b in enumerate(rule.body) if not (relaxed and isinstance(b, Negation)) and i != pos)
+        if not relaxed:
+            body += (lit,)
+        sizes = {name: len(r.stable) for name, r in rels.items()}
+        sizes["__bound"] = 1
+        flipped = Rule(rule.head, (Atom("__bound", lit.atom.args),) + body, rule.span)
+        compiled = prep.bound[key] = compile_plan(plan_rule(flipped, rid, None, sizes))
+    return compiled
+
+
+def _negation_step(model: Model, st: Stratum, grown: dict[str, set[Any]], removed: dict[str, set[Any]]
+                   ) -> tuple[dict[str, set[Any]], dict[str, set[Any]]]:
+    """(what the stratum lost, what it gained) through its negations."""
+    prep, rels = model.prepared, model.rels
+    before = dict(rels)  # positive premises as they were: with what they lost
+    for r in st.positive & removed.keys():
+        view = before[r] = Layer(rels[r])
+        view.insert(removed[r])
+    candidates: dict[str, set[Any]] = {}
+    unblocked: list[tuple[int, int, set[Any]]] = []
+    for rid in st.rules:
+        for pos, lit in enumerate(prep.program.rules[rid].body):
+            if not isinstance(lit, Negation):
+                continue
+            name = lit.atom.relation
+            if grown.get(name):
+                compiled = _flipped(prep, rid, pos, True, rels)
+                candidates.setdefault(prep.heads[rid], set()).update(
+                    _run_bound(model, compiled, grown[name], lit.atom.arity, before))
+            if removed.get(name):
+                unblocked.append((rid, pos, removed[name]))
+    lost: dict[str, set[Any]] = {}
+    for name, cands in candidates.items():
+        rel = rels[name]
+        cands = {t for t in cands if t in rel.stable and t not in rel.edb}
+        if not cands:
+            continue
+        kept: set[Any] = set()
+        for rid in st.rules:
+            if prep.heads[rid] == name:
+                rule = prep.program.rules[rid]
+                kept |= _run_bound(model, _bound(prep, rid, "head", rule.body, rule.head.args, rels), cands, rel.arity)
+        gone = cands - kept
+        if gone:
+            _writable(model, name).remove(gone)
+            lost[name] = gone
+    gained: dict[str, set[Any]] = {}
+    for rid, pos, tuples in unblocked:
+        lit = prep.program.rules[rid].body[pos]
+        assert isinstance(lit, Negation)
+        out = _run_bound(model, _flipped(prep, rid, pos, False, rels), tuples, lit.atom.arity)
+        rel = rels[prep.heads[rid]]
+        batch = rel.missing(out)
+        if batch:
+            rel = _writable(model, rel.name)
+            rel.insert(batch)
+            rel.batches.append((1, rid, tuple(batch)))
+            gained[rel.name] = gained.get(rel.name, set()) | batch
+    for name, batch in gained.items():  # (a tuple lost and gained again is simply kept)
+        if name in lost:
+            lost[name] -= batch
+            if not lost[name]:
+                del lost[name]
+    return lost, gained
+
+
 def _flip_in(model: Model, st: Stratum, flip: dict[int, set[Any]]) -> dict[str, set[Any]]:
     """Tuples the flipped rules derive now that they did not before."""
     prep, rels = model.prepared, model.rels
@@ -366,7 +536,7 @@ def _flip_in(model: Model, st: Stratum, flip: dict[int, set[Any]]) -> dict[str, 
         if batch:
             rel = _writable(model, rel.name)
             rel.insert(batch)
-            rel.batches.append((1, rid, batch))
+            rel.batches.append((1, rid, tuple(batch)))
             grown[rel.name] = grown.get(rel.name, set()) | batch
     return grown
 

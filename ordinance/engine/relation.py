@@ -26,8 +26,8 @@ __all__ = ["Rel", "Layer", "LayeredSet", "LayeredIndex", "Batch", "key_getter"]
 
 Tuple = tuple[Any, ...]
 Index = dict[Any, list[Tuple]]
-# (height, rule id, tuples first derived in that round by that rule)
-Batch = tuple[int, int, "set[Tuple]"]
+# (height, rule id, the tuples first derived in that round by that rule)
+Batch = tuple[int, int, "tuple[Tuple, ...]"]
 
 
 def key_getter(cols: tuple[int, ...]) -> Callable[[Tuple], Any]:

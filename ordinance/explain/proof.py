@@ -18,13 +18,14 @@ branch in an `elided` node naming the fact, whose own proof `why` gives.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..engine.provenance import Failure, ProofNode, WhyNot
 from ..rules.checked import CheckedProgram
 from ..values import escape, format_value, json_value
+
+if TYPE_CHECKING:  # networkx is imported when a graph is drawn: it costs a command's start 0.2 s
+    import networkx as nx
 
 __all__ = ["Annotate", "Renderer", "to_text", "to_json", "to_dot", "graph_to_dot", "text_lines", "MAX_INDENT", "MAX_JSON_DEPTH"]
 
@@ -239,6 +240,8 @@ def add_to_graph(g: nx.DiGraph, node: ProofNode | WhyNot, r: Renderer, names: It
 
 def to_dot(node: ProofNode | WhyNot, program: CheckedProgram | None = None, annotate: Annotate | None = None) -> str:
     """A DOT digraph (built as a networkx DiGraph; edges point to premises)."""
+    import networkx as nx
+
     g: nx.DiGraph = nx.DiGraph()
     add_to_graph(g, node, Renderer(program, annotate), (f"n{i}" for i in range(1 << 30)))
     return graph_to_dot(g, "proof", "rankdir=TB;")

@@ -66,6 +66,7 @@ class PostgresStore(SqlStore):
 
     txn = _Txn
     _concat = "string_agg(args, ',')"
+    _lines = "string_agg(relation || chr(9) || args, chr(10) ORDER BY seq)"
 
     def __init__(self, url: str, schema: Mapping[str, Sequence[str]] | None = None, *, create: bool = True) -> None:
         super().__init__(url, schema)

@@ -15,6 +15,7 @@ it from every model built after it, it does not scrub the disk).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from abc import ABC, abstractmethod
@@ -90,6 +91,11 @@ class Store(ABC):
     def _fact_groups(self, revision: int, exclude: Sequence[int]) -> Iterable[tuple[str, str]]:
         """(relation, JSON array of argument arrays) per relation, folding
         the fact events with seq <= revision, minus the `exclude`d seqs."""
+
+    @abstractmethod
+    def _fact_lines(self, revision: int, exclude: Sequence[int]) -> str:
+        """`relation TAB args` of each fact event with seq <= revision, minus
+        the `exclude`d seqs, one per line in seq order (one string)."""
 
     @abstractmethod
     def _rows_at(self, seqs: Sequence[int]) -> list[Row]:
@@ -347,6 +353,13 @@ class Store(ABC):
             for relation, arrays in self._fact_groups(rev, exclude)
         }
 
+    def fact_digest(self, revision: int) -> str:
+        """A sha256 of the replay at `revision`: the live fact events up to
+        it, in seq order (what a model snapshot is checked against, without
+        decoding the facts)."""
+        text = self._fact_lines(revision, sorted(self.purged(revision)))
+        return hashlib.sha256(f"{revision}\n{text}".encode("utf-8")).hexdigest()
+
     def decisions(self, revision: int | None = None) -> list[Event]:
         """Decision events at `revision` (latest if None), minus purged ones."""
         purged = self.purged(revision)
@@ -511,6 +524,8 @@ class SqlStore(Store):
     db: Any
     txn: type[SqlTxn]
     _concat = "group_concat(args, ',')"  # the backend's string aggregate of `args`
+    # and of fact lines in seq order (SQLite aggregates a rowid range scan in seq order)
+    _lines = "group_concat(relation || char(9) || args, char(10))"
 
     def _rows(self, since: int, until: int | None, kinds: Sequence[str] | None) -> list[Row]:
         mark = self.txn.mark
@@ -540,6 +555,16 @@ class SqlStore(Store):
             sql += f" AND NOT ({where})"
             params.append(param)
         return self._query(sql + " GROUP BY relation", params)
+
+    def _fact_lines(self, revision: int, exclude: Sequence[int]) -> str:
+        sql = f"SELECT {self._lines} FROM events WHERE seq <= {self.txn.mark} AND kind IN ({_FACT_KINDS_SQL})"
+        params: list[object] = [revision]
+        if exclude:
+            where, param = self.txn(self.db).in_list("seq", exclude)
+            sql += f" AND NOT ({where})"
+            params.append(param)
+        rows = self._query(sql, params)
+        return str(rows[0][0] or "") if rows else ""
 
     def _decision_rows(self, after: int, limit: int | None, newest: bool, denied: bool, agent: str | None,
                        request: str | None, since: str | None, exclude: Sequence[int]) -> list[Row]:

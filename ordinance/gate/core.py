@@ -9,23 +9,29 @@ re-deciding only the comparisons the move crossed (a copy sharing the
 relations the move leaves unchanged, so earlier decisions keep theirs).
 Revisions that add only log events (decisions) keep the model warm; new
 facts extend it in place, a purge retracts what it removed in place
-(engine/incremental.py: deletion is incremental too). Proofs are built when first
-asked for. Any exception while evaluating
+(engine/incremental.py: deletion is incremental too). A gate with
+`snapshot=True` starts from the snapshot of the warm model a previous process
+wrote, when it matches the store and the policy (gate/snapshot.py). Proofs
+are built when first asked for. Any exception while evaluating
 denies, with the error as data: the gate never silently allows, and never
 raises for a policy outcome.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import replace
 from functools import cached_property, partial
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from ..diagnostics import GateError, arity_message, diagnostic_of
-from ..engine import GATE_DEADLINE_S, Limits, evaluate, extend, overlay, retract, warm, why, why_not
+from ..engine import GATE_DEADLINE_S, Limits, evaluate, extend, overlay, prepared, retract, warm, why, why_not
 from ..engine.clock import advance, clockwork, horizon, refresh
+from ..engine.heap import paused, settle
 from ..facts import FACT_KINDS, Event, Store
 from ..rules.checked import CheckedProgram
 from ..values import Facts
@@ -33,6 +39,7 @@ from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, err
 from .guard import GuardResult, Guarded, guard
 from .layers import Layers
 from .request import REQUEST_RELATIONS, Request, request_relations
+from .snapshot import read_snapshot, snapshot_path, write_snapshot
 
 __all__ = ["Gate", "GATE_RELATIONS"]
 
@@ -40,6 +47,8 @@ GATE_RELATIONS = ("permit", "forbid")  # what a policy derives for the gate to d
 
 T = TypeVar("T")
 _WARM = 4  # warm models kept (one per revision)
+_CHANGES = (*FACT_KINDS, "purge")  # the events that change a model
+SNAPSHOT_WORTH_S = 0.2  # `snapshot_due` once this much work would be saved by writing one
 
 
 def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ...]]:
@@ -50,11 +59,29 @@ def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ..
 class Gate:
     """`Gate(policy, store).check(request, now) -> Decision`."""
 
-    def __init__(self, policy: CheckedProgram, store: Store, *, limits: Limits | None = None) -> None:
+    def __init__(self, policy: CheckedProgram, store: Store, *, limits: Limits | None = None,
+                 snapshot: bool | str | os.PathLike[str] = False, eager: bool = True,
+                 settle: bool = False) -> None:
         """`limits` bound each evaluation the gate runs; the default keeps the
         engine's tuple and round limits and adds a deadline of
         GATE_DEADLINE_S seconds, so a decision always ends (a request that
-        makes the rules diverge is denied with `limit_exceeded`)."""
+        makes the rules diverge is denied with `limit_exceeded`).
+
+        `snapshot=True` starts from the store's snapshot (gate/snapshot.py:
+        beside a SQLite file, in the cache directory for PostgreSQL) when it
+        matches the store and policy, and `save_snapshot` writes one there;
+        a path names another file; False (the default) uses none.
+
+        `eager` (the default) builds every index and compiles every round
+        that overlays may need whenever the warm model changes, so the first
+        checks cost what later ones do; `eager=False` (a command that decides
+        once) leaves each to the first overlay that needs it.
+
+        `settle=True` (a long-running gate: `ordinance serve`) runs a full
+        garbage collection right after it builds or restores a warm model,
+        so the collector's first walk of the model is part of building it,
+        not a stall of some later decision (half a second at 100k facts; see
+        engine/heap.py)."""
         for rel in GATE_RELATIONS:
             if rel not in policy.relations:
                 raise GateError(f"policy has no `{rel}` relation; include \"continuity\"")
@@ -71,6 +98,15 @@ class Gate:
         # the relations a request's facts can fill: what overlays add to a warm model
         self.request_relations = request_relations(policy)
         self._request_names = tuple(self.request_relations)
+        if snapshot is True:
+            self.snapshot_path: Path | None = snapshot_path(store)
+        else:
+            self.snapshot_path = Path(snapshot) if snapshot else None
+        self.unsaved_s = 0.0  # seconds spent building or updating models a snapshot would save
+        self.restored_from: int | None = None  # the revision of the snapshot this gate started from
+        self.eager = eager
+        self._settle = settle
+        self._restore_s = 0.0  # how long reading the snapshot took
 
     @cached_property
     def layers(self) -> Layers:
@@ -90,8 +126,11 @@ class Gate:
         if self._seen_revision < 0:
             self._warm.clear()
             self._fact_revision = rev
-        else:
-            events = self.store.events(self._seen_revision, rev)
+            if self.snapshot_path is not None:
+                self._restore(rev)
+        if self._seen_revision >= 0:
+            started = time.perf_counter()
+            events = self.store.events(self._seen_revision, rev, _CHANGES)
             purges = {int(s) for e in events if e.kind == "purge" for s in e.args}
             asserted: dict[str, set[tuple[Any, ...]]] = {}
             for e in events:
@@ -101,8 +140,53 @@ class Gate:
                 self._purge(sorted(purges), asserted, rev)
             elif asserted:
                 self._extend(asserted, rev)
+            if self._warm:
+                self.unsaved_s += time.perf_counter() - started
         self._seen_revision = rev
         return rev
+
+    def _ready(self, model: Any, built: bool = False) -> None:
+        """After a warm model was built (or restored) or changed."""
+        if self.eager:
+            warm(model, self._request_names)
+        if built and self._settle:
+            settle()
+
+    def _restore(self, rev: int) -> None:
+        """Start from the snapshot if it matches the store at some revision
+        up to `rev` (the caller then extends it to `rev`)."""
+        assert self.snapshot_path is not None
+        started = time.perf_counter()
+        found = read_snapshot(self.snapshot_path, self.store, prepared(self.policy), self.policy.source_hash,
+                              rev, self.limits)
+        if found is None:
+            return
+        model, at = found
+        self._ready(model, built=True)
+        self._restore_s = time.perf_counter() - started
+        self._warm[at] = model
+        self._fact_revision = self._seen_revision = self.restored_from = at
+
+    def save_snapshot(self) -> bool:
+        """Write the newest warm model to the snapshot file (see
+        gate/snapshot.py); False if there is none to write or it cannot be."""
+        model = self._warm.get(self._fact_revision)
+        if self.snapshot_path is None or model is None:
+            return False
+        if clockwork(model.prepared).fixed:
+            horizon(model)  # so the next gate moves it to its `now` without working it out
+        if not write_snapshot(self.snapshot_path, self.store, model, self.policy.source_hash, self._fact_revision):
+            return False
+        self.unsaved_s = 0.0
+        return True
+
+    @property
+    def snapshot_due(self) -> bool:
+        """Whether writing a snapshot now would spare the next fresh gate at
+        least SNAPSHOT_WORTH_S seconds of building or updating its model, and
+        more than reading the snapshot it started from took (writing costs
+        about as much again)."""
+        return self.snapshot_path is not None and self.unsaved_s >= max(SNAPSHOT_WORTH_S, self._restore_s)
 
     def _purge(self, seqs: list[int], asserted: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
         """Retract what purged events asserted (unless another event still
@@ -123,7 +207,7 @@ class Gate:
         if asserted:
             self._extend(asserted, rev)
         for model in self._warm.values():
-            warm(model, self._request_names)
+            self._ready(model)
 
     def _extend(self, asserted: dict[str, set[tuple[Any, ...]]], rev: int) -> None:
         self._generation += 1
@@ -131,7 +215,7 @@ class Gate:
         for r, model in self._warm.items():
             if r == self._fact_revision:
                 refresh(model, extend(model, asserted))
-                warm(model, self._request_names)  # a recomputed stratum drops its indexes
+                self._ready(model)  # a recomputed stratum drops its indexes
                 kept[rev] = model
         self._warm = kept
         self._fact_revision = rev
@@ -148,16 +232,23 @@ class Gate:
             try:  # earlier decisions keep the model they were made on
                 if not clockwork(model.prepared).fixed:
                     raise LookupError("program facts mention `$now`")
+                started = time.perf_counter()
                 model = self._warm[key] = advance(model, now)
-                warm(model, self._request_names)
+                self._ready(model)
+                if key == self._fact_revision:
+                    self.unsaved_s += time.perf_counter() - started
             except Exception:  # evaluate anew (and report the error from there)
                 del self._warm[key]
                 model = None
         if model is None:
-            facts = self.store.facts(revision)
+            started = time.perf_counter()
+            with paused():  # decoding the facts makes as many tuples as evaluating them
+                facts = self.store.facts(revision)
             model = evaluate(self.policy, facts, now=now, limits=self.limits)
-            warm(model, self._request_names)  # the first checks are as fast as later ones
+            self._ready(model, built=True)  # the first checks are as fast as later ones
             self._warm[key] = model
+            if key == self._fact_revision:
+                self.unsaved_s += time.perf_counter() - started
             while len(self._warm) > _WARM:
                 self._warm.popitem(last=False)
         else:

@@ -86,7 +86,7 @@ class Service:
     def __init__(self, policy: CheckedProgram, store: Store, *, limits: Any = None) -> None:
         self.policy = policy
         self.store = store
-        self.gate = Gate(policy, store, limits=limits)
+        self.gate = Gate(policy, store, limits=limits, snapshot=True, settle=True)
         self.limits = limits
         self.projector = Projector(policy, gate=self.gate)  # warm per audience
         self.lock = threading.RLock()  # one store connection, one warm model

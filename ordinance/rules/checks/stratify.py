@@ -9,12 +9,14 @@ component is `cyclic_negation`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from ...diagnostics import Diagnostic, Span
 from .. import ast
 from .walk import body_atoms, where
+
+if TYPE_CHECKING:  # imported when a policy is checked, not when a cached one is loaded
+    import networkx as nx
 
 __all__ = ["Stratification", "stratify", "dependency_graph"]
 
@@ -27,6 +29,8 @@ class Stratification:
 
 def dependency_graph(rules: tuple[ast.Rule, ...]) -> nx.DiGraph:
     """Nodes are relations; edge data: `rules` (ids), `negative` [(rule id, node)]."""
+    import networkx as nx
+
     graph = nx.DiGraph()
     for rule_id, rule in enumerate(rules):
         head = rule.head.relation
@@ -44,11 +48,15 @@ def dependency_graph(rules: tuple[ast.Rule, ...]) -> nx.DiGraph:
 
 def _cycle(graph: nx.DiGraph, src: str, dst: str) -> list[str]:
     """`dst` depends on `src`; the cycle in depends-on order, from `dst` back to it."""
+    import networkx as nx
+
     back = nx.shortest_path(graph, dst, src)  # src depends (transitively) on dst
     return [dst] + list(reversed(back))
 
 
 def stratify(rules: tuple[ast.Rule, ...]) -> Stratification:
+    import networkx as nx
+
     graph = dependency_graph(rules)
     order = {name: i for i, name in enumerate(graph.nodes)}  # first mention
     condensed = nx.condensation(graph)
