@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable
 
-from ..rules.ast import COMPOUND, Aggregate, Atom, BinOp, Comparison, Literal, Negation, Now, Predicate, Rule, Term, Var
-from ..rules.ast import var_names
+from ..rules.ast import COMPOUND, Aggregate, Atom, BinOp, Comparison, Literal, Negation, Now, Rule, Term, Var
+from ..rules.ast import literal_terms, subterms, var_names
 from ..rules.functors import evaluate
 from .codegen import Compiled, compile_plan
 from .evaluate import aggregator
@@ -289,45 +289,24 @@ def _value(term: Term, env: dict[str, Any], now: int) -> Any:
 
 
 def _has_now(term: Any) -> bool:
-    if isinstance(term, Now):
-        return True
-    if isinstance(term, BinOp):
-        return _has_now(term.left) or _has_now(term.right)
-    if isinstance(term, COMPOUND):
-        return any(_has_now(a) for a in term.args)
-    if isinstance(term, Aggregate):
-        return _has_now(term.target) or any(_literal_mentions_now(lit) for lit in term.body)
-    return False
+    """`$now` occurs in `term`, inside its aggregates too."""
+    return any(isinstance(t, Now) for t in subterms(term, True))
 
 
 def _literal_mentions_now(lit: Literal) -> bool:
-    if isinstance(lit, Atom):
-        return any(_has_now(a) for a in lit.args)
-    if isinstance(lit, Negation):
-        return _literal_mentions_now(lit.atom)
-    if isinstance(lit, Predicate):
-        return any(_has_now(a) for a in lit.args)
-    return _has_now(lit.left) or _has_now(lit.right)
+    return any(_has_now(t) for t in literal_terms(lit))
 
 
 def _mentions_now(rule: Rule) -> bool:
     return any(_has_now(a) for a in rule.head.args) or any(_literal_mentions_now(lit) for lit in rule.body)
 
 
-def _subterms(term: Any) -> tuple[Any, ...]:
-    if isinstance(term, BinOp):
-        return (term.left, term.right)
-    return tuple(term.args) if isinstance(term, COMPOUND) else ()
-
-
 def _has_aggregate(term: Any) -> bool:
-    return isinstance(term, Aggregate) or any(_has_aggregate(t) for t in _subterms(term))
+    return any(isinstance(t, Aggregate) for t in subterms(term))
 
 
 def _aggregate_mentions_now(term: Any) -> bool:
-    if isinstance(term, Aggregate):
-        return _has_now(term)
-    return any(_aggregate_mentions_now(t) for t in _subterms(term))
+    return any(isinstance(t, Aggregate) and _has_now(t) for t in subterms(term))
 
 
 def _linear(term: Any) -> bool:
@@ -344,20 +323,13 @@ def _vars(term: Any) -> list[str]:
 
 
 def _literal_relations(lit: Literal) -> Iterable[str]:
-    if isinstance(lit, Atom):
-        yield lit.relation
-        for a in lit.args:
-            yield from _term_relations(a)
-    elif isinstance(lit, Negation):
-        yield lit.atom.relation
-    else:
-        for side in (lit.left, lit.right) if isinstance(lit, Comparison) else lit.args:
-            yield from _term_relations(side)
-
-
-def _term_relations(term: Any) -> Iterable[str]:
-    if isinstance(term, Aggregate):
-        for lit in term.body:
-            yield from _literal_relations(lit)
-    for sub in _subterms(term):
-        yield from _term_relations(sub)
+    """The relations a literal reads: its own, and those of the aggregates in
+    its terms (nested ones too)."""
+    if isinstance(lit, (Atom, Negation)):
+        yield lit.relation if isinstance(lit, Atom) else lit.atom.relation
+    for term in literal_terms(lit):
+        for t in subterms(term, True):
+            if isinstance(t, Aggregate):
+                for inner in t.body:
+                    if isinstance(inner, (Atom, Negation)):
+                        yield inner.relation if isinstance(inner, Atom) else inner.atom.relation
