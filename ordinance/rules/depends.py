@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from .ast import Aggregate, Atom, BinOp, Comparison, Const, Literal, Negation, Term
+from .ast import Aggregate, Atom, Const, Literal, Negation, literal_terms, subterms
 from .checked import CheckedProgram
 
 __all__ = ["Use", "uses_of", "depends_on"]
@@ -19,28 +19,22 @@ __all__ = ["Use", "uses_of", "depends_on"]
 Use = tuple[str, tuple[Any, ...]]  # a relation and the constants an atom gives it (None: any)
 
 
-def _term_uses(term: Term) -> Iterator[Use]:
-    if isinstance(term, Aggregate):
-        yield from uses_of(term.body)
-        if term.target is not None:
-            yield from _term_uses(term.target)
-    elif isinstance(term, BinOp):
-        yield from _term_uses(term.left)
-        yield from _term_uses(term.right)
+def _use(lit: Literal) -> Iterator[Use]:
+    atom = lit.atom if isinstance(lit, Negation) else lit
+    if isinstance(atom, Atom):
+        yield atom.relation, tuple(a.value if isinstance(a, Const) else None for a in atom.args)
 
 
 def uses_of(body: Iterable[Literal]) -> Iterator[Use]:
     """Every atom a body mentions (negated and inside aggregates too), as its
     relation and its constant arguments."""
     for lit in body:
-        atom = lit.atom if isinstance(lit, Negation) else lit
-        if isinstance(atom, Atom):
-            yield atom.relation, tuple(a.value if isinstance(a, Const) else None for a in atom.args)
-            for arg in atom.args:
-                yield from _term_uses(arg)
-        elif isinstance(atom, Comparison):
-            yield from _term_uses(atom.left)
-            yield from _term_uses(atom.right)
+        yield from _use(lit)
+        for term in literal_terms(lit):
+            for sub in subterms(term, True):
+                if isinstance(sub, Aggregate):
+                    for inner in sub.body:
+                        yield from _use(inner)
 
 
 def _matches(head: Atom, pattern: tuple[Any, ...]) -> bool:

@@ -41,17 +41,7 @@ def _conjunctions(body: tuple[ast.Literal, ...]) -> list[tuple[ast.Literal, ...]
 
 
 def _aggregates(t: ast.Term) -> Iterator[ast.Aggregate]:
-    if isinstance(t, ast.Aggregate):
-        yield t
-        for lit in t.body:
-            for term in ast.literal_terms(lit):
-                yield from _aggregates(term)
-    elif isinstance(t, ast.BinOp):
-        yield from _aggregates(t.left)
-        yield from _aggregates(t.right)
-    elif isinstance(t, ast.COMPOUND):
-        for a in t.args:
-            yield from _aggregates(a)
+    return (s for s in ast.subterms(t, True) if isinstance(s, ast.Aggregate))
 
 
 def _in_aggregates(body: tuple[ast.Literal, ...]) -> Iterator[ast.Disjunction]:
