@@ -1,0 +1,203 @@
+"""Evaluation on demand: the model of what one pattern needs, not of the
+whole store.
+
+    given = Given(program, store.facts(), now)       # once per revision
+    model = demanded(given, "status", ("svc", None, None))
+    answers(model, pattern); why(model, ...); why_not(model, ...)
+
+`demanded` evaluates the demand transformation of the program for the
+pattern's bound arguments (magic.py), seeded with their values, over the
+given relations, which every question shares (their indexes are built once).
+Its answer is a model of the *original* program holding, for every derived
+relation, only the tuples the question demanded, each one a tuple of the
+full model, and every tuple of the full model that matches a demanded
+pattern; relations fed by facts are the given ones. Demand follows the
+rules' source order, the order why-not walks and proofs enumerate, so
+`answers`, `why` and `why_not` read only demanded patterns and give what
+they give on a full evaluation.
+
+Proofs need heights: the round of its stratum in which a full evaluation
+first derives a tuple. A non-recursive stratum derives all in round 1; in a
+recursive one the height is the least, over the tuple's rule instances, of
+one plus its highest premise of the stratum (a given fact of the stratum
+counts 0), numbered here breadth first over the instances of the demanded
+tuples (`premises`), which are exactly their instances in the full model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from ..rules.ast import BinOp, Call, Now, Term
+from ..rules.checked import CheckedProgram
+from .evaluate import load_relations, run_stratum
+from .limits import Budget, Limits
+from .magic import Demand, magic
+from .model import Model
+from .prepare import Prepared, Stratum
+from .provenance import premises
+from .relation import Rel
+
+__all__ = ["Given", "demanded", "demand_of"]
+
+Tuple = tuple[Any, ...]
+
+
+@dataclass
+class Given:
+    """The given facts (the store's and the program's own) as relations that
+    every demanded evaluation at `now` reads and none changes."""
+
+    program: CheckedProgram
+    rels: dict[str, Rel]
+    now: int
+    timed: bool = False  # a program fact mentions `$now`
+    facts: Mapping[str, Iterable[Tuple]] | None = field(default=None, repr=False)
+
+    @classmethod
+    def load(cls, program: CheckedProgram, facts: Mapping[str, Iterable[Tuple]] | None, now: int) -> "Given":
+        from . import _prepared
+
+        loaded = load_relations(_prepared(program), facts, now)
+        rels = {name: rel if not rel.derived else Rel(name, rel.arity, False, rel.edb) for name, rel in loaded.items()}
+        timed = any(not r.body and any(map(_mentions_now, r.head.args)) for r in program.rules)
+        return cls(program, rels, now, timed, facts if timed else None)
+
+    def at(self, now: int) -> "Given":
+        """The same facts at another `now` (reloaded only if a program fact reads the clock)."""
+        if now == self.now:
+            return self
+        if self.timed:
+            return Given.load(self.program, self.facts, now)
+        return Given(self.program, self.rels, now)
+
+
+def _mentions_now(term: Term) -> bool:
+    if isinstance(term, BinOp):
+        return _mentions_now(term.left) or _mentions_now(term.right)
+    if isinstance(term, Call):
+        return any(map(_mentions_now, term.args))
+    return isinstance(term, Now)
+
+
+_DEMANDS: dict[tuple[int, str, tuple[bool, ...]], tuple[CheckedProgram, Demand]] = {}
+
+
+def demand_of(program: CheckedProgram, relation: str, bound: tuple[bool, ...]) -> Demand:
+    """The demand transformation for `relation` with `bound` arguments, made once per program."""
+    key = (id(program), relation, bound)
+    hit = _DEMANDS.get(key)
+    if hit is not None and hit[0] is program:
+        return hit[1]
+    if len(_DEMANDS) >= 256:
+        _DEMANDS.pop(next(iter(_DEMANDS)))
+    found = magic(program, relation, bound)
+    _DEMANDS[key] = (program, found)
+    return found
+
+
+def demanded(
+    given: Given, relation: str, values: tuple[Any, ...], *, limits: Limits | None = None, proofs: bool = True
+) -> Model:
+    """The model of what `relation(values)` needs (None: an open argument).
+    With `proofs`, its tuples carry the heights `why` reads."""
+    from . import _prepared
+
+    program = given.program
+    prep = _prepared(program)
+    if relation not in prep.derived:
+        return _restricted(prep, given, {}, limits, proofs)
+    demand = demand_of(program, relation, tuple(v is not None for v in values))
+    rewritten = _prepared(demand.program)
+    rels = load_relations(rewritten, {demand.seed: [tuple(v for v in values if v is not None)]}, given.now)
+    for name in program.relations:
+        if name in rels:
+            have = given.rels.get(name)
+            rels[name] = have if have is not None else Rel(name, rels[name].arity, False)
+    model = Model(rewritten, rels, given.now, limits)
+    budget = Budget(limits)
+    for st in rewritten.strata:
+        run_stratum(model, st, budget)
+    found: dict[str, set[Tuple]] = {}
+    for name, origin in demand.origin.items():
+        tuples = rels[name].stable
+        if tuples:
+            if origin in found:
+                found[origin] |= tuples
+            else:
+                found[origin] = set(tuples)
+    return _restricted(prep, given, found, limits, proofs)
+
+
+def _restricted(prep: Prepared, given: Given, found: dict[str, set[Tuple]], limits: Limits | None,
+                proofs: bool) -> Model:
+    """The original program's model holding the given relations and the
+    demanded tuples of the derived ones, with their heights."""
+    rels: dict[str, Rel] = {}
+    for name, n in prep.arity.items():
+        have = given.rels.get(name)
+        if name not in prep.derived:
+            rels[name] = have if have is not None else Rel(name, n, False)
+            continue
+        tuples = found.get(name, set())
+        rel = rels[name] = Rel(name, n, True, tuples & have.edb if have is not None else ())
+        rel.stable = tuples
+    model = Model(prep, rels, given.now, limits)
+    if proofs:
+        for st in prep.strata:
+            _number(model, st)
+    return model
+
+
+def _number(model: Model, st: Stratum) -> None:
+    """Heights of the stratum's derived tuples, as a full evaluation numbers them."""
+    rels = model.rels
+    first = {name: next(rid for rid in model.prepared.program.rules_for(name)
+                        if model.prepared.program.rules[rid].body) for name in st.relations}
+    if not st.recursive:
+        for name in st.relations:
+            rel = rels[name]
+            new = rel.stable - rel.edb
+            if new:
+                rel.batches = [(1, first[name], new)]
+                model.rounds[st.index] = 1
+        return
+    own = set(st.relations)
+    waiting: dict[tuple[str, Tuple], list[int]] = {}
+    count: list[int] = []
+    conclusion: list[tuple[str, Tuple]] = []
+    frontier: list[tuple[str, Tuple]] = []
+    for name in st.relations:
+        rel = rels[name]
+        for t in rel.stable - rel.edb:
+            for found in premises(model, name, t):
+                need = {p for p in found if p[0] in own and p[1] not in rels[p[0]].edb}
+                if not need:
+                    frontier.append((name, t))
+                    continue
+                count.append(len(need))
+                conclusion.append((name, t))
+                for p in need:
+                    waiting.setdefault(p, []).append(len(count) - 1)
+    heights: dict[str, dict[int, set[Tuple]]] = {}
+    known: set[tuple[str, Tuple]] = set()
+    height = 1
+    while frontier:
+        later: list[tuple[str, Tuple]] = []
+        for key in frontier:
+            if key in known:
+                continue
+            known.add(key)
+            heights.setdefault(key[0], {}).setdefault(height, set()).add(key[1])
+            for i in waiting.get(key, ()):
+                count[i] -= 1
+                if count[i] == 0 and conclusion[i] not in known:
+                    later.append(conclusion[i])
+        frontier = later
+        height += 1
+    for name, by_height in heights.items():
+        rels[name].batches = [(h, first[name], ts) for h, ts in sorted(by_height.items())]
+        model.rounds[st.index] = max(model.rounds.get(st.index, 0), max(by_height))
+    missing = sum(len(rels[n].stable - rels[n].edb) for n in own) - len(known)
+    assert missing == 0, f"{missing} demanded tuples without a derivation"
