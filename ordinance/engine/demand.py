@@ -11,10 +11,11 @@ given relations, which every question shares (their indexes are built once).
 Its answer is a model of the *original* program holding, for every derived
 relation, only the tuples the question demanded, each one a tuple of the
 full model, and every tuple of the full model that matches a demanded
-pattern; relations fed by facts are the given ones. Demand follows the
-rules' source order, the order why-not walks and proofs enumerate, so
-`answers`, `why` and `why_not` read only demanded patterns and give what
-they give on a full evaluation.
+pattern; relations fed by facts are the given ones. Every rule instance of
+the full model deriving a demanded tuple has demanded premises only, so
+`answers` and `why` give what they give on a full evaluation; `why_not`
+also reads the partial bindings of rule bodies in source order, which the
+`why_not=True` demand covers (magic.py).
 
 Proofs need heights: the round of its stratum in which a full evaluation
 first derives a tuple. A non-recursive stratum derives all in round 1; in a
@@ -81,34 +82,36 @@ def _mentions_now(term: Term) -> bool:
     return isinstance(term, Now)
 
 
-_DEMANDS: dict[tuple[int, str, tuple[bool, ...]], tuple[CheckedProgram, Demand]] = {}
+_DEMANDS: dict[tuple[int, str, tuple[bool, ...], bool], tuple[CheckedProgram, Demand]] = {}
 
 
-def demand_of(program: CheckedProgram, relation: str, bound: tuple[bool, ...]) -> Demand:
+def demand_of(program: CheckedProgram, relation: str, bound: tuple[bool, ...], source_order: bool = False) -> Demand:
     """The demand transformation for `relation` with `bound` arguments, made once per program."""
-    key = (id(program), relation, bound)
+    key = (id(program), relation, bound, source_order)
     hit = _DEMANDS.get(key)
     if hit is not None and hit[0] is program:
         return hit[1]
     if len(_DEMANDS) >= 256:
         _DEMANDS.pop(next(iter(_DEMANDS)))
-    found = magic(program, relation, bound)
+    found = magic(program, relation, bound, source_order)
     _DEMANDS[key] = (program, found)
     return found
 
 
 def demanded(
-    given: Given, relation: str, values: tuple[Any, ...], *, limits: Limits | None = None, proofs: bool = True
+    given: Given, relation: str, values: tuple[Any, ...], *, limits: Limits | None = None, proofs: bool = True,
+    why_not: bool = False,
 ) -> Model:
     """The model of what `relation(values)` needs (None: an open argument).
-    With `proofs`, its tuples carry the heights `why` reads."""
+    With `proofs`, its tuples carry the heights `why` reads; `why_not`
+    demands in source order, what a why-not of the pattern reads."""
     from . import _prepared
 
     program = given.program
     prep = _prepared(program)
     if relation not in prep.derived:
         return _restricted(prep, given, {}, limits, proofs)
-    demand = demand_of(program, relation, tuple(v is not None for v in values))
+    demand = demand_of(program, relation, tuple(v is not None for v in values), why_not)
     rewritten = _prepared(demand.program)
     rels = load_relations(rewritten, {demand.seed: [tuple(v for v in values if v is not None)]}, given.now)
     for name in program.relations:

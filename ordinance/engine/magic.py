@@ -14,16 +14,20 @@ with X bound becomes
     ?q@bf(X) :- ?p@bf(X).
     ?r@bf(Z) :- ?p@bf(X), q@bf(X, Z).
 
-The sideways information passing is the rule's source order, as why-not
-walks it (`plan_rule(source_order=True)`: comparisons, negations and
-aggregates placed as soon as their variables are bound), so the demanded
-tuples cover every pattern a proof or a why-not reads. Relations fed only
-by facts are read as they are; a derived relation also reads its own given
-facts (`p@bf(X, Y) :- ?p@bf(X), p(X, Y).`).
+Demand passes sideways through a rule in the order the planner would join
+it with the head's given variables bound on entry (the most bound atom
+first; comparisons, negations and aggregates as soon as their variables
+are bound). Every rule instance of the full model that derives a demanded
+tuple then has only demanded premises, so answers and proofs read only
+demanded patterns. Why-not reads more: the partial bindings of a rule's
+body in *source order*; `source_order=True` passes demand in that order
+(`plan_rule(source_order=True)`), which covers every pattern why-not reads.
+Relations fed only by facts are read as they are; a derived relation also
+reads its own given facts (`p@bf(X, Y) :- ?p@bf(X), p(X, Y).`).
 
 Stratification (as Soufflé's `MagicSet.cpp` labels negated relations): a
 relation read under negation or inside an aggregate is adorned in a context
-of its own, one per such occurrence (`q@b@7.2`: rule 7, step 2), so its
+of its own, one per such occurrence (`q@b@7.2`: rule 7, literal 2), so its
 demand never mixes with the demand of the strata above it. Where the demand
 of such an occurrence still depends on the relation that negates it (the
 occurrence sits on a recursive cycle of the rewritten program), the
@@ -47,6 +51,7 @@ from .plan import AggStep, AntiJoin, Assign, Filter, Scan, Step, plan_rule, term
 __all__ = ["Demand", "magic", "adornment", "FULL"]
 
 FULL = "*"  # the context of fully computed copies
+_ENTRY = "?"  # stands for the head's given variables when a rule is planned bound first
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,18 +74,23 @@ def adornment(bound: tuple[bool, ...]) -> str:
     return "".join("b" if b else "f" for b in bound)
 
 
-def magic(program: CheckedProgram, relation: str, bound: tuple[bool, ...]) -> Demand:
+def magic(program: CheckedProgram, relation: str, bound: tuple[bool, ...], source_order: bool = False) -> Demand:
     """The demand transformation of `program` for `relation` with the
-    arguments `bound` marks given."""
+    arguments `bound` marks given; demand passes through each rule bound
+    first, or in `source_order`."""
     full: set[str] = set()
+    cut: set[str] = set()
     while True:
-        rewrite = _Rewrite(program, full)
+        rewrite = _Rewrite(program, full, cut, source_order)
         query = rewrite.adorned(relation, adornment(bound), "")
         rewrite.run()
-        cyclic = _cyclic(rewrite.rules, rewrite.context)
-        if not cyclic:
+        contexts, negating = _cyclic(rewrite.rules, rewrite.context)
+        if negating - cut:
+            cut |= negating
+        elif contexts:
+            full |= contexts
+        else:
             break
-        full |= cyclic
     rules = tuple(rewrite.rules)
     relations = {
         name: Relation(name, n, None, None, name in rewrite.derived) for name, n in rewrite.arity.items()
@@ -133,8 +143,10 @@ def _vars(term: Term | None) -> set[str]:
 
 
 class _Rewrite:
-    def __init__(self, program: CheckedProgram, full: set[str]):
+    def __init__(self, program: CheckedProgram, full: set[str], cut: set[str], source_order: bool):
         self.program = program
+        self.cut = cut
+        self.source_order = source_order
         self.full = full
         self.derived = {r.head.relation for r in program.rules if r.body}
         self.rules: list[Rule] = []
@@ -180,7 +192,17 @@ class _Rewrite:
             self._rule(rid, name, adorn, context)
 
     def _rule(self, rid: int, name: str, adorn: str, context: str) -> None:
-        plan = plan_rule(self.program.rules[rid], rid, source_order=True)
+        rule = self.program.rules[rid]
+        if self.source_order:
+            plan = plan_rule(rule, rid, source_order=True)
+            steps = plan.steps
+        else:  # bound first: the head's given variables bound on entry
+            given_vars = tuple(t for t, a in zip(rule.head.args, adorn) if a == "b" and isinstance(t, Var))
+            plan = plan_rule(Rule(rule.head, (Atom(_ENTRY, given_vars),) + rule.body), rid, sizes={_ENTRY: 1})
+            steps = tuple(s for s in plan.steps if not (isinstance(s, Scan) and s.atom.relation == _ENTRY))
+            # negations bind nothing: last, so the demand of the atoms never waits for them
+            steps = tuple(s for s in steps if not isinstance(s, AntiJoin)) + tuple(
+                s for s in steps if isinstance(s, AntiJoin))
         head = tuple(_rename(t) for t in plan.head)
         bound: set[str] = set()
         given: list[Term] = []
@@ -190,9 +212,9 @@ class _Rewrite:
                 if isinstance(t, Var):
                     bound.add(t.name)
         body: list[Literal] = [Atom(_magic_name(name), tuple(given))]
-        for i, step in enumerate(plan.steps):
-            body.append(self._step(step, body, bound, context, f"{rid}.{i}"))
-        self.rules.append(Rule(Atom(name, head), tuple(body), self.program.rules[rid].span))
+        for step in steps:
+            body.append(self._step(step, body, bound, context, str(rid)))
+        self.rules.append(Rule(Atom(name, head), tuple(body), rule.span))
 
     def _read(self, atom: Atom, body: list[Literal], bound: set[str], context: str) -> Atom:
         """A positive read of `atom` in `context` after `body`: its demand
@@ -207,17 +229,28 @@ class _Rewrite:
         target = self.adorned(atom.relation, adorn, context)
         if context != FULL:
             demand = Atom(_magic_name(target), tuple(a for a, x in zip(atom.args, adorn) if x == "b"))
-            if body != [demand]:  # `?p@b(X) :- ?p@b(X).` adds nothing
-                self.rules.append(Rule(demand, tuple(body)))
+            passed = _weaken(body, demand, self.cut)
+            if passed != [demand]:  # `?p@b(X) :- ?p@b(X).` adds nothing
+                self.rules.append(Rule(demand, tuple(passed)))
         return Atom(target, atom.args, atom.span)
 
-    def _step(self, step: Step, body: list[Literal], bound: set[str], context: str, key: str) -> Literal:
+    def _inner(self, context: str, key: str) -> str:
+        """The context of a negated or aggregated read: one per occurrence
+        and enclosing context, FULL in FULL or where that still cycles."""
+        inner = f"{key}/{context}" if context else key
+        return FULL if context == FULL or inner in self.full else inner
+
+    def _step(self, step: Step, body: list[Literal], bound: set[str], context: str, where: str) -> Literal:
+        """The rewritten literal of one plan step, after `body`; `where`
+        names the rule (and aggregate) holding it: with the step, the key of
+        a negated or aggregated read's context."""
+        key = f"{where}.{step.var if isinstance(step, AggStep) else getattr(step, 'pos', '')}"
         if isinstance(step, Scan):
             atom = self._read(step.atom, body, bound, context)
             bound |= {a.name for a in atom.args if isinstance(a, Var)}
             return atom
         if isinstance(step, AntiJoin):
-            inner = FULL if context == FULL or key in self.full else key
+            inner = self._inner(context, key)
             return Negation(self._read(step.atom, body, bound, inner))
         if isinstance(step, Filter):
             return _rename_literal(step.literal)
@@ -226,11 +259,11 @@ class _Rewrite:
             bound.add(var)
             return Comparison("=", Var(var), _rename(step.expr))
         assert isinstance(step, AggStep)
-        inner = FULL if context == FULL or key in self.full else key
+        inner = self._inner(context, key)
         lits: list[Literal] = []
         inner_bound = set(bound)
-        for j, sub in enumerate(step.plan.steps):
-            lits.append(self._step(sub, body + lits, inner_bound, inner, f"{key}.{j}"))
+        for sub in step.plan.steps:
+            lits.append(self._step(sub, body + lits, inner_bound, inner, key))
         agg = step.aggregate
         target = None if agg.target is None else _rename(agg.target)
         var = step.var.replace("#", "~")
@@ -238,14 +271,53 @@ class _Rewrite:
         return Comparison("=", Var(var), Aggregate(agg.func, target, tuple(lits), agg.span))
 
 
-def _cyclic(rules: list[Rule], context: dict[str, str]) -> set[str]:
-    """The contexts of negated or aggregated reads on a cycle of `rules`."""
+def _weaken(body: list[Literal], demand: Atom, cut: set[str]) -> list[Literal]:
+    """`body` without its reads of the `cut` relations (and what needs
+    their variables), when `demand`'s variables stay bound: more demand,
+    never less, and no path from the relation back to its own demand."""
+    if not any(isinstance(lit, Atom) and lit.relation in cut for lit in body[1:]):
+        return body
+    kept: list[Literal] = [body[0]]
+    bound = {a.name for a in body[0].args if isinstance(a, Var)} if isinstance(body[0], Atom) else set()
+    for lit in body[1:]:
+        if isinstance(lit, Atom):
+            if lit.relation not in cut:
+                kept.append(lit)
+                bound |= {a.name for a in lit.args if isinstance(a, Var)}
+        elif isinstance(lit, Negation):
+            if set().union(*map(_vars, lit.atom.args)) <= bound:
+                kept.append(lit)
+        elif isinstance(lit, Predicate):
+            if set().union(*map(_vars, lit.args)) <= bound:
+                kept.append(lit)
+        elif not isinstance(lit.left, Aggregate) and not isinstance(lit.right, Aggregate):
+            left, right = _vars(lit.left), _vars(lit.right)
+            if left | right <= bound:
+                kept.append(lit)
+            elif lit.op == "=" and isinstance(lit.left, Var) and right <= bound:
+                kept.append(lit)
+                bound.add(lit.left.name)
+            elif lit.op == "=" and isinstance(lit.right, Var) and left <= bound:
+                kept.append(lit)
+                bound.add(lit.right.name)
+    if not set().union(*map(_vars, demand.args)) <= bound:
+        return body
+    return kept
+
+
+def _cyclic(rules: list[Rule], context: dict[str, str]) -> tuple[set[str], set[str]]:
+    """The contexts of negated or aggregated reads on a cycle of `rules`,
+    and the relations that negate them there (their reads in demand rules
+    close the cycle)."""
     graph = dependency_graph(tuple(rules))
     members = nx.condensation(graph).graph["mapping"]
     found: set[str] = set()
+    negating: set[str] = set()
     for src, dst, data in graph.edges(data=True):
         if data["negative"] and members[src] == members[dst]:
             ctx = context.get(src)
             assert ctx and ctx != FULL, f"a fully computed read on a cycle: {src} -> {dst}"
             found.add(ctx)
-    return found
+            if not dst.startswith("?"):
+                negating.add(dst)
+    return found, negating
