@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import click
 
-from ..engine import Model, ProofNode, WhyNot, evaluate, parse_pattern, why, why_not
+from ..engine import Model, ProofNode, WhyNot, model_for, parse_pattern, why, why_not
 from ..explain import Annotate, annotator, to_dot, to_json, to_text
 from ..gate import Request, is_request_side
 from ..project import Projector
@@ -40,11 +40,13 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
-           audience: str | None = None) -> tuple[CheckedProgram, Model, Annotate]:
-    """The policy, the model of the store (the layers `audience` may see)
-    plus `given` at `now`, and an annotator over the same events."""
+def _model(policy: str, db: str, now: int | None, given: tuple[str, ...], fact: str, partial: bool,
+           audience: str | None = None) -> tuple[CheckedProgram, str, tuple[Any, ...], Model, Annotate]:
+    """The policy, the asked fact, what `fact` needs of the model of the store
+    (the layers `audience` may see) plus `given` at `now` (evaluated on
+    demand), and an annotator over the same events."""
     program = load_policy(policy)
+    relation, t = _target(program, fact, partial)
     extra = parse_facts(given, "given fact")
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if is_request_side(rel, program.relations.get(rel))]
@@ -61,7 +63,8 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
         for rel, args in extra:
             facts.setdefault(rel, set()).add(args)
         annotate = annotator(seen, store.revision(), facts, lookups=False)  # used after the store closes
-    return program, evaluate(program, facts, now=now_or_clock(now), limits=limits()), annotate
+    model = model_for(program, facts, relation, t, now=now_or_clock(now), limits=limits(), why_not=partial)
+    return program, relation, t, model, annotate
 
 
 def _target(program: CheckedProgram, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
@@ -98,8 +101,7 @@ def why_command(fact: str, given: tuple[str, ...], fmt: str | None, audience: st
     the revision, author and source that put it there. Exits 1 if FACT does
     not hold (then try `ordinance why-not`).
     """
-    program, model, annotate = _model(policy, db, now, given, audience)
-    relation, t = _target(program, fact, partial=False)
+    program, relation, t, model, annotate = _model(policy, db, now, given, fact, False, audience)
     proof = why(model, relation, t)
     if proof is None:
         click.echo(f"{escape(fact.strip().rstrip('.'))} does not hold; `ordinance why-not` says what is missing")
@@ -124,8 +126,7 @@ def why_not_command(fact: str, given: tuple[str, ...], fmt: str | None, audience
 
     FACT may leave arguments open with `_`. Exits 1 if FACT holds.
     """
-    program, model, annotate = _model(policy, db, now, given, audience)
-    relation, t = _target(program, fact, partial=True)
+    program, relation, t, model, annotate = _model(policy, db, now, given, fact, True, audience)
     answer = why_not(model, relation, t)
     _show(answer, fmt, annotate, program)
     if answer.holds:

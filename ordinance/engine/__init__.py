@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ..rules.checked import CheckedProgram
-from .demand import Given, demanded
+from .demand import Given, demanded, model_for
 from .evaluate import load_relations, run_stratum
 from .incremental import extend, overlay, renumber, retract, warm
 from .limits import GATE_DEADLINE_S, Budget, Limits
@@ -47,6 +47,7 @@ __all__ = [
     "answers",
     "Given",
     "demanded",
+    "model_for",
 ]
 
 _CACHE: dict[int, tuple[CheckedProgram, Prepared]] = {}

@@ -40,7 +40,7 @@ from .prepare import Prepared, Stratum
 from .provenance import premises
 from .relation import Rel
 
-__all__ = ["Given", "demanded", "demand_of"]
+__all__ = ["Given", "demanded", "demand_of", "model_for"]
 
 Tuple = tuple[Any, ...]
 
@@ -204,3 +204,17 @@ def _number(model: Model, st: Stratum) -> None:
         model.rounds[st.index] = max(model.rounds.get(st.index, 0), max(by_height))
     missing = sum(len(rels[n].stable - rels[n].edb) for n in own) - len(known)
     assert missing == 0, f"{missing} demanded tuples without a derivation"
+
+
+def model_for(
+    program: CheckedProgram, facts: Mapping[str, Iterable[Tuple]] | None, relation: str, values: tuple[Any, ...],
+    *, now: int, limits: Limits | None = None, proofs: bool = True, why_not: bool = False,
+) -> Model:
+    """The model a question about `relation(values)` reads (`query`, `why`,
+    `why-not`): evaluated on demand when an argument is bound, in full
+    otherwise."""
+    if all(v is None for v in values):
+        from . import evaluate
+
+        return evaluate(program, facts, now=now, limits=limits)
+    return demanded(Given.load(program, facts, now), relation, values, limits=limits, proofs=proofs, why_not=why_not)
