@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ordinance.diagnostics import EvaluationError
 from ordinance.engine import answers, evaluate, parse_pattern, why, why_not
 from ordinance.engine.demand import Given, demand_of, demanded
 from ordinance.explain import to_json
@@ -184,3 +185,17 @@ def test_query_answers_on_demand() -> None:
     assert answers(demanded(given_, asked.relation, asked.values, proofs=False), asked) == answers(full, asked)
     asked = parse_pattern("clean(7, Y)", program)
     assert answers(demanded(given_, asked.relation, asked.values), asked) == [{"Y": 8}]
+
+
+def test_an_evaluation_error_names_the_policy_rule() -> None:
+    program = compile_text("""
+.decl e(a: number, b: number)
+.decl q(a: number, b: number)
+q(X, Y) :- e(X, D), Y = 10 / D.
+""")
+    given_ = Given.load(program, {"e": [(1, 0), (2, 5)]}, 0)
+    with pytest.raises(EvaluationError) as raised:
+        demanded(given_, "q", (1, None))
+    assert raised.value.diagnostics[0].code == "division_by_zero"
+    assert "`q(X, Y) :- e(X, D), Y = 10 / D.`" in raised.value.diagnostics[0].message
+    assert demanded(given_, "q", (2, None)).query("q", (2, None)) == [(2, 2)]  # the error is not demanded

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from ..diagnostics import EvaluationError, LimitExceeded
 from ..rules.ast import BinOp, Call, Now, Term
 from ..rules.checked import CheckedProgram
 from .evaluate import load_relations, run_stratum
@@ -120,8 +121,17 @@ def demanded(
             rels[name] = have if have is not None else Rel(name, rels[name].arity, False)
     model = Model(rewritten, rels, given.now, limits)
     budget = Budget(limits)
-    for st in rewritten.strata:
-        run_stratum(model, st, budget)
+    try:
+        for st in rewritten.strata:
+            run_stratum(model, st, budget)
+    except LimitExceeded:
+        raise
+    except EvaluationError:
+        # name the rule as the policy writes it: the full evaluation meets the same error
+        from . import evaluate
+
+        evaluate(program, {name: rel.edb for name, rel in given.rels.items()}, now=given.now, limits=limits)
+        raise
     found: dict[str, set[Tuple]] = {}
     for name, origin in demand.origin.items():
         tuples = rels[name].stable
