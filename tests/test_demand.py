@@ -199,3 +199,27 @@ q(X, Y) :- e(X, D), Y = 10 / D.
     assert raised.value.diagnostics[0].code == "division_by_zero"
     assert "`q(X, Y) :- e(X, D), Y = 10 / D.`" in raised.value.diagnostics[0].message
     assert demanded(given_, "q", (2, None)).query("q", (2, None)) == [(2, 2)]  # the error is not demanded
+
+
+def test_a_recursive_head_expression_falls_back_to_the_full_model() -> None:
+    # `n(X + 1)` cannot be unified with a value to enumerate its instances, so
+    # the heights of its tuples come from a full evaluation
+    program = compile_text("""
+.decl s(a: number)
+.decl n(a: number)
+.decl m(a: number)
+n(X) :- s(X).
+n(X + 1) :- n(X), X < 5.
+m(X) :- n(X), X > 2.
+.decl k(a: number, b: number)
+k(X * 2, X) :- n(X).
+""")
+    full = evaluate(program, {"s": [(0,)]})
+    for values in [(4, None), (5, None), (None, 3)]:  # a given expression argument is checked, not passed down
+        assert demanded(Given.load(program, {"s": [(0,)]}, 0), "k", values, proofs=False).query("k", values) == \
+            full.query("k", values)
+    given_ = Given.load(program, {"s": [(0,)]}, 0)
+    model = demanded(given_, "m", (3,))
+    assert model.query("m", (3,)) == [(3,)]
+    assert set(model.tuples("n")) == set(full.tuples("n"))
+    assert demanded(given_, "m", (3,), proofs=False).query("m", (None,)) == [(3,)]

@@ -206,15 +206,19 @@ class _Rewrite:
         head = tuple(_rename(t) for t in plan.head)
         bound: set[str] = set()
         given: list[Term] = []
-        for t, a in zip(head, adorn):
+        later: list[Literal] = []  # a given expression argument, checked once its variables are bound
+        for i, (t, a) in enumerate(zip(head, adorn)):
             if a == "b":
-                given.append(t)
-                if isinstance(t, Var):
-                    bound.add(t.name)
+                if isinstance(t, Var) or not _vars(t):
+                    given.append(t)
+                    bound |= _vars(t)
+                else:
+                    given.append(Var(f"~h{i}"))
+                    later.append(Comparison("=", Var(f"~h{i}"), t))
         body: list[Literal] = [Atom(_magic_name(name), tuple(given))]
         for step in steps:
             body.append(self._step(step, body, bound, context, str(rid)))
-        self.rules.append(Rule(Atom(name, head), tuple(body), rule.span))
+        self.rules.append(Rule(Atom(name, head), tuple(body + later), rule.span))
 
     def _read(self, atom: Atom, body: list[Literal], bound: set[str], context: str) -> Atom:
         """A positive read of `atom` in `context` after `body`: its demand
