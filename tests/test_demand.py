@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from ordinance.diagnostics import EvaluationError
 from ordinance.engine import answers, evaluate, parse_pattern, why, why_not
-from ordinance.engine.demand import Given, demand_of, demanded
+from ordinance.engine.demand import GROWTH, Given, demand_of, demanded, model_for
 from ordinance.explain import to_json
 from ordinance.rules import compile_text
 from test_clock import EDB as CLOCK_EDB, NOWS, facts as clock_facts, programs as clock_programs
@@ -223,3 +223,17 @@ k(X * 2, X) :- n(X).
     assert model.query("m", (3,)) == [(3,)]
     assert set(model.tuples("n")) == set(full.tuples("n"))
     assert demanded(given_, "m", (3,), proofs=False).query("m", (None,)) == [(3,)]
+
+
+def test_model_for_takes_the_demand_path_unless_the_rewrite_outgrows_the_policy() -> None:
+    policy = POLICY
+    facts = block_facts(BLOCKS[0][1])
+    now = BLOCKS[0][1].now
+    small = model_for(policy, facts, "current", ("c1",), now=now)
+    assert set(small.tuples("claim")) == set(facts.get("claim", ()))
+    assert len(demand_of(policy, "current", (True,)).program.rules) <= GROWTH * len(policy.rules)
+    assert not small.tuples("status")  # only what `current("c1")` needs was derived
+    # the gate's `forbid` reaches most of the library through many contexts: evaluated in full
+    assert len(demand_of(policy, "forbid", (True, False, False)).program.rules) > GROWTH * len(policy.rules)
+    whole = model_for(policy, facts, "forbid", ("a1", None, None), now=now)
+    assert set(whole.tuples("status")) == set(evaluate(policy, facts, now=now).tuples("status"))

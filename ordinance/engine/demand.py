@@ -41,7 +41,9 @@ from .prepare import Prepared, Stratum
 from .provenance import premises
 from .relation import Rel
 
-__all__ = ["Given", "demanded", "demand_of", "model_for"]
+__all__ = ["Given", "demanded", "demand_of", "model_for", "GROWTH"]
+
+GROWTH = 2  # model_for evaluates in full when the rewrite holds more than this many times the policy's rules
 
 Tuple = tuple[Any, ...]
 
@@ -226,8 +228,12 @@ def model_for(
 ) -> Model:
     """The model a question about `relation(values)` reads (`query`, `why`,
     `why-not`): evaluated on demand when an argument is bound, in full
-    otherwise."""
-    if all(v is None for v in values):
+    otherwise, or when the rewrite would be more than `GROWTH` times the
+    policy's rules (the copies of contexts cost more than they save)."""
+    bound = tuple(v is not None for v in values)
+    rules = sum(1 for r in program.rules if r.body)
+    if not any(bound) or (relation in program.relations and program.relations[relation].derived
+                          and len(demand_of(program, relation, bound, why_not).program.rules) > GROWTH * rules):
         from . import evaluate
 
         return evaluate(program, facts, now=now, limits=limits)
