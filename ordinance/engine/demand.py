@@ -1,7 +1,7 @@
 """Evaluation on demand: the model of what one pattern needs, not of the
 whole store.
 
-    given = Given(program, store.facts(), now)       # once per revision
+    given = Given.load(program, store.facts(), now)  # once per revision
     model = demanded(given, "status", ("svc", None, None))
     answers(model, pattern); why(model, ...); why_not(model, ...)
 

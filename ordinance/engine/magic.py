@@ -27,14 +27,17 @@ reads its own given facts (`p@bf(X, Y) :- ?p@bf(X), p(X, Y).`).
 
 Stratification (as Soufflé's `MagicSet.cpp` labels negated relations): a
 relation read under negation or inside an aggregate is adorned in a context
-of its own, one per such occurrence (`q@b@7.2`: rule 7, literal 2), so its
-demand never mixes with the demand of the strata above it. Where the demand
-of such an occurrence still depends on the relation that negates it (the
-occurrence sits on a recursive cycle of the rewritten program), the
-occurrence reads a fully computed copy instead (`q@ff@*`, the original rules
-renamed, seeded unconditionally), and the rewrite is repeated until the
-program stratifies. Arithmetic, functors and `$now` are kept as written; a
-head argument that is an expression is never treated as bound.
+of its own, one per such occurrence and enclosing context (`q@b@7.2`: rule 7,
+literal 2; `q@b@7.2/3.1` inside the context `3.1`), so its demand never
+mixes with the demand of the strata above it. Where the demand of such an
+occurrence still depends on the relation that negates it (a cycle of the
+rewritten program through the negation), the demand rules first stop reading
+that relation (`_weaken`: more demand, never less, while their variables
+stay bound); if the cycle remains, the occurrence reads a fully computed copy
+(`q@ff@*`, the original rules renamed, seeded unconditionally). The rewrite
+repeats until the program stratifies. Arithmetic, functors and `$now` are
+kept as written; a given head argument that is an expression is checked once
+its variables are bound, never passed down.
 """
 
 from __future__ import annotations
