@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import click
 
-from ..engine import Model, ProofNode, WhyNot, evaluate, overlay, parse_pattern, why, why_not
+from ..engine import Model, ProofNode, WhyNot, model_for, parse_pattern, why, why_not
 from ..explain import Annotate, annotator, to_dot, to_json, to_text
 from ..gate import GATE_RELATIONS, Gate, Request, is_request_side
 from ..project import Projector
@@ -40,13 +40,17 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
-           audience: str | None = None) -> tuple[CheckedProgram, Model, Annotate]:
-    """The policy; the model of the store (the layers `audience` may see) at
-    `now`, with `given` added in a scratch overlay: request-side facts as
-    the gate adds a request (its scope defaults to its target), others as if
-    stored; and an annotator over the same events."""
+def _model(policy: str, db: str, now: int | None, given: tuple[str, ...], fact: str, partial: bool,
+           audience: str | None = None) -> tuple[CheckedProgram, str, tuple[Any, ...], Model, Annotate]:
+    """The policy, the asked fact, the model it is asked of, and an annotator
+    over the same events. Given request-side facts, the model is the gate's:
+    its warm model (or snapshot) with the request added as the gate adds one
+    (its scope defaults to its target) and the other given facts as if
+    stored, so the proof is the one the decision shows. Otherwise it is what
+    `fact` needs of the store (the layers `audience` may see) plus `given` at
+    `now`, evaluated on demand."""
     program = load_policy(policy)
+    relation, t = _target(program, fact, partial)
     extra = parse_facts(given, "given fact")
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if is_request_side(rel, program.relations.get(rel))]
@@ -57,17 +61,21 @@ def _model(policy: str, db: str, now: int | None, given: tuple[str, ...],
             added.setdefault(rel, set()).add(args)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        seen: Any = store
-        if audience is None and all(rel in program.relations for rel in GATE_RELATIONS):
-            model = Gate(program, store, limits=limits()).overlay(request, at, given=added)
-        else:  # with an audience: only the events of the layers it sees
-            if audience is not None:
-                seen = Projector(program, store).sources(audience)
-            base = evaluate(program, store.facts() if audience is None else seen.facts, now=at, limits=limits())
-            model = overlay(base, {**(request.facts() if request else {}), **added}, now=at)
-        windows = {"claim_valid": model.tuples("claim_valid")}
-        annotate = annotator(seen, store.revision(), windows, lookups=False)  # used after the store closes
-    return program, model, annotate
+        seen: Any = store  # with an audience: only the events of the layers it sees
+        if request is not None and audience is None and all(rel in program.relations for rel in GATE_RELATIONS):
+            model = Gate(program, store, limits=limits(), snapshot=True, eager=False).overlay(request, at, given=added)
+            annotate = annotator(seen, store.revision(), {"claim_valid": model.tuples("claim_valid")}, lookups=False)
+            return program, relation, t, model, annotate
+        if audience is None:
+            facts = store.facts()
+        else:
+            seen = Projector(program, store).sources(audience)
+            facts = {r: set(ts) for r, ts in seen.facts.items()}
+        for rel, rows in {**(request.facts() if request else {}), **added}.items():
+            facts[rel] = facts[rel] | rows if rel in facts else set(rows)
+        annotate = annotator(seen, store.revision(), facts, lookups=False)  # used after the store closes
+    model = model_for(program, facts, relation, t, now=at, limits=limits(), why_not=partial)
+    return program, relation, t, model, annotate
 
 
 def _target(program: CheckedProgram, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
@@ -104,8 +112,7 @@ def why_command(fact: str, given: tuple[str, ...], fmt: str | None, audience: st
     the revision, author and source that put it there. Exits 1 if FACT does
     not hold (then try `ordinance why-not`).
     """
-    program, model, annotate = _model(policy, db, now, given, audience)
-    relation, t = _target(program, fact, partial=False)
+    program, relation, t, model, annotate = _model(policy, db, now, given, fact, False, audience)
     proof = why(model, relation, t)
     if proof is None:
         click.echo(f"{escape(fact.strip().rstrip('.'))} does not hold; `ordinance why-not` says what is missing")
@@ -130,8 +137,7 @@ def why_not_command(fact: str, given: tuple[str, ...], fmt: str | None, audience
 
     FACT may leave arguments open with `_`. Exits 1 if FACT holds.
     """
-    program, model, annotate = _model(policy, db, now, given, audience)
-    relation, t = _target(program, fact, partial=True)
+    program, relation, t, model, annotate = _model(policy, db, now, given, fact, True, audience)
     answer = why_not(model, relation, t)
     _show(answer, fmt, annotate, program)
     if answer.holds:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..engine import answers, evaluate, parse_pattern
+from ..engine import answers, model_for, parse_pattern
 from ..values import json_value, show_value
 from ..project import Projector
 from .deadline import limits
@@ -42,7 +42,9 @@ def command(pattern: str, as_json: bool, audience: str | None, now: int | None, 
 
     PATTERN is one atom; its variables (capitalised names) become the
     columns of the answer, `_` matches anything. A pattern without
-    variables answers yes or no. Exits 1 when there is no answer. With
+    variables answers yes or no. A pattern with a constant is evaluated
+    on demand: only what its bound arguments need. Exits 1 when there is
+    no answer. With
     --audience, only the facts of the layers that audience may see are
     evaluated.
     """
@@ -52,7 +54,8 @@ def command(pattern: str, as_json: bool, audience: str | None, now: int | None, 
     at = now_or_clock(now)
     with open_db(db, program) as store:
         facts = store.facts() if audience is None else Projector(program, store).sources(audience).facts
-        model = evaluate(program, facts, now=at, limits=limits())
+    # with a bound argument, evaluated on demand: what the pattern needs, not the whole store
+    model = model_for(program, facts, asked.relation, asked.values, now=at, limits=limits(), proofs=False)
     rows = answers(model, asked)
     types = {v: (declared[i] if declared else None) for i, (k, v) in enumerate(asked.args) if k == "var"}
     columns = list(types)

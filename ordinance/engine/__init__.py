@@ -4,6 +4,8 @@
     model.tuples("path"); model.query("path", (1, None))
     proof = why(model, "path", (1, 3))   # a ProofNode tree
     why_not(model, "path", (3, 1))       # a WhyNot answer
+    given = Given.load(program, facts, now)  # on demand: what one pattern needs
+    why(demanded(given, "path", (1, None)), "path", (1, 3))  # the same proof
 
 (`ordinance.explain` renders both as text, JSON and DOT.)
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from ..rules.checked import CheckedProgram
+from .demand import Given, demanded, model_for
 from .evaluate import load_relations, run_stratum
 from .heap import paused
 from .incremental import extend, overlay, renumber, retract, warm
@@ -44,6 +47,9 @@ __all__ = [
     "Pattern",
     "parse_pattern",
     "answers",
+    "Given",
+    "demanded",
+    "model_for",
 ]
 
 _CACHE: dict[int, tuple[CheckedProgram, Prepared]] = {}

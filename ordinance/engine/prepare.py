@@ -11,7 +11,7 @@ from ..rules.checked import CheckedProgram
 from ..rules.printer import format_rule
 from .codegen import Compiled, compile_plan, compile_round
 from .plan import AggStep, plan_rule
-from .qualify import counts, qualified
+from .qualify import is_qualified, qualified
 from .relation import Rel
 
 __all__ = ["Prepared", "Stratum", "Round", "prepare"]
@@ -123,8 +123,7 @@ def prepare(program: CheckedProgram) -> Prepared:
         program, tuple(strata), arity, derived, tuple(format_rule(r) for r in program.rules), index,
         {name: tuple(sorted(ids)) for name, ids in readers.items()}, tuple(r.head.relation for r in program.rules),
     )
-    if program.subsumptions or counts(program) or any(r.decl is not None and r.decl.choice
-                                                       for r in program.relations.values()):
+    if is_qualified(program):
         prep.qualified = qualified(program)
     return prep
 

@@ -46,7 +46,7 @@ from .model import Model
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Step, Unpack, plan_rule
 from .qualify import rivals
 
-__all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not"]
+__all__ = ["ProofNode", "Failure", "WhyNot", "why", "why_not", "premises"]
 
 Binding = dict[str, Any]
 Row = tuple[Any, ...]
@@ -471,15 +471,27 @@ def _node(interp: _Interp, key: tuple[str, tuple[Any, ...]], instance: tuple[int
     return ProofNode("rule", key[0], key[1], rid, interp.model.prepared.labels[rid], _visible(b), tuple(children), note.height)
 
 
+def premises(model: Model, relation: str, t: tuple[Any, ...]) -> Iterator[tuple[tuple[str, Row], ...]]:
+    """The positive premises of every rule instance deriving `relation(t)`
+    from the model's tuples, whatever their heights (demand.py numbers
+    rounds with them)."""
+    interp = _Interp(model)
+    for _, plan, start in _rules_matching(interp, relation, tuple(t)):
+        for b, trail in _instances(interp, plan, start, None, None):
+            if all(interp.known(h, b) and _eq(interp.value(h, b), v) for h, v in zip(plan.head, t)):
+                yield tuple((s.atom.relation, ev) for s, _, ev in trail if isinstance(s, Scan))
+
+
 def _instances(
-    interp: _Interp, plan: JoinPlan, b: Binding, below: tuple[int, int], limit: int = 1000
+    interp: _Interp, plan: JoinPlan, b: Binding, below: tuple[int, int] | None, limit: int | None = 1000
 ) -> Iterator[tuple[Binding, list[tuple[Step, Binding, Any]]]]:
-    """Rule instances whose positive premises have heights below `below`."""
+    """Rule instances whose positive premises have heights below `below`
+    (any heights: None), at most `limit` of them."""
     count = 0
 
     def go(i: int, b: Binding, trail: list[tuple[Step, Binding, Any]]) -> Iterator[tuple[Binding, list[tuple[Step, Binding, Any]]]]:
         nonlocal count
-        if count >= limit:
+        if limit is not None and count >= limit:
             return
         if i == len(plan.steps):
             count += 1

@@ -36,7 +36,7 @@ from .codegen import Compiled, compile_plan
 from .plan import plan_rule
 from .relation import Layer, Rel, key_getter
 
-__all__ = ["Qualified", "qualified", "counts", "admit", "rivals", "value_order"]
+__all__ = ["Qualified", "qualified", "is_qualified", "counts", "admit", "rivals", "value_order"]
 
 Tuple = tuple[Any, ...]
 
@@ -159,6 +159,14 @@ def drop(rel: Rel, gone: set[Tuple]) -> None:
         rel.stable = set(rel.edb)
     rel.stable -= gone
     rel.indexes = {}
+
+
+def is_qualified(program: CheckedProgram) -> bool:
+    """Whether `program` has a choice-domain, a subsumption or a counter: an
+    evaluation that only whole re-evaluation keeps right (no incremental
+    maintenance, no demand rewrite)."""
+    return bool(program.subsumptions) or counts(program) or any(
+        r.decl is not None and r.decl.choice for r in program.relations.values())
 
 
 def qualified(program: CheckedProgram) -> Qualified:
