@@ -352,6 +352,13 @@ def _delete(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[
         compiled = _bound(prep, rid, "relaxed", watch.relaxed.body, watch.relaxed.head.args, rels)
         candidates.setdefault(prep.heads[rid], set()).update(
             _run_bound(model, compiled, bindings, len(watch.names)))
+    return _unless_rederived(model, st, candidates)
+
+
+def _unless_rederived(model: Model, st: Stratum, candidates: dict[str, set[Any]]) -> dict[str, set[Any]]:
+    """Delete each candidate tuple of the stratum that no rule of it derives
+    any more (given facts stay); returns what was deleted per relation."""
+    prep, rels = model.prepared, model.rels
     gone: dict[str, set[Any]] = {}
     for name, cands in candidates.items():
         rel = rels[name]
@@ -487,21 +494,7 @@ def _negation_step(model: Model, st: Stratum, grown: dict[str, set[Any]], remove
                     _run_bound(model, compiled, grown[name], lit.atom.arity, before))
             if removed.get(name):
                 unblocked.append((rid, pos, removed[name]))
-    lost: dict[str, set[Any]] = {}
-    for name, cands in candidates.items():
-        rel = rels[name]
-        cands = {t for t in cands if t in rel.stable and t not in rel.edb}
-        if not cands:
-            continue
-        kept: set[Any] = set()
-        for rid in st.rules:
-            if prep.heads[rid] == name:
-                rule = prep.program.rules[rid]
-                kept |= _run_bound(model, _bound(prep, rid, "head", rule.body, rule.head.args, rels), cands, rel.arity)
-        gone = cands - kept
-        if gone:
-            _writable(model, name).remove(gone)
-            lost[name] = gone
+    lost = _unless_rederived(model, st, candidates)
     gained: dict[str, set[Any]] = {}
     for rid, pos, tuples in unblocked:
         lit = prep.program.rules[rid].body[pos]

@@ -45,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..rules.ast import (
-    COMPOUND, Aggregate, Atom, BinOp, Comparison, Literal, Negation, Predicate, Rule, Term, Var, var_names,
+    COMPOUND, Aggregate, Atom, BinOp, Comparison, Literal, Negation, Predicate, Rule, Term, Var, map_terms, var_names,
 )
 from ..rules.checked import CheckedProgram, Relation
 from ..rules.checks.stratify import dependency_graph, stratify
@@ -132,13 +132,7 @@ def _rename_atom(atom: Atom, relation: str | None = None) -> Atom:
 
 
 def _rename_literal(lit: Literal) -> Literal:
-    if isinstance(lit, Atom):
-        return _rename_atom(lit)
-    if isinstance(lit, Negation):
-        return Negation(_rename_atom(lit.atom), lit.span)
-    if isinstance(lit, Predicate):
-        return Predicate(lit.name, tuple(_rename(a) for a in lit.args), lit.negated, lit.span)
-    return Comparison(lit.op, _rename(lit.left), _rename(lit.right), lit.span)
+    return map_terms(lit, _rename)
 
 
 def _vars(term: Term | None) -> set[str]:

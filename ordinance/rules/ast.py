@@ -14,7 +14,7 @@ Items:        Decl, TypeDecl, RecordType, AdtType, IODirective, Include, Rule,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Callable, Iterator, Union
 
 from ..diagnostics import NO_SPAN, Span
 
@@ -22,6 +22,7 @@ __all__ = [
     "Subsumption",
     "ChoiceKey",
     "literal_terms",
+    "map_terms",
     "subterms",
     "var_names",
     "Var",
@@ -208,6 +209,20 @@ def literal_terms(lit: Literal | Disjunction) -> tuple[Term, ...]:
     if isinstance(lit, Comparison):
         return (lit.left, lit.right)
     return ()
+
+
+def map_terms(lit: Literal, f: Callable[[Term], Term]) -> Literal:
+    """`lit` with `f` applied to each term it holds directly (the terms
+    `literal_terms` lists)."""
+    if isinstance(lit, Atom):
+        return Atom(lit.relation, tuple(f(a) for a in lit.args), lit.span)
+    if isinstance(lit, Negation):
+        return Negation(Atom(lit.atom.relation, tuple(f(a) for a in lit.atom.args), lit.atom.span), lit.span)
+    if isinstance(lit, Predicate):
+        return Predicate(lit.name, tuple(f(a) for a in lit.args), lit.negated, lit.span)
+    if isinstance(lit, Comparison):
+        return Comparison(lit.op, f(lit.left), f(lit.right), lit.span)
+    return lit
 
 
 def subterms(t: Term | None, into_aggregates: bool = False) -> Iterator[Term]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from itertools import product
-from typing import Callable, Iterator
+from typing import Iterator
 
 from ..diagnostics import Diagnostic, Span
 from . import ast
@@ -116,7 +116,7 @@ def _materialize(rule: ast.Rule, found: list[Diagnostic]) -> list[ast.Rule]:
         made.extend(ast.Rule(ast.Atom(name, cols, t.span), b, t.span) for b in branches)
         return ast.Aggregate(t.func, t.target, (ast.Atom(name, cols, t.span),), t.span)
 
-    body = tuple(_map_terms(lit, union) for lit in rule.body)
+    body = tuple(ast.map_terms(lit, union) for lit in rule.body)
     head = ast.Atom(rule.head.relation, tuple(union(a) for a in rule.head.args), rule.head.span)
     for d in _in_aggregates(body):  # nested inside an aggregate, or a branch's own aggregate
         found.append(Diagnostic("unsupported", _IN_AGGREGATE, d.span))
@@ -125,18 +125,6 @@ def _materialize(rule: ast.Rule, found: list[Diagnostic]) -> list[ast.Rule]:
     if failed:
         return []
     return [ast.Rule(head, body, rule.span), *(r for m in made for r in _materialize(m, found))]
-
-
-def _map_terms(lit: ast.Literal, f: Callable[[ast.Term], ast.Term]) -> ast.Literal:
-    if isinstance(lit, ast.Atom):
-        return ast.Atom(lit.relation, tuple(f(a) for a in lit.args), lit.span)
-    if isinstance(lit, ast.Negation):
-        return ast.Negation(ast.Atom(lit.atom.relation, tuple(f(a) for a in lit.atom.args), lit.atom.span), lit.span)
-    if isinstance(lit, ast.Predicate):
-        return ast.Predicate(lit.name, tuple(f(a) for a in lit.args), lit.negated, lit.span)
-    if isinstance(lit, ast.Comparison):
-        return ast.Comparison(lit.op, f(lit.left), f(lit.right), lit.span)
-    return lit
 
 
 def expand_invariant(inv: ast.Invariant, found: list[Diagnostic]) -> list[ast.Invariant]:

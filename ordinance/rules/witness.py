@@ -17,7 +17,7 @@ unbound.
 from __future__ import annotations
 
 from itertools import count
-from typing import Callable, Mapping
+from typing import Mapping
 
 from . import ast
 from .scope import aggregate_vars, outside_vars
@@ -62,7 +62,7 @@ def ground_witnesses(rule: ast.Rule) -> ast.Rule:
             body.append(ast.Comparison("=", result, _inner(lit.right, _witnesses(lit.right, free), names), lit.span))
             extra.extend(_outer(lit.right, _witnesses(lit.right, free), outside, result.name, names))
         else:
-            body.append(_map_literal(lit, witnessed))
+            body.append(ast.map_terms(lit, witnessed))
     head = ast.Atom(rule.head.relation, tuple(witnessed(a) for a in rule.head.args), rule.head.span)
     if not extra:
         return rule
@@ -154,16 +154,6 @@ def _rename_term(t: ast.Term, names: Mapping[str, str]) -> ast.Term:
 
 
 def _rename(lit: ast.Literal, names: Mapping[str, str]) -> ast.Literal:
-    return _map_literal(lit, lambda t: _rename_term(t, names))
+    return ast.map_terms(lit, lambda t: _rename_term(t, names))
 
 
-def _map_literal(lit: ast.Literal, f: Callable[[ast.Term], ast.Term]) -> ast.Literal:
-    if isinstance(lit, ast.Atom):
-        return ast.Atom(lit.relation, tuple(f(a) for a in lit.args), lit.span)
-    if isinstance(lit, ast.Negation):
-        return ast.Negation(ast.Atom(lit.atom.relation, tuple(f(a) for a in lit.atom.args), lit.atom.span), lit.span)
-    if isinstance(lit, ast.Predicate):
-        return ast.Predicate(lit.name, tuple(f(a) for a in lit.args), lit.negated, lit.span)
-    if isinstance(lit, ast.Comparison):
-        return ast.Comparison(lit.op, f(lit.left), f(lit.right), lit.span)
-    return lit
