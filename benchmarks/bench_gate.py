@@ -99,8 +99,17 @@ def requests(n: int, count: int, rnd: random.Random) -> list[Request]:
         target = f"w{a}" if i % 5 else f"w{rnd.randrange(agents)}"
         if i % 7 == 0:
             epoch -= 1
-        out.append(Request(f"r{i}", "write", target, f"a{a}", epoch, scope=f"scope{a % SCOPES}",
-                           uses=(f"c{2 * rnd.randrange(n // 10)}",)))
+        out.append(
+            Request(
+                f"r{i}",
+                "write",
+                target,
+                f"a{a}",
+                epoch,
+                scope=f"scope{a % SCOPES}",
+                uses=(f"c{2 * rnd.randrange(n // 10)}",),
+            )
+        )
     return out
 
 
@@ -165,7 +174,8 @@ def peer_data(rows: list[tuple[str, tuple[Any, ...]]]) -> dict[str, Any]:
         if rel in ("grant", "revoke"):
             ag, s, e = args
             agents.setdefault(ag, {"grants": [], "revoked": []})["grants" if rel == "grant" else "revoked"].append(
-                {"scope": s, "epoch": e})
+                {"scope": s, "epoch": e}
+            )
             agents.setdefault(ag, {"grants": [], "revoked": []})
             if rel == "grant":
                 latest[s] = max(latest.get(s, e), e)
@@ -195,7 +205,9 @@ def cedar_entities(data: dict[str, Any]) -> Any:
         if len(ls) == 1:  # one lease per work in this world; Cedar has no quantifiers over sets
             attrs["holder"] = {"__entity": {"type": "Agent", "id": ls[0]["agent"]}}
             attrs["expires"] = ls[0]["expires"]
-        attrs["leased"] = [{"agent": {"__entity": {"type": "Agent", "id": x["agent"]}}, "epoch": x["epoch"]} for x in ls]
+        attrs["leased"] = [
+            {"agent": {"__entity": {"type": "Agent", "id": x["agent"]}}, "epoch": x["epoch"]} for x in ls
+        ]
         kind = "Work" if k in data["leases"] else "Scope"
         out.append({"uid": {"type": kind, "id": k}, "attrs": attrs, "parents": []})
     return cedarpy.Entities.from_json_str(json.dumps(out))
@@ -213,8 +225,12 @@ class Cedar:
             "principal": {"type": "Agent", "id": r.agent},
             "action": {"type": "Action", "id": r.kind},
             "resource": {"type": kind, "id": r.target},
-            "context": {"scope_name": r.authority_scope, "epoch": r.epoch, "now": now,
-                        "scope": {"__entity": {"type": "Scope", "id": r.authority_scope}}},
+            "context": {
+                "scope_name": r.authority_scope,
+                "epoch": r.epoch,
+                "now": now,
+                "scope": {"__entity": {"type": "Scope", "id": r.authority_scope}},
+            },
         }
         return cedarpy.is_authorized(req, self.policies, self.entities).allowed  # type: ignore[no-any-return]
 
@@ -227,8 +243,9 @@ class Rego:
         self.bundle = self.rego.build("[data.gate.permit, data.gate.deny]")  # compiled once
 
     def allowed(self, r: Request, now: int) -> bool:
-        self.rego.set_input({"agent": r.agent, "scope": r.authority_scope, "target": r.target,
-                             "epoch": r.epoch, "now": now})
+        self.rego.set_input(
+            {"agent": r.agent, "scope": r.authority_scope, "target": r.target, "epoch": r.epoch, "now": now}
+        )
         permit, deny = json.loads(str(self.rego.query_bundle(self.bundle)))["expressions"][0]
         return bool(permit) and not deny  # forbid wins, as in the gate
 
@@ -251,8 +268,10 @@ def timed(fn: Callable[[Request, int], Any], reqs: list[Request], nows: list[int
 
 
 def show(label: str, p50: float, p99: float, note: str = "") -> None:
-    print(f"  {label:34s} p50 {p50 * 1e6:9.1f} us ({p50 / TARGET_P50:7.2f}x target)  "
-          f"p99 {p99 * 1e6:10.1f} us ({p99 / TARGET_P99:7.2f}x target){note}")
+    print(
+        f"  {label:34s} p50 {p50 * 1e6:9.1f} us ({p50 / TARGET_P50:7.2f}x target)  "
+        f"p99 {p99 * 1e6:10.1f} us ({p99 / TARGET_P99:7.2f}x target){note}"
+    )
 
 
 def rss_mib() -> float:
@@ -262,16 +281,22 @@ def rss_mib() -> float:
 def cold_check(db: str, policy: str, r: Request, now: int, env: dict[str, str]) -> tuple[float, float, float]:
     """Wall and CPU (user + system) seconds and peak RSS (MiB, 0 if GNU time
     is missing) of one `ordinance check` in a fresh process."""
-    facts = [f'request("{r.id}", "{r.kind}", "{r.target}", "{r.agent}", {r.epoch}).',
-             f'request_scope("{r.id}", "{r.authority_scope}").']
+    facts = [
+        f'request("{r.id}", "{r.kind}", "{r.target}", "{r.agent}", {r.epoch}).',
+        f'request_scope("{r.id}", "{r.authority_scope}").',
+    ]
     ordinance = str(Path(sys.executable).parent / "ordinance")
     # (the children's ru_maxrss counts this process's pages the child started with)
     peak = Path(db + ".rss")
     timing = ["/usr/bin/time", "-f", "%M", "-o", str(peak)] if Path("/usr/bin/time").exists() else []
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    done = subprocess.run([*timing, ordinance, "check", "--db", db, "--policy", policy, "--now", format_instant(now),
-                           *facts], capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [*timing, ordinance, "check", "--db", db, "--policy", policy, "--now", format_instant(now), *facts],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     took = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
@@ -292,14 +317,19 @@ def cold_checks(tmp: str, db: str, r: Request, now: int) -> None:
     env["ORDINANCE_CACHE"] = str(Path(tmp) / "cache")
     env["ORDINANCE_DEADLINE"] = "0"  # (a loaded shared machine must not turn a slow build into an error)
     subprocess.run([str(Path(sys.executable).parent / "ordinance"), "--help"], capture_output=True, env=env)
-    for label, prepare in (("nothing cached", None), ("policy cache + snapshot", None),
-                           ("snapshot + 1 new fact", lambda s: s.assert_facts([("grant", ("late", "scope1", 1))]))):
+    for label, prepare in (
+        ("nothing cached", None),
+        ("policy cache + snapshot", None),
+        ("snapshot + 1 new fact", lambda s: s.assert_facts([("grant", ("late", "scope1", 1))])),
+    ):
         if prepare is not None:
             with open_store(db, schema_of(compile_text('.include "continuity"\n'))) as s:
                 prepare(s)
         wall, cpu, rss = cold_check(db, str(policy_file), r, now + 1, env)
-        print(f"  cold `ordinance check`, {label:24s} {wall:5.2f} s wall, {cpu:5.2f} s cpu "
-              f"({wall / 1.0:.2f}x the 1 s target), peak RSS {rss:,.0f} MiB (one model; 1M target <= 2048)")
+        print(
+            f"  cold `ordinance check`, {label:24s} {wall:5.2f} s wall, {cpu:5.2f} s cpu "
+            f"({wall / 1.0:.2f}x the 1 s target), peak RSS {rss:,.0f} MiB (one model; 1M target <= 2048)"
+        )
 
 
 def demand_figures(n: int, rnd: random.Random, samples: int = 20) -> None:
@@ -319,11 +349,14 @@ def demand_figures(n: int, rnd: random.Random, samples: int = 20) -> None:
     claims = n // 5
     subjects = [2 * rnd.randrange(claims // 2) for _ in range(samples)]
     asks = {
-        "query status(\"s\", A, S)": lambda i: answers(
-            demanded(given, "status", (f"s{i}", None, None), proofs=False), parse_pattern(f'status("s{i}", A, S)', policy)),
-        "why current(\"c\")": lambda i: why(demanded(given, "current", (f"c{i}",)), "current", (f"c{i}",)),
-        "why status(\"s\", \"state\", \"known\")": lambda i: why(
-            demanded(given, "status", (f"s{i}", "state", "known")), "status", (f"s{i}", "state", "known")),
+        'query status("s", A, S)': lambda i: answers(
+            demanded(given, "status", (f"s{i}", None, None), proofs=False),
+            parse_pattern(f'status("s{i}", A, S)', policy),
+        ),
+        'why current("c")': lambda i: why(demanded(given, "current", (f"c{i}",)), "current", (f"c{i}",)),
+        'why status("s", "state", "known")': lambda i: why(
+            demanded(given, "status", (f"s{i}", "state", "known")), "status", (f"s{i}", "state", "known")
+        ),
     }
     for label, ask in asks.items():
         t0 = time.perf_counter()
@@ -336,8 +369,10 @@ def demand_figures(n: int, rnd: random.Random, samples: int = 20) -> None:
             took.append(time.perf_counter() - t0)
         p50, p99 = percentiles(took)
         assert first is not None and first != []
-        print(f"  {label:34s} p50 {p50 * 1e3:8.2f} ms  p99 {p99 * 1e3:8.2f} ms  first {t_first:6.2f} s  "
-              f"({t_full / p50:,.0f}x faster than the full evaluation)")
+        print(
+            f"  {label:34s} p50 {p50 * 1e3:8.2f} ms  p99 {p99 * 1e3:8.2f} ms  first {t_first:6.2f} s  "
+            f"({t_full / p50:,.0f}x faster than the full evaluation)"
+        )
     # the demanded answers agree with the full evaluation on the sample
     for i in subjects:
         asked = parse_pattern(f'status("s{i}", A, S)', policy)
@@ -396,8 +431,10 @@ def run(n: int, checks: int, rnd: random.Random) -> None:
         theirs_r = [rego.allowed(r, now) for r, now in sample]
         agree_c = sum(a == b for a, b in zip(ours, theirs_c))
         agree_r = sum(a == b for a, b in zip(ours, theirs_r))
-        print(f"  agreement on {len(sample)} decisions at random times: Cedar {agree_c}/{len(sample)}, "
-              f"Rego {agree_r}/{len(sample)} ({sum(ours)} allowed)")
+        print(
+            f"  agreement on {len(sample)} decisions at random times: Cedar {agree_c}/{len(sample)}, "
+            f"Rego {agree_r}/{len(sample)} ({sum(ours)} allowed)"
+        )
         if agree_c != len(sample) or agree_r != len(sample):
             raise SystemExit("peers disagree with ordinance: the policies are not equivalent")
 

@@ -85,8 +85,11 @@ def main() -> None:
         common = ["--db", db]
         timed("log (newest 50)", ["log", *common], scale)
         timed("log --denied --agent agent7", ["log", "--denied", "--agent", "agent7", *common], scale)
-        timed("log --after SEQ --limit 100", ["log", "--after", str(opts.decisions // 2), "--limit", "100",
-                                              *common], scale)
+        timed(
+            "log --after SEQ --limit 100",
+            ["log", "--after", str(opts.decisions // 2), "--limit", "100", *common],
+            scale,
+        )
         timed("log --json --limit 1000", ["log", "--json", "--limit", "1000", *common], scale)
         took = timed("replay", ["replay", *common, "--policy", str(policy)], scale)
         print(f"{'  replay per decision':<34} {took / max(opts.decisions, 1) * 1e3:8.3f} ms")

@@ -39,15 +39,19 @@ SEED_SECONDS = 0.04
 
 
 def world(n: int) -> list[tuple[str, tuple, str]]:
-    rows: list[tuple[str, tuple, str]] = [("standing_agent", ("prime",), "public"),
-                                          ("single_valued", ("state",), "public")]
+    rows: list[tuple[str, tuple, str]] = [
+        ("standing_agent", ("prime",), "public"),
+        ("single_valued", ("state",), "public"),
+    ]
     layers = ("public", "federation", "sovereign", "architect")
     claims = n * 6 // 10 // 3
     for i in range(claims):
         layer = layers[i % 4]
-        rows += [("claim", (f"c{i}", f"s{i % 5000}", "state", "open" if i % 3 else "merged"), layer),
-                 ("claim_source", (f"c{i}", f"src{i % 50}", "observed" if i % 2 else "reported"), layer),
-                 ("claim_valid", (f"c{i}", NOW - 86400 + i % 80000, FOREVER), layer)]
+        rows += [
+            ("claim", (f"c{i}", f"s{i % 5000}", "state", "open" if i % 3 else "merged"), layer),
+            ("claim_source", (f"c{i}", f"src{i % 50}", "observed" if i % 2 else "reported"), layer),
+            ("claim_valid", (f"c{i}", NOW - 86400 + i % 80000, FOREVER), layer),
+        ]
     items = n * 2 // 10 // 2
     for i in range(items):
         rows.append(("open_item", (f"i{i}", f"pending item {i}"), "public"))
@@ -57,15 +61,20 @@ def world(n: int) -> list[tuple[str, tuple, str]]:
     for i in range(works):
         rows.append(("lease", (f"w{i}", f"old{i}", 1, NOW - 7200), "public"))
         if i >= 10:  # taken over, and finished
-            rows += [("lease", (f"w{i}", f"new{i}", 2, NOW + 3600), "public"),
-                     ("resolved", (f"w{i}", NOW - 60), "public")]
+            rows += [
+                ("lease", (f"w{i}", f"new{i}", 2, NOW + 3600), "public"),
+                ("resolved", (f"w{i}", NOW - 60), "public"),
+            ]
     told = n // 10 // 2
     for i in range(told):
         rows.append(("told", (f"c{i}", "owner", f"claim {i} as told"), "public"))
         if i >= 20:
             rows.append(("retracted", (f"c{i}", NOW - 60), "public"))
     for i in range(5):
-        rows += [("settled", (f"q{i}", f"decision {i}"), "public"), ("question", (f"q{i + 5}", f"open q {i}"), "public")]
+        rows += [
+            ("settled", (f"q{i}", f"decision {i}"), "public"),
+            ("question", (f"q{i + 5}", f"open q {i}"), "public"),
+        ]
     return rows
 
 
@@ -97,8 +106,10 @@ def main() -> None:
                 return Projector(policy, s).render("state", NOW)
 
         t, state = timed(cold, 3)
-        print(f"cold state file:        {t * 1000:8.1f} ms  ({len(state.text.encode())} B, "  # type: ignore[attr-defined]
-              f"{len(state.lines)} lines)  ratio {t / SEED_SECONDS:.2f}")  # type: ignore[attr-defined]
+        print(
+            f"cold state file:        {t * 1000:8.1f} ms  ({len(state.text.encode())} B, "  # type: ignore[attr-defined]
+            f"{len(state.lines)} lines)  ratio {t / SEED_SECONDS:.2f}"
+        )  # type: ignore[attr-defined]
         store = open_store(url, schema_of(policy))
         gate = Gate(policy, store, limits=Limits())  # no decision deadline: a loaded host passes it
         projector = Projector(policy, gate=gate)
@@ -106,8 +117,10 @@ def main() -> None:
         t, _ = timed(lambda: projector.render("state", NOW), args.repeat)
         print(f"warm state file:        {t * 1000:8.1f} ms  ratio {t / SEED_SECONDS:.2f}")
         t, bundle = timed(lambda: rehydrate(projector, policy, NOW), args.repeat)
-        print(f"warm rehydrate bundle:  {t * 1000:8.1f} ms  ({len(bundle.text.encode())} B, "  # type: ignore[attr-defined]
-              f"{len(bundle.log)} log lines)  ratio {t / SEED_SECONDS:.2f}")  # type: ignore[attr-defined]
+        print(
+            f"warm rehydrate bundle:  {t * 1000:8.1f} ms  ({len(bundle.text.encode())} B, "  # type: ignore[attr-defined]
+            f"{len(bundle.log)} log lines)  ratio {t / SEED_SECONDS:.2f}"
+        )  # type: ignore[attr-defined]
         samples = []
         for i in range(5):
             store.append([Event("assert", "open_item", (f"new{i}", "a new item"))])
@@ -142,12 +155,29 @@ def served(tmp: Path, url: str, repeat: int) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     out = tmp / "prime-state.md"
-    proc = subprocess.Popen([sys.executable, "-c", "from ordinance.cli import main; main()", "serve", "--db", url,
-                             "--policy", str(tmp / "policy.rules"), "--tokens", str(tmp / "tokens.toml"),
-                             "--port", str(port), "--state-out", str(out)], stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from ordinance.cli import main; main()",
+            "serve",
+            "--db",
+            url,
+            "--policy",
+            str(tmp / "policy.rules"),
+            "--tokens",
+            str(tmp / "tokens.toml"),
+            "--port",
+            str(port),
+            "--state-out",
+            str(out),
+        ],
+        stderr=subprocess.DEVNULL,
+    )
     try:
-        client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120,
-                              headers={"Authorization": "Bearer bench-owner-token"})
+        client = httpx.Client(
+            base_url=f"http://127.0.0.1:{port}", timeout=120, headers={"Authorization": "Bearer bench-owner-token"}
+        )
         deadline = time.monotonic() + 300
         while True:
             try:
@@ -177,8 +207,10 @@ def served(tmp: Path, url: str, repeat: int) -> None:
                     raise SystemExit("the state file never showed the write")
                 time.sleep(0.005)
             lags.append(time.perf_counter() - t0)
-        print(f"state file lag after a write: {statistics.median(lags) * 1000:7.1f} ms median of 5 "
-              "(the server reads the revision every 0.2 s)")
+        print(
+            f"state file lag after a write: {statistics.median(lags) * 1000:7.1f} ms median of 5 "
+            "(the server reads the revision every 0.2 s)"
+        )
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -54,8 +54,14 @@ TOKEN = "bench-token-0123456789abcdef"
 
 def payload(i: int) -> dict[str, object]:
     command = "cd sub && git push origin feature" if i % 2 else "git status && pytest -q tests/"
-    return {"session_id": "bench", "cwd": PROJECT, "hook_event_name": "PreToolUse", "tool_name": "Bash",
-            "tool_use_id": f"toolu_{i}", "tool_input": {"command": command, "description": "bench"}}
+    return {
+        "session_id": "bench",
+        "cwd": PROJECT,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": f"toolu_{i}",
+        "tool_input": {"command": command, "description": "bench"},
+    }
 
 
 def pct(samples: list[float]) -> tuple[float, float]:
@@ -97,8 +103,10 @@ def main() -> None:
             t0 = time.perf_counter()
             gate.decide(tool_request(payload(0), "claude-code", gate.request_relations, project=PROJECT), now)
             print(f"facts: {len(rows)}  warm model built in {time.perf_counter() - t0:.2f} s")
-            requests = [tool_request(payload(i), "claude-code", gate.request_relations, project=PROJECT)
-                        for i in range(args.calls)]
+            requests = [
+                tool_request(payload(i), "claude-code", gate.request_relations, project=PROJECT)
+                for i in range(args.calls)
+            ]
             decide = []
             for r in requests:
                 t = time.perf_counter()
@@ -119,10 +127,26 @@ def main() -> None:
 
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        server = subprocess.Popen([sys.executable, "-c", "from ordinance.cli import main; main()", "serve",
-                                   "--policy", str(root / "policy.rules"), "--db", db, "--tokens",
-                                   str(root / "tokens.toml"), "--port", str(port), "--project", PROJECT],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from ordinance.cli import main; main()",
+                "serve",
+                "--policy",
+                str(root / "policy.rules"),
+                "--db",
+                db,
+                "--tokens",
+                str(root / "tokens.toml"),
+                "--port",
+                str(port),
+                "--project",
+                PROJECT,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
             while True:
@@ -159,8 +183,20 @@ def main() -> None:
             for i in range(args.processes):
                 data = json.dumps(payload(2 * 10**6 + i)).encode()
                 t = time.perf_counter()
-                run = subprocess.run([str(Path(sys.executable).parent / "ordinance"), "hook", "claude-code",
-                                      "--server", url, "--timeout", "120"], input=data, capture_output=True, env=env)
+                run = subprocess.run(
+                    [
+                        str(Path(sys.executable).parent / "ordinance"),
+                        "hook",
+                        "claude-code",
+                        "--server",
+                        url,
+                        "--timeout",
+                        "120",
+                    ],
+                    input=data,
+                    capture_output=True,
+                    env=env,
+                )
                 command.append(time.perf_counter() - t)
                 assert b'"allow"' in run.stdout, run.stdout + run.stderr
 
@@ -191,8 +227,10 @@ def main() -> None:
     line("hook's request via /check, fixed now", fixed, 5e-3, 20e-3)
     line("command hook (process per call)", command, 60e-3, None)
     p50d, _ = pct(decide)
-    print(f"\nhttp hook p50 / in-process decide p50: {pct(hook)[0] / p50d:8.1f}x (wall clock), "
-          f"{pct(fixed)[0] / p50d:6.1f}x (fixed now)")
+    print(
+        f"\nhttp hook p50 / in-process decide p50: {pct(hook)[0] / p50d:8.1f}x (wall clock), "
+        f"{pct(fixed)[0] / p50d:6.1f}x (fixed now)"
+    )
     print(f"server: {rate:8.0f} decisions/s over 4 clients ({2000 / rate:5.2f}x target of 2,000/s)")
     print(f"in-process Gate.decide: {inproc_rate:8.0f} decisions/s (server / in-process {rate / inproc_rate:5.3f})")
 

@@ -43,6 +43,7 @@ __all__ = [
     "ProjectionError",
 ]
 
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """A region of source text; lines and columns are 1-based, end exclusive."""
@@ -97,8 +98,13 @@ class Diagnostic:
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"code": self.code, "message": self.message}
         if self.span.line:
-            out["span"] = {"file": self.span.file, "line": self.span.line, "column": self.span.column,
-                           "end_line": self.span.end_line, "end_column": self.span.end_column}
+            out["span"] = {
+                "file": self.span.file,
+                "line": self.span.line,
+                "column": self.span.column,
+                "end_line": self.span.end_line,
+                "end_column": self.span.end_column,
+            }
         if self.help:
             out["help"] = self.help
         if self.related:
@@ -141,9 +147,7 @@ class OrdinanceError(Exception):
         if isinstance(diagnostics, str):
             diagnostics = [Diagnostic(code or self.default_code, diagnostics)]
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
-        self.code: str = code or (
-            self.diagnostics[0].code if self.diagnostics else self.default_code
-        )
+        self.code: str = code or (self.diagnostics[0].code if self.diagnostics else self.default_code)
         super().__init__("; ".join(str(d) for d in self.diagnostics))
 
 

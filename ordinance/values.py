@@ -249,7 +249,9 @@ def value_problem(value: object, type_: str = "any") -> tuple[str, str] | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return "type_mismatch", f"is {value!r:.40}, not a string or an integer"
     if not MIN_INT <= value <= MAX_INT:
-        return _problem(code="integer_range", what=f"is an integer of {value.bit_length()} bits, outside signed 64 bits")
+        return _problem(
+            code="integer_range", what=f"is an integer of {value.bit_length()} bits, outside signed 64 bits"
+        )
     if type_ == "time" and value != FOREVER and not MIN_INSTANT <= value <= MAX_INSTANT:
         return _problem(code="time_range", what=f"is {value}, not an instant in years 1 to 9999 nor `forever`")
     return None

@@ -57,7 +57,11 @@ def _arities(facts: dict[str, list[tuple[Any, ...]]]) -> dict[str, int]:
         sizes = {len(r) for r in rows}
         if len(sizes) > 1:
             raise EvaluationError(
-                [Diagnostic("arity_mismatch", f"facts of `{name}` have {' and '.join(map(str, sorted(sizes)))} arguments")]
+                [
+                    Diagnostic(
+                        "arity_mismatch", f"facts of `{name}` have {' and '.join(map(str, sorted(sizes)))} arguments"
+                    )
+                ]
             )
         if sizes:
             arities[name] = sizes.pop()

@@ -20,8 +20,22 @@ from dataclasses import replace
 from typing import Any, Iterable, Iterator, Mapping
 
 from ordinance.rules.ast import (
-    Aggregate, Atom, BinOp, Branch, Call, Comparison, Const, Literal, Negation, Now, Predicate, Record, Rule, Term,
-    Var, Wildcard,
+    Aggregate,
+    Atom,
+    BinOp,
+    Branch,
+    Call,
+    Comparison,
+    Const,
+    Literal,
+    Negation,
+    Now,
+    Predicate,
+    Record,
+    Rule,
+    Term,
+    Var,
+    Wildcard,
 )
 from ordinance.values import Branch as BranchValue
 from ordinance.rules.functors import FUNCTORS, OPERATORS, PREDICATES, Unsigned, constant

@@ -95,16 +95,34 @@ class PgServer:
         os.chmod(self.dir, 0o755)
         if not (self.data / "PG_VERSION").exists():
             self._check(
-                _binary("initdb"), "-D", str(self.data), "-U", "postgres",
-                "-A", "trust", "-E", "UTF8", "--no-sync", "--locale=C",
+                _binary("initdb"),
+                "-D",
+                str(self.data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+                "--locale=C",
             )
         options = (
             f"-k {self.dir} -p {PORT} -c listen_addresses='' -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         )
         self._check(
-            _binary("pg_ctl"), "-D", str(self.data), "-l", str(self.dir / "server.log"),
-            "-o", options, "-w", "-t", "60", "start",
+            _binary("pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.dir / "server.log"),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "start",
         )
         return self.url
 

@@ -35,18 +35,41 @@ def write_tokens(path: Path) -> Path:
 class Served:
     """`ordinance serve` on a free port (or `uds`), stopped on exit."""
 
-    def __init__(self, policy: Path, db: str, tokens: Path, *, uds: str | None = None, extra: tuple[str, ...] = (),
-                 env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        policy: Path,
+        db: str,
+        tokens: Path,
+        *,
+        uds: str | None = None,
+        extra: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+    ):
         from ordinance.facts import open_store
 
         open_store(db).close()  # the store exists first, as after `ordinance init`
         self.port = free_port()
-        args = [sys.executable, "-c", "from ordinance.cli import main; main()", "serve", "--policy", str(policy),
-                "--db", db, "--tokens", str(tokens), *extra]
+        args = [
+            sys.executable,
+            "-c",
+            "from ordinance.cli import main; main()",
+            "serve",
+            "--policy",
+            str(policy),
+            "--db",
+            db,
+            "--tokens",
+            str(tokens),
+            *extra,
+        ]
         args += ["--uds", uds] if uds else ["--port", str(self.port)]
         self.uds = uds
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env={**os.environ, "ORDINANCE_DEBUG": "", **(env or {})})
+        self.proc = subprocess.Popen(
+            args,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "ORDINANCE_DEBUG": "", **(env or {})},
+        )
         self.url = "http://localhost" if uds else f"http://127.0.0.1:{self.port}"
         transport = httpx.HTTPTransport(uds=uds) if uds else None
         self.http = httpx.Client(base_url=self.url, transport=transport, timeout=30)

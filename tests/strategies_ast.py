@@ -10,25 +10,51 @@ from ordinance.rules import ast
 from ordinance.rules.functors import FUNCTORS, PREDICATES
 from ordinance.values import FOREVER
 
-RESERVED = {"not", "count", "min", "max", "sum", "forever", "_"} | set(PREDICATES) | {
-    "band", "bor", "bxor", "bshl", "bshr", "bshru", "bnot", "land", "lor", "lxor", "lnot",
-    "cat", "strlen", "substr", "ord", "to_string", "to_number", "to_float", "to_unsigned", "range",
-    "eqrel", "btree", "btree_delete", "brie", "inline", "no_inline", "magic", "no_magic", "overridable",
-    "nil",
-}
-
-names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True).filter(
-    lambda s: s not in RESERVED
+RESERVED = (
+    {"not", "count", "min", "max", "sum", "forever", "_"}
+    | set(PREDICATES)
+    | {
+        "band",
+        "bor",
+        "bxor",
+        "bshl",
+        "bshr",
+        "bshru",
+        "bnot",
+        "land",
+        "lor",
+        "lxor",
+        "lnot",
+        "cat",
+        "strlen",
+        "substr",
+        "ord",
+        "to_string",
+        "to_number",
+        "to_float",
+        "to_unsigned",
+        "range",
+        "eqrel",
+        "btree",
+        "btree_delete",
+        "brie",
+        "inline",
+        "no_inline",
+        "magic",
+        "no_magic",
+        "overridable",
+        "nil",
+    }
 )
+
+names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True).filter(lambda s: s not in RESERVED)
 
 # a relation's name: plain, or qualified by instances (`inst.rel`)
 relation_names = names | st.lists(names, min_size=2, max_size=3).map(".".join)
 
 symbols = st.builds(ast.Const, st.text(max_size=8), st.just("symbol"))
 numbers = st.builds(ast.Const, st.integers(-(2**63) + 1, 2**63 - 1), st.just("number"))
-instants = st.builds(
-    ast.Const, st.integers(0, 4102444800) | st.just(FOREVER), st.just("time")
-)
+instants = st.builds(ast.Const, st.integers(0, 4102444800) | st.just(FOREVER), st.just("time"))
 durations = st.builds(ast.Const, st.integers(-(10**9), 10**9), st.just("duration"))
 unsigneds = st.builds(ast.Const, st.integers(0, 2**64 - 1), st.just("unsigned"))
 floats = st.builds(ast.Const, st.floats(allow_nan=False, allow_infinity=False), st.just("float"))
@@ -124,9 +150,7 @@ tests = st.builds(
     st.none() | st.integers(0, 4102444800),
 )
 invariants = st.builds(ast.Invariant, st.text(max_size=10), bodies)
-hints = st.builds(
-    ast.Hint, names, st.lists(st.lists(consts, max_size=3).map(tuple), max_size=3).map(tuple)
-)
+hints = st.builds(ast.Hint, names, st.lists(st.lists(consts, max_size=3).map(tuple), max_size=3).map(tuple))
 
 type_decls = st.builds(ast.TypeDecl, names, names, st.just(())) | st.builds(
     ast.TypeDecl, names, st.none(), st.lists(names, min_size=1, max_size=3).map(tuple)
@@ -155,10 +179,26 @@ def draw_component(draw, depth: int = 0):  # type: ignore[no-untyped-def]
 components = draw_component()
 
 params = st.lists(st.builds(ast.Param, names, names), max_size=3).map(tuple)
-record_types = st.builds(ast.RecordType, names, st.lists(st.builds(ast.Param, names, names), min_size=1, max_size=3).map(tuple))
-adt_types = st.builds(ast.AdtType, names, st.lists(st.builds(ast.BranchDecl, names, params), min_size=1, max_size=3).map(tuple))
+record_types = st.builds(
+    ast.RecordType, names, st.lists(st.builds(ast.Param, names, names), min_size=1, max_size=3).map(tuple)
+)
+adt_types = st.builds(
+    ast.AdtType, names, st.lists(st.builds(ast.BranchDecl, names, params), min_size=1, max_size=3).map(tuple)
+)
 
 
-items = st.one_of(rules, decls, includes, tests, invariants, hints, type_decls, components, inits, subsumptions,
-                  record_types, adt_types)
+items = st.one_of(
+    rules,
+    decls,
+    includes,
+    tests,
+    invariants,
+    hints,
+    type_decls,
+    components,
+    inits,
+    subsumptions,
+    record_types,
+    adt_types,
+)
 programs = st.builds(ast.Program, st.lists(items, max_size=6).map(tuple))

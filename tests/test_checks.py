@@ -187,7 +187,9 @@ def test_facts_tests_and_invariants_must_be_ground_or_bound() -> None:
 
 
 def test_constants_respect_declared_types() -> None:
-    text = '.decl e(a: symbol, b: number, t: time, d: duration)\ne("x", 1, 2026-08-14T23:00:00Z, 15m).\ne(1, "y", 5, 7).'
+    text = (
+        '.decl e(a: symbol, b: number, t: time, d: duration)\ne("x", 1, 2026-08-14T23:00:00Z, 15m).\ne(1, "y", 5, 7).'
+    )
     assert findings(text) == [
         ("type_mismatch", 3, 3, "argument 1 of `e` is declared `symbol`, got `1`"),
         ("type_mismatch", 3, 6, 'argument 2 of `e` is declared `number`, got `"y"`'),
@@ -313,7 +315,9 @@ def test_include_problems(tmp_path: Path) -> None:
         load(tmp_path / "a.rules")
     (d,) = info.value.diagnostics
     assert d.code == "include_cycle" and d.span.file == str(tmp_path / "b.rules")
-    assert d.message == f"include cycle `{tmp_path / 'a.rules'}` -> `{tmp_path / 'b.rules'}` -> `{tmp_path / 'a.rules'}`"
+    assert (
+        d.message == f"include cycle `{tmp_path / 'a.rules'}` -> `{tmp_path / 'b.rules'}` -> `{tmp_path / 'a.rules'}`"
+    )
 
     write(tmp_path / "c.rules", '.include "nowhere"\n')
     with pytest.raises(CheckError) as info:
@@ -344,7 +348,10 @@ def test_base_dir_resolves_includes_of_unnamed_text(tmp_path: Path) -> None:
 
 
 def test_checked_program_contents_and_hash() -> None:
-    text = '.decl e(a: number)\ne(1).\np(X) :- e(X), X > 0.\ntest "t" { e(2). expect p(2). }\n.invariant "i" :- p(X), !e(X).\n.hint e(1 | 2)'
+    text = (
+        '.decl e(a: number)\ne(1).\np(X) :- e(X), X > 0.\ntest "t" { e(2). expect p(2). }\n'
+        '.invariant "i" :- p(X), !e(X).\n.hint e(1 | 2)'
+    )
     program = compile_text(text)
     assert [r.is_fact for r in program.rules] == [True, False]
     assert program.relations["p"].arity == 1 and program.relations["p"].decl is None
@@ -358,7 +365,7 @@ def test_checked_program_contents_and_hash() -> None:
 
 
 def test_the_policy_hash_covers_what_decides_not_tests_or_invariants() -> None:
-    text = '.decl e(a: number)\ne(1).\np(X) :- e(X), X > 0.\n'
+    text = ".decl e(a: number)\ne(1).\np(X) :- e(X), X > 0.\n"
     base = compile_text(text).source_hash
     more = text + 'test "new" { e(2). expect p(2). }\n.invariant "i" :- p(X), !e(X).\n.hint e(1 | 2)\n'
     assert compile_text(more).source_hash == base

@@ -64,17 +64,20 @@ def test_a_bash_c_wrapper_is_read_inside(service: Service) -> None:
     assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]
 
 
-@pytest.mark.parametrize("command,decision", [
-    ("git push -uf origin main", "deny"),
-    ("git push origin +main", "deny"),
-    ("git push --force-with-lease origin HEAD:main", "deny"),
-    ("/usr/bin/git -C sub push --force origin refs/heads/main", "deny"),
-    ("echo ok; (git push -f origin main)", "deny"),
-    ("sh -c 'sudo git push -f origin main'", "deny"),
-    ("git push origin main", "allow"),
-    ("git push -f origin feature", "allow"),
-    ("git commit -m 'never git push -f origin main'", "allow"),
-])
+@pytest.mark.parametrize(
+    "command,decision",
+    [
+        ("git push -uf origin main", "deny"),
+        ("git push origin +main", "deny"),
+        ("git push --force-with-lease origin HEAD:main", "deny"),
+        ("/usr/bin/git -C sub push --force origin refs/heads/main", "deny"),
+        ("echo ok; (git push -f origin main)", "deny"),
+        ("sh -c 'sudo git push -f origin main'", "deny"),
+        ("git push origin main", "allow"),
+        ("git push -f origin feature", "allow"),
+        ("git commit -m 'never git push -f origin main'", "allow"),
+    ],
+)
 def test_force_pushes_to_main_in_any_shape(service: Service, command: str, decision: str) -> None:
     call = {**payload("bash_push"), "tool_input": {"command": command}, "tool_use_id": "t-" + command}
     out = handle(service, AGENT, call, now=NOW)["hookSpecificOutput"]
@@ -144,18 +147,21 @@ def test_undeclared_tool_relations_are_left_out() -> None:
     assert r.attributes == ()
 
 
-@pytest.mark.parametrize("text,commands", [
-    ("cd sub && git push -f origin main", [["cd", "sub"], ["git", "push", "-f", "origin", "main"]]),
-    ("a || b; c | d & e", [["a"], ["b"], ["c"], ["d"], ["e"]]),
-    ("(cd a && make) || echo 'a && b'", [["echo", "a && b"], ["cd", "a"], ["make"]]),
-    ("bash -c \"git push --force\"", [["bash", "-c", "git push --force"], ["git", "push", "--force"]]),
-    ("FOO=1 sudo -u root rm -rf /", [["sudo", "-u", "root", "rm", "-rf", "/"], ["rm", "-rf", "/"]]),
-    ("echo $(git rev-parse HEAD)", [["echo", "$(git rev-parse HEAD)"], ["git", "rev-parse", "HEAD"]]),
-    ('git commit -m "fix: a \\"b\\""', [["git", "commit", "-m", 'fix: a "b"']]),
-    ("ls # rm -rf /", [["ls"]]),
-    ("echo 'unterminated", [["echo", "unterminated"]]),
-    ("g\\it push", [["git", "push"]]),
-])
+@pytest.mark.parametrize(
+    "text,commands",
+    [
+        ("cd sub && git push -f origin main", [["cd", "sub"], ["git", "push", "-f", "origin", "main"]]),
+        ("a || b; c | d & e", [["a"], ["b"], ["c"], ["d"], ["e"]]),
+        ("(cd a && make) || echo 'a && b'", [["echo", "a && b"], ["cd", "a"], ["make"]]),
+        ('bash -c "git push --force"', [["bash", "-c", "git push --force"], ["git", "push", "--force"]]),
+        ("FOO=1 sudo -u root rm -rf /", [["sudo", "-u", "root", "rm", "-rf", "/"], ["rm", "-rf", "/"]]),
+        ("echo $(git rev-parse HEAD)", [["echo", "$(git rev-parse HEAD)"], ["git", "rev-parse", "HEAD"]]),
+        ('git commit -m "fix: a \\"b\\""', [["git", "commit", "-m", 'fix: a "b"']]),
+        ("ls # rm -rf /", [["ls"]]),
+        ("echo 'unterminated", [["echo", "unterminated"]]),
+        ("g\\it push", [["git", "push"]]),
+    ],
+)
 def test_the_shell_splitter(text: str, commands: list[list[str]]) -> None:
     assert simple_commands(text) == commands
 
@@ -166,24 +172,62 @@ def test_the_command_hook_in_process(tmp_path: Path) -> None:
     db = tmp_path / "o.db"
     with open_store(str(db), schema_of(POLICY)) as store:
         store.assert_facts([("grant", ("claude-code", "/home/me/p", 1))])
-    run = subprocess.run([sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code",
-                          "--db", str(db), "--policy", str(policy)],
-                         input=(HERE / "compound_force_push.json").read_bytes(), capture_output=True, timeout=60)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from ordinance.cli import main; main()",
+            "hook",
+            "claude-code",
+            "--db",
+            str(db),
+            "--policy",
+            str(policy),
+        ],
+        input=(HERE / "compound_force_push.json").read_bytes(),
+        capture_output=True,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]
 
 
 def test_the_command_hook_fails_closed_when_the_server_is_unreachable() -> None:
-    run = subprocess.run([sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code",
-                          "--server", "http://127.0.0.1:9", "--timeout", "2"],
-                         input=(HERE / "bash_push.json").read_bytes(), capture_output=True, timeout=60)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from ordinance.cli import main; main()",
+            "hook",
+            "claude-code",
+            "--server",
+            "http://127.0.0.1:9",
+            "--timeout",
+            "2",
+        ],
+        input=(HERE / "bash_push.json").read_bytes(),
+        capture_output=True,
+        timeout=60,
+    )
     out = json.loads(run.stdout)["hookSpecificOutput"]
     assert run.returncode == 0 and out["permissionDecision"] == "deny"
     assert "unreachable" in out["permissionDecisionReason"]
-    opened = subprocess.run([sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code",
-                             "--server", "http://127.0.0.1:9", "--fail-open"],
-                            input=(HERE / "bash_push.json").read_bytes(), capture_output=True, timeout=60)
+    opened = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from ordinance.cli import main; main()",
+            "hook",
+            "claude-code",
+            "--server",
+            "http://127.0.0.1:9",
+            "--fail-open",
+        ],
+        input=(HERE / "bash_push.json").read_bytes(),
+        capture_output=True,
+        timeout=60,
+    )
     assert opened.returncode == 0 and opened.stdout.strip() == b""
 
 

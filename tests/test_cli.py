@@ -107,9 +107,7 @@ def test_test_reports_failures_with_explanations(project: Path) -> None:
 
 def test_test_reports_a_broken_invariant(project: Path) -> None:
     (project / "inv.rules").write_text(
-        ".decl p(x: symbol)\n"
-        '.invariant "p is empty" :- p(X).\n'
-        'test "p gets a fact" {\n  p("a").\n  expect p("a").\n}\n'
+        '.decl p(x: symbol)\n.invariant "p is empty" :- p(X).\ntest "p gets a fact" {\n  p("a").\n  expect p("a").\n}\n'
     )
     result = run("test", "inv.rules")
     assert result.exit_code == 1
@@ -150,7 +148,12 @@ def test_assert_records_source_and_author(project: Path) -> None:
     with open_store(str(project / "ordinance.db")) as store:
         [event] = store.events()
     assert (event.kind, event.relation, event.args, event.source, event.author) == (
-        "assert", "grant", ("alice", "prod", 1), "owner", "jw")
+        "assert",
+        "grant",
+        ("alice", "prod", 1),
+        "owner",
+        "jw",
+    )
 
 
 def test_assert_logs_special_relations_under_their_kind(project: Path) -> None:
@@ -167,7 +170,7 @@ def test_assert_logs_special_relations_under_their_kind(project: Path) -> None:
         (['grant("alice", "prod").'], "arity_mismatch"),
         (['grant("alice", "prod", "one").'], "type_mismatch"),
         (['grant(X, "prod", 1).'], "not_ground"),
-        (['permit(A) :- request(A, _, _, _, _).'], "not_a_fact"),
+        (["permit(A) :- request(A, _, _, _, _)."], "not_a_fact"),
         (['grant("alice", "prod", 1'], "syntax"),
         ([GRANT, 'nope("x").'], "unknown_relation"),  # nothing of the batch is written
         ([GRANT, REQUEST], "request_fact"),  # requests live in the gate's overlay only
@@ -245,8 +248,7 @@ def test_check_json_has_exactly_the_documented_shape(project: Path) -> None:
 
 def test_check_request_side_facts_and_their_errors(project: Path) -> None:
     run("assert", 'grant("alice", "deploy", 1).')
-    scoped = run("check", 'request("a1", "write", "job", "alice", 1).', 'request_scope("a1", "deploy")',
-                 "--now", NOW)
+    scoped = run("check", 'request("a1", "write", "job", "alice", 1).', 'request_scope("a1", "deploy")', "--now", NOW)
     assert scoped.exit_code == 0, scoped.output
     one_error_line(run("check", REQUEST, REQUEST.replace("a1", "a2")), "gate")
     one_error_line(run("check", REQUEST, GRANT), "gate")
@@ -307,8 +309,10 @@ def test_why_given_a_stored_fact_beside_a_request(project: Path) -> None:
     assert 'grant("bob", "prod", 1)' in tree.output and "this request" in tree.output
     assert run("why", 'permit("b1")', *asked).exit_code == 1  # nothing was stored
     # a policy without a gate (no permit, no forbid) is explained the same way
-    (project / "plain.rules").write_text(".decl edge(a: symbol, b: symbol)\n.decl path(a: symbol, b: symbol)\n"
-                                         "path(A, B) :- edge(A, B).\npath(A, C) :- path(A, B), edge(B, C).\n")
+    (project / "plain.rules").write_text(
+        ".decl edge(a: symbol, b: symbol)\n.decl path(a: symbol, b: symbol)\n"
+        "path(A, B) :- edge(A, B).\npath(A, C) :- path(A, B), edge(B, C).\n"
+    )
     assert run("init", "plain").exit_code == 0
     plain = ("--policy", "plain.rules", "--db", str(project / "plain" / "ordinance.db"))
     hop = run("why", 'path("x", "z")', *plain, "--given", 'edge("x", "y").', "--given", 'edge("y", "z").')
@@ -342,8 +346,9 @@ def test_replay_same_policy_agrees_and_a_changed_policy_differs(project: Path) -
 # ---------------------------------------------------------------- environment, errors
 
 
-def test_env_vars_choose_the_store_and_the_policy(project: Path, tmp_path_factory: Any,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_vars_choose_the_store_and_the_policy(
+    project: Path, tmp_path_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     monkeypatch.chdir(elsewhere)
     env = {"ORDINANCE_DB": str(project / "ordinance.db"), "ORDINANCE_POLICY": str(project / "policy.rules")}

@@ -40,8 +40,20 @@ def section(title: str) -> str:
 
 
 def test_the_commands_of_the_issue_are_registered() -> None:
-    assert {"init", "assert", "load", "query", "check", "why", "why-not", "test", "lint", "log",
-            "replay", "demo"} <= set(COMMANDS)
+    assert {
+        "init",
+        "assert",
+        "load",
+        "query",
+        "check",
+        "why",
+        "why-not",
+        "test",
+        "lint",
+        "log",
+        "replay",
+        "demo",
+    } <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -115,8 +127,7 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORDINANCE_")}
     env["ORDINANCE_CACHE"] = os.environ["ORDINANCE_CACHE"]  # (the session's, see conftest.py)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
-    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     outputs = done.stdout.split(marker + "\n")
     assert done.stderr == ""
     for (command, shown), got in zip(steps, outputs):

@@ -80,8 +80,14 @@ def test_no_command_but_init_assert_load_creates_a_store(tmp_path: Path, monkeyp
     monkeypatch.delenv("ORDINANCE_DB", raising=False)
     monkeypatch.delenv("ORDINANCE_POLICY", raising=False)
     (tmp_path / "policy.rules").write_text('.include "continuity"\n')
-    for args in (["check", REQUEST, "--db", "new.db"], ["log"], ["replay"], ["query", "grant(A, S, E)"],
-                 ["export"], ["purge", "1", "--reason", "x"]):
+    for args in (
+        ["check", REQUEST, "--db", "new.db"],
+        ["log"],
+        ["replay"],
+        ["query", "grant(A, S, E)"],
+        ["export"],
+        ["purge", "1", "--reason", "x"],
+    ):
         line = error(run(*args))
         assert line.startswith("error[no_store]") and ("new.db" in line or "ordinance.db" in line), line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["policy.rules"]
@@ -91,8 +97,12 @@ def test_no_command_but_init_assert_load_creates_a_store(tmp_path: Path, monkeyp
 
 def test_init_force_says_what_it_kept(tmp_path: Path) -> None:
     assert run("init", str(tmp_path)).exit_code == 0
-    assert run("assert", GRANT, "--db", str(tmp_path / "ordinance.db"),
-               "--policy", str(tmp_path / "policy.rules")).exit_code == 0
+    assert (
+        run(
+            "assert", GRANT, "--db", str(tmp_path / "ordinance.db"), "--policy", str(tmp_path / "policy.rules")
+        ).exit_code
+        == 0
+    )
     result = run("init", str(tmp_path), "--force")
     assert result.exit_code == 0
     assert "overwrote" in result.output and "kept" in result.output and "revision 1" in result.output

@@ -36,10 +36,23 @@ NOWS = st.integers(-2, 7)
 
 # `$now` as a filter (linear: one flip instant per binding), as a value and
 # inside aggregates (moving rules, recomputed on every move)
-FILTERS = ("{x} < $now", "{x} <= $now", "$now < {x}", "$now - {x} <= 1", "{x} + 1 >= $now",
-           "$now != {x}", "$now = {x}", "$now - {x} > {y}", "$now + {x} < {y} + 3")
-MOVING = ("N = $now - {x}, N < 3", "N = {x} * $now, N < 6", "N = count : {{ e1({x}, Y), Y < $now }}",
-          "N = max Y : {{ e2(Y, {x}), Y <= $now }}")
+FILTERS = (
+    "{x} < $now",
+    "{x} <= $now",
+    "$now < {x}",
+    "$now - {x} <= 1",
+    "{x} + 1 >= $now",
+    "$now != {x}",
+    "$now = {x}",
+    "$now - {x} > {y}",
+    "$now + {x} < {y} + 3",
+)
+MOVING = (
+    "N = $now - {x}, N < 3",
+    "N = {x} * $now, N < 6",
+    "N = count : {{ e1({x}, Y), Y < $now }}",
+    "N = max Y : {{ e2(Y, {x}), Y <= $now }}",
+)
 
 
 @st.composite
@@ -166,10 +179,13 @@ def test_filters_watch_and_values_move():
     h = horizon(model)
     assert h.instants == {0: [100], 2: [60]}
     assert not h.holds(1)  # `age` moves with every second
-    model = evaluate(compile_text("live(W) :- lease(W, E), $now < E.", extensional={"lease": 2}),
-                     {"lease": [("w", 100), ("v", 200)]}, now=0)
+    model = evaluate(
+        compile_text("live(W) :- lease(W, E), $now < E.", extensional={"lease": 2}),
+        {"lease": [("w", 100), ("v", 200)]},
+        now=0,
+    )
     h = horizon(model)
-    assert h.holds(99) and not h.holds(100) and h.holds(-10**9)
+    assert h.holds(99) and not h.holds(100) and h.holds(-(10**9))
     assert h.crossed(150) == {0: {(100,)}}  # the rule, with the filter binding that flips
     reader = overlay(model, {})
     moved = advance(model, 150)  # copies what it changes: `reader` still reads `model`
@@ -199,8 +215,11 @@ def _decision(d: Any) -> Any:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(fuzz.histories(POLICY, gated=True, max_steps=25), st.lists(JUMPS, max_size=25),
-       st.lists(st.integers(0, 3), max_size=25))
+@given(
+    fuzz.histories(POLICY, gated=True, max_steps=25),
+    st.lists(JUMPS, max_size=25),
+    st.lists(st.integers(0, 3), max_size=25),
+)
 def test_the_warm_gate_at_a_moving_clock_decides_as_a_fresh_one(history, jumps, purges):
     """Also with retention purges of earlier facts between the checks."""
     with tempfile.TemporaryDirectory() as tmp:

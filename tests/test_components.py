@@ -42,7 +42,9 @@ MY_COMPONENT = """
 
 
 def test_each_instance_has_its_own_qualified_relations() -> None:
-    got = answers(MY_COMPONENT + """
+    got = answers(
+        MY_COMPONENT
+        + """
 .init myInstance1 = MyComponent
 .init myInstance2 = MyComponent
 myInstance2.TheAnswer(33).
@@ -50,7 +52,8 @@ myInstance2.TheAnswer(33).
 Test(x) :- myInstance1.TheAnswer(x).
 Test(x) :- myInstance2.TheAnswer(x).
 .output Test
-""")
+"""
+    )
     assert got["Test"] == {(42,), (33,)}
     assert got["myInstance1.TheAnswer"] == {(42,)}
     assert got["myInstance2.TheAnswer"] == {(42,), (33,)}
@@ -86,7 +89,8 @@ def test_a_relation_the_component_does_not_declare_is_resolved_where_it_is_insta
 
 def test_a_component_sees_its_own_type_parameters_only() -> None:
     # Soufflé's binding: `Inner` does not see `Outer`'s `T`, so `T` is the program's type
-    got = compile_text("""
+    got = compile_text(
+        """
 .type T = symbol
 .comp Outer<T> {
   .comp Inner { .decl r(x: T) }
@@ -94,12 +98,15 @@ def test_a_component_sees_its_own_type_parameters_only() -> None:
   .decl s(x: T)
 }
 .init o = Outer<number>
-""", "c.rules")
+""",
+        "c.rules",
+    )
     assert got.relations["o.i.r"].types == ("symbol",)
     assert got.relations["o.s"].types == ("number",)
     # nor can it name a component through it
     assert codes(".comp One { }\n.comp Outer<S> { .comp In : S { } .init i = In }\n.init o = Outer<One>") == [
-        "unknown_component"]
+        "unknown_component"
+    ]
 
 
 def test_the_parameter_of_a_base_passes_through_nested_declarations() -> None:
@@ -176,7 +183,8 @@ def test_a_type_parameter_names_the_component_to_instantiate() -> None:
 
 
 def test_a_sub_component_inherits_its_base_components_items() -> None:
-    program = compile_text("""
+    program = compile_text(
+        """
 .comp Base {
     .type myNumber = number
     .decl TheAnswer(x:myNumber)
@@ -188,7 +196,9 @@ def test_a_sub_component_inherits_its_base_components_items() -> None:
     .output WhatIsTheAnswer
 }
 .init mySub = Sub
-""", "c.rules")
+""",
+        "c.rules",
+    )
     decl = program.relations["mySub.WhatIsTheAnswer"].decl
     assert decl is not None and decl.types == ("mySub.myNumber",)
     assert tuples_of(evaluate(program))["mySub.WhatIsTheAnswer"] == {(42,)}
@@ -330,7 +340,9 @@ def test_the_instance_of_a_program_is_checked_like_any_program() -> None:
     # the type parameter makes `r` a symbol relation: `r(1)` is a type error
     assert codes(".comp C<T> { .decl r(x: T) r(1). }\n.init c = C<symbol>") == ["type_mismatch"]
     # a sub-component may not declare again what its base declares
-    assert codes(".comp A { .decl r(x: number) }\n.comp B : A { .decl r(x: number) }\n.init b = B") == ["duplicate_decl"]
+    assert codes(".comp A { .decl r(x: number) }\n.comp B : A { .decl r(x: number) }\n.init b = B") == [
+        "duplicate_decl"
+    ]
 
 
 # ---------------------------------------------------------------- spans, proofs, printing
@@ -432,10 +444,7 @@ def test_lint_expanded_prints_the_expansion_souffle_documents(tmp_path: Path) ->
     result = CliRunner().invoke(command, ["--expanded", str(policy)])
     assert result.exit_code == 0
     assert result.stdout == (
-        ".decl mySub.R(x: number) overridable\n"
-        ".output mySub.R\n"
-        "mySub.R(2).\n"
-        "mySub.R(x + 1) :- mySub.R(x), x < 4.\n"
+        ".decl mySub.R(x: number) overridable\n.output mySub.R\nmySub.R(2).\nmySub.R(x + 1) :- mySub.R(x), x < 4.\n"
     )
     broken = tmp_path / "broken.rules"
     broken.write_text(".init s = Sub\n")

@@ -82,6 +82,8 @@ def test_sigkill_mid_batch_loses_nothing_acknowledged(store_url: str) -> None:
     if not store_url.startswith("postgresql"):
         with sqlite3.connect(store_url) as db:
             assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    with open_store(store_url, {"w": ("number", "number"), "write": ("number", "number")}) as store:  # and the store still takes writes
+    with open_store(
+        store_url, {"w": ("number", "number"), "write": ("number", "number")}
+    ) as store:  # and the store still takes writes
         revision = store.revision()
         assert store.append([Event("assert", "w", (first, 0))]) == revision + 1

@@ -40,8 +40,7 @@ def test_the_gate_has_a_deadline_by_default(tmp_path: Path) -> None:
     assert error.code == "limit_exceeded" and "deadline" in error.message
 
 
-def test_check_denies_a_diverging_request_within_its_deadline(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_denies_a_diverging_request_within_its_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "policy.rules").write_text(DIVERGING)
     monkeypatch.setenv("ORDINANCE_POLICY", str(tmp_path / "policy.rules"))

@@ -102,7 +102,7 @@ def test_the_gate_relations_on_demand_in_every_stdlib_block() -> None:
         facts = block_facts(block)
         full = evaluate(POLICY, facts, now=block.now)
         given_ = Given.load(POLICY, facts, block.now)
-        for (a, *_rest) in facts.get("request", ()):
+        for a, *_rest in facts.get("request", ()):
             agree(full, given_, "forbid", (a, None, None))
             agree(full, given_, "permit", (a,))
 
@@ -130,8 +130,14 @@ def test_demand_derives_only_what_the_pattern_needs() -> None:
     # only the paths from 95 on were derived, not the 20,000 of the whole graph
     assert set(model.tuples("path")) == {(x, y) for x in range(95, 101) for y in range(x + 1, 101)}
     full = evaluate(program, {"edge": chain})
-    for relation, values in [("clean", (95, None)), ("clean", (1020, None)), ("fanout", (3, None)),
-                             ("path", (None, 3)), ("loop", (None,)), ("loop", (1010,))]:
+    for relation, values in [
+        ("clean", (95, None)),
+        ("clean", (1020, None)),
+        ("fanout", (3, None)),
+        ("path", (None, 3)),
+        ("loop", (None,)),
+        ("loop", (1010,)),
+    ]:
         agree(full, given_, relation, values)
 
 
@@ -216,8 +222,9 @@ k(X * 2, X) :- n(X).
 """)
     full = evaluate(program, {"s": [(0,)]})
     for values in [(4, None), (5, None), (None, 3)]:  # a given expression argument is checked, not passed down
-        assert demanded(Given.load(program, {"s": [(0,)]}, 0), "k", values, proofs=False).query("k", values) == \
-            full.query("k", values)
+        assert demanded(Given.load(program, {"s": [(0,)]}, 0), "k", values, proofs=False).query(
+            "k", values
+        ) == full.query("k", values)
     given_ = Given.load(program, {"s": [(0,)]}, 0)
     model = demanded(given_, "m", (3,))
     assert model.query("m", (3,)) == [(3,)]
@@ -254,9 +261,15 @@ q(A, [A, B]) :- pr([A, B]).
 """
 
 
-@pytest.mark.parametrize("relation, values", [
-    ("first", (1, None)), ("best", (2, None)), ("q", (1, None)), ("pr", ((1, 3),)),
-])
+@pytest.mark.parametrize(
+    "relation, values",
+    [
+        ("first", (1, None)),
+        ("best", (2, None)),
+        ("q", (1, None)),
+        ("pr", ((1, 3),)),
+    ],
+)
 def test_qualifiers_and_records_are_evaluated_in_full(relation: str, values: tuple[Any, ...]) -> None:
     # a choice-domain, a subsumption or a record makes an answer depend on
     # more than its demand (the rewrite also does not plan record patterns):

@@ -40,12 +40,19 @@ def test_the_readme_table_is_the_registry() -> None:
 
 
 def test_help_related_and_notes_are_fields_shown_on_one_line() -> None:
-    d = Diagnostic("duplicate_decl", "relation `e` is declared twice", Span(2, 1, 2, 5, "p.rules"),
-                   help="remove one", related=(Related("first declared here", Span(1, 1, 1, 5, "p.rules")),),
-                   notes=("declarations are global",))
+    d = Diagnostic(
+        "duplicate_decl",
+        "relation `e` is declared twice",
+        Span(2, 1, 2, 5, "p.rules"),
+        help="remove one",
+        related=(Related("first declared here", Span(1, 1, 1, 5, "p.rules")),),
+        notes=("declarations are global",),
+    )
     assert d.message == "relation `e` is declared twice"
-    assert str(d) == ("p.rules:2:1: error[duplicate_decl]: relation `e` is declared twice; "
-                      "first declared here at p.rules:1:1; help: remove one")
+    assert str(d) == (
+        "p.rules:2:1: error[duplicate_decl]: relation `e` is declared twice; "
+        "first declared here at p.rules:1:1; help: remove one"
+    )
     data = d.to_json()
     assert data["help"] == "remove one" and data["related"] == [{"message": "first declared here", "at": "p.rules:1:1"}]
     assert data["span"]["line"] == 2 and data["notes"] == ["declarations are global"]

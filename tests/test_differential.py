@@ -40,7 +40,8 @@ class Generated:
 def atoms(draw: Any, relations: list[tuple[str, int]], constants: bool) -> tuple[str, tuple[str, ...]]:
     name, n = draw(st.sampled_from(relations))
     args = tuple(
-        str(draw(DOMAIN)) if constants and draw(st.integers(0, 5)) == 0 else draw(st.sampled_from(VARS)) for _ in range(n)
+        str(draw(DOMAIN)) if constants and draw(st.integers(0, 5)) == 0 else draw(st.sampled_from(VARS))
+        for _ in range(n)
     )
     return name, args
 
@@ -90,10 +91,26 @@ def programs(draw: Any, arithmetic: bool) -> Generated:
 
 # each keeps a non-negative domain non-negative, so `E < 5` keeps it finite
 OPERATIONS = (
-    "{x} + {c}", "{x} * {c}", "{x} ^ {c}", "{x} % {c}", "{x} / {c}", "{x} band {c}", "{x} bor {c}",
-    "{x} bxor {c}", "{x} bshl {c}", "{x} bshr {c}", "{x} bshru {c}", "{x} land {c}", "{x} lor {c}",
-    "{x} lxor {c}", "lnot {x}", "max({x}, {c})", "min({x}, {c}, 3)", "strlen(to_string({x} + {c}))",
-    "to_number(cat(to_string({x}), \"\"))", "({x} + {c}) bxor ({x} band 1)",
+    "{x} + {c}",
+    "{x} * {c}",
+    "{x} ^ {c}",
+    "{x} % {c}",
+    "{x} / {c}",
+    "{x} band {c}",
+    "{x} bor {c}",
+    "{x} bxor {c}",
+    "{x} bshl {c}",
+    "{x} bshr {c}",
+    "{x} bshru {c}",
+    "{x} land {c}",
+    "{x} lor {c}",
+    "{x} lxor {c}",
+    "lnot {x}",
+    "max({x}, {c})",
+    "min({x}, {c}, 3)",
+    "strlen(to_string({x} + {c}))",
+    'to_number(cat(to_string({x}), ""))',
+    "({x} + {c}) bxor ({x} band 1)",
 )
 
 

@@ -134,7 +134,7 @@ def test_aggregates_follow_souffle():
 
 
 def test_now_is_a_per_evaluation_constant():
-    text = 'current(C) :- valid(C, F, T), F <= $now, $now < T.\nstamp($now).'
+    text = "current(C) :- valid(C, F, T), F <= $now, $now < T.\nstamp($now)."
     facts = {"valid": [("c1", 0, 10), ("c2", 5, 20)]}
     p = program(text, extensional={"valid": 3})
     assert evaluate(p, facts, now=3).tuples("current") == {("c1",)}
@@ -171,7 +171,10 @@ def test_query_contains_and_notes():
 
 
 def test_plan_orders_by_selectivity_and_keeps_the_rule_text():
-    p = program('out(X, Z) :- big(X, Y), small("k", Y), Y != Z, other(Y, Z), !bad(Z).', extensional={"big": 2, "small": 2, "other": 2, "bad": 1})
+    p = program(
+        'out(X, Z) :- big(X, Y), small("k", Y), Y != Z, other(Y, Z), !bad(Z).',
+        extensional={"big": 2, "small": 2, "other": 2, "bad": 1},
+    )
     rule = p.rules[0]
     plan = plan_rule(rule, 0, sizes={"big": 1000, "small": 3, "other": 50})
     scans = [s for s in plan.steps if isinstance(s, Scan)]

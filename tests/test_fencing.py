@@ -30,9 +30,7 @@ def racer(url: str, epoch: int, barrier: Any, out: Any) -> None:
         for attempt in range(ATTEMPTS):
             time.sleep(pause.random() / 500)  # let the writers interleave
             try:
-                revision = store.append(
-                    [Event("assert", "write", (epoch, attempt))], fence=(RESOURCE, epoch)
-                )
+                revision = store.append([Event("assert", "write", (epoch, attempt))], fence=(RESOURCE, epoch))
                 results.append(("ok", attempt, str(revision)))
             except StaleEpochError as err:
                 results.append(("stale", attempt, err.diagnostics[0].message))
@@ -55,7 +53,9 @@ def run_race(url: str, epochs: list[int]) -> dict[int, list[tuple[str, int, str]
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_racing_writers_are_fenced_by_epoch(store_url: str, seed: int) -> None:
-    with open_store(store_url, {"w": ("number", "number"), "write": ("number", "number")}) as store:  # create the schema before the race
+    with open_store(
+        store_url, {"w": ("number", "number"), "write": ("number", "number")}
+    ) as store:  # create the schema before the race
         store.fence(RESOURCE, 1)
     epochs = list(range(1, WRITERS + 1))
     random.Random(seed).shuffle(epochs)
@@ -65,7 +65,9 @@ def test_racing_writers_are_fenced_by_epoch(store_url: str, seed: int) -> None:
         events = store.events()
         # no lost or duplicated event: seqs are gapless, each accepted write is there once
         assert [e.seq for e in events] == list(range(1, len(events) + 1))
-        accepted: dict[tuple[object, ...], int] = {(epoch, a): int(r) for epoch, rs in results.items() for ok, a, r in rs if ok == "ok"}
+        accepted: dict[tuple[object, ...], int] = {
+            (epoch, a): int(r) for epoch, rs in results.items() for ok, a, r in rs if ok == "ok"
+        }
         assert Counter(e.args for e in events) == Counter(accepted.keys())
         assert all(accepted[e.args] == e.seq for e in events)  # reported revision is its seq
         # accepted writes carry monotonic epochs, and the fence recorded on each

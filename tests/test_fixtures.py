@@ -63,8 +63,10 @@ def test_a_view_of_the_bundle_or_the_records_is_checked_too(tmp_path: Path) -> N
     outcome = run_scenario(replace(scenario, checks=(), states=leaky), str(tmp_path / "store.db"))
     assert len(outcome.failures) == 2 and all("'catalyst' must not appear" in f for f in outcome.failures)
     text = path.read_text()
-    for wrong, message in (('form = "bundle"', '`form` is one of text, bundle, records, got `pdf`'),
-                           ('form = "records"', "form `records` renders the newest revision: drop `at`")):
+    for wrong, message in (
+        ('form = "bundle"', "`form` is one of text, bundle, records, got `pdf`"),
+        ('form = "records"', "form `records` renders the newest revision: drop `at`"),
+    ):
         bad = tmp_path / "bad.toml"
         bad.write_text(text.replace(wrong, 'form = "pdf"' if "pdf" in message else f'{wrong}\nat = "public"', 1))
         with pytest.raises(GateError) as err:

@@ -28,11 +28,13 @@ def store(tmp_path: Path) -> Iterator[Store]:
 def takeover(store: Store) -> None:
     store.assert_facts(
         [("grant", ("alice", "deploy", 1)), ("lease", ("job", "alice", 1, T - 3600))],
-        source="coordinator", author="lead",
+        source="coordinator",
+        author="lead",
     )
     store.assert_facts(
         [("grant", ("bob", "deploy", 2)), ("lease", ("job", "bob", 2, T + 3600))],
-        source="coordinator", author="lead",
+        source="coordinator",
+        author="lead",
     )
 
 
@@ -144,7 +146,7 @@ def test_an_evaluation_error_denies_as_data(store: Store) -> None:
 
 def test_a_policy_without_gate_relations_is_refused(store: Store) -> None:
     with pytest.raises(GateError):
-        Gate(compile_text(".decl p(x: symbol)\np(\"a\").\n"), store)
+        Gate(compile_text('.decl p(x: symbol)\np("a").\n'), store)
 
 
 def test_bad_requests_raise_gate_errors() -> None:
@@ -154,19 +156,56 @@ def test_bad_requests_raise_gate_errors() -> None:
         Request("a", "write", "job", "bob", "1")  # type: ignore[arg-type]
     with pytest.raises(GateError):
         Request.from_json({"id": "a", "kind": "k", "target": "t", "agent": "x", "epoch": 1, "colour": 2})
-    r = Request("a", "k", "t", "x", 3, uses=("c",), needs=(("s", "at", "v"),), routes=("r",),
-                requires=("p",), irreversible=True, key="k1")
-    assert Request.from_json(r.to_json()) == Request("a", "k", "t", "x", 3, scope="t", uses=("c",),
-                                                     needs=(("s", "at", "v"),), routes=("r",),
-                                                     requires=("p",), irreversible=True, key="k1")
+    r = Request(
+        "a",
+        "k",
+        "t",
+        "x",
+        3,
+        uses=("c",),
+        needs=(("s", "at", "v"),),
+        routes=("r",),
+        requires=("p",),
+        irreversible=True,
+        key="k1",
+    )
+    assert Request.from_json(r.to_json()) == Request(
+        "a",
+        "k",
+        "t",
+        "x",
+        3,
+        scope="t",
+        uses=("c",),
+        needs=(("s", "at", "v"),),
+        routes=("r",),
+        requires=("p",),
+        irreversible=True,
+        key="k1",
+    )
     assert r.facts()["request_route"] == {("a", "r", "t")}
 
 
-@pytest.mark.parametrize("request_", [
-    Request("a", "k", "t", "x", 3, scope="t"),
-    Request("a", "k", "t", "x", 3, scope="s", uses=("c",), needs=(("s", "at", "v"),), routes=("r",),
-            requires=("p",), irreversible=True, key="k1"),
-])
+@pytest.mark.parametrize(
+    "request_",
+    [
+        Request("a", "k", "t", "x", 3, scope="t"),
+        Request(
+            "a",
+            "k",
+            "t",
+            "x",
+            3,
+            scope="s",
+            uses=("c",),
+            needs=(("s", "at", "v"),),
+            routes=("r",),
+            requires=("p",),
+            irreversible=True,
+            key="k1",
+        ),
+    ],
+)
 def test_a_request_round_trips_through_its_facts(request_: Request) -> None:
     assert Request.from_facts(request_.facts()) == request_
     pairs = [(rel, t) for rel, ts in request_.facts().items() for t in ts]
@@ -260,9 +299,13 @@ def test_a_failing_effect_leaves_only_the_intent(store: Store) -> None:
 def blocked(store: Store) -> tuple[Decision, Any]:
     takeover(store)
     store.assert_facts(
-        [("claim", ("c1", "job", "state", "open")), ("claim_source", ("c1", "sweep", "observed")),
-         ("claim_valid", ("c1", T - 7200, T - 3600))],
-        source="gh-sweep", author="prime",
+        [
+            ("claim", ("c1", "job", "state", "open")),
+            ("claim_source", ("c1", "sweep", "observed")),
+            ("claim_valid", ("c1", T - 7200, T - 3600)),
+        ],
+        source="gh-sweep",
+        author="prime",
     )
     d = Gate(POLICY, store).check(Request("a9", "write", "job", "alice", 1, scope="deploy", uses=("c1",)), T)
     return d, annotator(store, d.revision)
@@ -294,8 +337,12 @@ def test_json_and_dot_explanations(store: Store) -> None:
 def test_an_extended_warm_model_decides_like_a_fresh_one(store: Store) -> None:
     takeover(store)
     store.assert_facts(
-        [("claim", ("c1", "job", "state", "open")), ("claim_source", ("c1", "sweep", "observed")),
-         ("claim_valid", ("c1", T - 7200, 2**53)), ("single_valued", ("state",))]
+        [
+            ("claim", ("c1", "job", "state", "open")),
+            ("claim_source", ("c1", "sweep", "observed")),
+            ("claim_valid", ("c1", T - 7200, 2**53)),
+            ("single_valued", ("state",)),
+        ]
     )
     gate = Gate(POLICY, store)
     uses = Request("u1", "write", "job", "bob", 2, scope="deploy", uses=("c1",))
@@ -303,8 +350,12 @@ def test_an_extended_warm_model_decides_like_a_fresh_one(store: Store) -> None:
     warm = gate.model(store.revision(), T)
     # facts that take things away (supersession, a stop) as well as add
     store.assert_facts(
-        [("claim", ("c2", "job", "state", "done")), ("claim_source", ("c2", "ci", "observed")),
-         ("claim_valid", ("c2", T - 60, 2**53)), ("supersedes", ("c2", "c1"))]
+        [
+            ("claim", ("c2", "job", "state", "done")),
+            ("claim_source", ("c2", "ci", "observed")),
+            ("claim_valid", ("c2", T - 60, 2**53)),
+            ("supersedes", ("c2", "c1")),
+        ]
     )
     store.assert_facts([("stop", ("deploy", T - 30)), ("resume", ("deploy", 3)), ("grant", ("bob", "deploy", 3))])
     for r in (uses, bob("b9"), Request("b10", "write", "job", "bob", 3, scope="deploy")):
@@ -320,26 +371,42 @@ def test_a_warm_model_is_ready_for_its_first_check(store: Store) -> None:
     gate = Gate(POLICY, store)
     model = gate.model(store.revision(), T)
     plans = dict(model.prepared.plans)
-    gate.decide(bob("w1", uses=("c1",), needs=(("job", "state", "open"),), routes=("r",),
-                    requires=("x",), irreversible=True, key="k"), T)
+    gate.decide(
+        bob(
+            "w1",
+            uses=("c1",),
+            needs=(("job", "state", "open"),),
+            routes=("r",),
+            requires=("x",),
+            irreversible=True,
+            key="k",
+        ),
+        T,
+    )
     gate.decide(alice(), T)
     assert model.prepared.plans == plans  # warming compiled every plan an overlay runs
 
 
 def test_proofs_do_not_depend_on_fact_arrival_order(tmp_path: Path) -> None:
-    facts = [("grant", ("alice", "deploy", 1)), ("lease", ("job", "alice", 1, T - 3600)),
-             ("grant", ("bob", "deploy", 2)), ("lease", ("job", "bob", 2, T + 3600)),
-             ("single_valued", ("state",))]
+    facts = [
+        ("grant", ("alice", "deploy", 1)),
+        ("lease", ("job", "alice", 1, T - 3600)),
+        ("grant", ("bob", "deploy", 2)),
+        ("lease", ("job", "bob", 2, T + 3600)),
+        ("single_valued", ("state",)),
+    ]
     for i in range(4):  # conflicting claims: several equally short proofs
-        facts += [("claim", (f"c{i}", "job", "state", "open" if i % 2 else "done")),
-                  ("claim_source", (f"c{i}", "sweep", "observed")),
-                  ("claim_valid", (f"c{i}", T - 600 * (i + 1), 2**53))]
+        facts += [
+            ("claim", (f"c{i}", "job", "state", "open" if i % 2 else "done")),
+            ("claim_source", (f"c{i}", "sweep", "observed")),
+            ("claim_valid", (f"c{i}", T - 600 * (i + 1), 2**53)),
+        ]
     answers = []
     for n, order in enumerate((facts, facts[::-1])):
         with open_store(str(tmp_path / f"order{n}.db"), schema_of(POLICY)) as s:
             gate = Gate(POLICY, s)
             for k in range(0, len(order), 3):  # in batches: the warm model is extended
-                s.assert_facts(order[k:k + 3])
+                s.assert_facts(order[k : k + 3])
                 gate.decide(alice(), T)
             got = []
             for r in (alice(), bob(uses=("c0", "c1")), bob("b2", needs=(("job", "state", "open"),))):

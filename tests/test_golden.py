@@ -20,7 +20,10 @@ CASES = sorted(p.name for p in GOLDEN.glob("*.rules"))
 # every code the language's phases report, from the registry, has a golden
 # case (except those that need a large file, or an unsupported construct)
 CODES = {code for code, (phase, _) in REGISTRY.items() if phase in ("parse", "load", "check")} - {
-    "too_large", "unsupported", "check"}
+    "too_large",
+    "unsupported",
+    "check",
+}
 
 
 def lint(name: str) -> tuple[int, str]:

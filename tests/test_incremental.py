@@ -32,8 +32,12 @@ values = st.sampled_from(["s1", "s2", "s3"])
 facts = st.fixed_dictionaries(
     {
         "edge": st.lists(st.tuples(values, values), max_size=6),
-        "supersedes": st.lists(st.tuples(st.sampled_from(["c1", "c2", "c3", "c4"]), st.sampled_from(["c1", "c2", "c3", "c4"])), max_size=2),
-        "claim": st.lists(st.tuples(st.sampled_from(["c1", "c2", "c3", "c4"]), values, st.sampled_from(["v1", "v2"])), max_size=5),
+        "supersedes": st.lists(
+            st.tuples(st.sampled_from(["c1", "c2", "c3", "c4"]), st.sampled_from(["c1", "c2", "c3", "c4"])), max_size=2
+        ),
+        "claim": st.lists(
+            st.tuples(st.sampled_from(["c1", "c2", "c3", "c4"]), values, st.sampled_from(["v1", "v2"])), max_size=5
+        ),
         "request": st.lists(st.tuples(st.sampled_from(["a1", "a2"]), values), max_size=3),
     }
 )
@@ -89,7 +93,10 @@ def test_extend_continues_semi_naive_only_where_positive():
 
 
 def test_new_tuples_get_notes_above_the_old_ones():
-    m = evaluate(program("path(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edge(Y, Z).", extensional={"edge": 2}), {"edge": [(1, 2)]})
+    m = evaluate(
+        program("path(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edge(Y, Z).", extensional={"edge": 2}),
+        {"edge": [(1, 2)]},
+    )
     old = m.note("path", (1, 2))
     extend(m, {"edge": [(2, 3)]})
     new = m.note("path", (1, 3))

@@ -63,10 +63,15 @@ def test_a_large_change_is_still_recomputed(monkeypatch):
     same_model(model, evaluate(program, {"a": [(1,), (2,)], "b": [(1,), (2,)], "c": [(1,)]}), ("p", "q", "r"))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
-@given(programs(), facts, st.lists(st.tuples(st.booleans(), facts), min_size=1, max_size=4),
-       st.lists(st.integers(-2, 7), max_size=3))
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    programs(),
+    facts,
+    st.lists(st.tuples(st.booleans(), facts), min_size=1, max_size=4),
+    st.lists(st.integers(-2, 7), max_size=3),
+)
 def test_maintained_negation_equals_a_full_evaluation(monkeypatch, gen, db, changes, nows):
     """Random stratified programs with negation, `$now` and aggregates: facts
     added and retracted, the clock moved; always maintained where possible

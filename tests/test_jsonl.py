@@ -17,11 +17,17 @@ SCHEMA = {"claim": ("symbol", "symbol", "symbol", "symbol"), "edge": ("number", 
 def fill(store: Store) -> None:
     store.assert_facts([("claim", ("c1", "db", "röle", "primary")), ("edge", (1, 2))], source="ops", author="al")
     store.append([Event("assert", "claim", ("c2", "db", "role", '"quoted"\n'))], fence=("deploy", 3))
-    store.log_decision({
-        "request": {"id": "a1", "kind": "deploy", "target": "prod", "agent": "al", "epoch": 1},
-        "allowed": False, "now": 0, "revision": 3, "policy_hash": "h", "reasons": [],
-        "nested": {"b": [1, "x", None], "a": 2.5},
-    })
+    store.log_decision(
+        {
+            "request": {"id": "a1", "kind": "deploy", "target": "prod", "agent": "al", "epoch": 1},
+            "allowed": False,
+            "now": 0,
+            "revision": 3,
+            "policy_hash": "h",
+            "reasons": [],
+            "nested": {"b": [1, "x", None], "a": 2.5},
+        }
+    )
     store.purge([2], "retention")
 
 
@@ -71,9 +77,16 @@ def test_export_range_continues_in_a_second_import(store_url: str, tmp_path: Pat
 
 def _line(seq: int, **changes: object) -> str:
     obj = {
-        "seq": seq, "kind": "assert", "relation": "edge", "args": [seq, seq + 1],
-        "source": "", "author": "", "time": "2026-01-01T00:00:00.000000Z",
-        "resource": None, "epoch": None, "payload": None,
+        "seq": seq,
+        "kind": "assert",
+        "relation": "edge",
+        "args": [seq, seq + 1],
+        "source": "",
+        "author": "",
+        "time": "2026-01-01T00:00:00.000000Z",
+        "resource": None,
+        "epoch": None,
+        "payload": None,
     }
     obj.update(changes)
     return json.dumps(obj)

@@ -36,8 +36,13 @@ def test_an_upward_import_breaks_the_layers_contract(tmp_path):
     with open(tree / "ordinance" / "gate" / "core.py", "a") as f:
         f.write("\nfrom ..cli import main as _upward  # noqa\n")
     lint_imports = shutil.which("lint-imports", path=str(BIN)) or "lint-imports"
-    done = subprocess.run([lint_imports, "--no-cache", "--no-logo"], cwd=tree, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(tree), "PATH": str(BIN)})
+    done = subprocess.run(
+        [lint_imports, "--no-cache", "--no-logo"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tree), "PATH": str(BIN)},
+    )
     assert done.returncode != 0
     assert "imports go down the layers BROKEN" in done.stdout
     assert "ordinance.gate.core -> ordinance.cli" in done.stdout
@@ -45,6 +50,11 @@ def test_an_upward_import_breaks_the_layers_contract(tmp_path):
 
 def test_ruff_lint_passes():
     done = _run(sys.executable, "-m", "ruff", "check", "ordinance", "tests", "benchmarks")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_tree_is_formatted():
+    done = _run(sys.executable, "-m", "ruff", "format", "--check", "ordinance", "tests", "benchmarks")
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -34,8 +34,12 @@ def test_the_policy_sets_layers_audiences_and_the_default() -> None:
     assert layers.visible("public") == {"public"}
     assert layers.visible("sovereign") == {"public", "federation", "sovereign"}
     assert layers.visible(None) is None
-    own = Layers.of(compile_policy('.include "continuity"\nlayer("team", 1). default_layer("team").\n'
-                                   'sees("mind-a", "mind-a"). layer("mind-a", 5).\n'))
+    own = Layers.of(
+        compile_policy(
+            '.include "continuity"\nlayer("team", 1). default_layer("team").\n'
+            'sees("mind-a", "mind-a"). layer("mind-a", 5).\n'
+        )
+    )
     assert own.default == "team" and "team" in own.visible("architect")
     with pytest.raises(ProjectionError) as err:
         own.visible("nobody")
@@ -132,8 +136,14 @@ HISTORY = st.lists(st.tuples(FACTS, st.sampled_from(LAYERS)), min_size=1, max_si
 
 def _load(url: str, history: list[tuple[tuple[str, tuple[Any, ...]], str]]) -> Any:
     """A store holding `history`, every event written at the same wall time."""
-    lines = [json.dumps(Event(kind_of(rel), rel, args, "gen", "gen", seq=n, time="2026-08-14T20:00:00.000000Z",
-                              layer=layer).to_json()) for n, ((rel, args), layer) in enumerate(history, 1)]
+    lines = [
+        json.dumps(
+            Event(
+                kind_of(rel), rel, args, "gen", "gen", seq=n, time="2026-08-14T20:00:00.000000Z", layer=layer
+            ).to_json()
+        )
+        for n, ((rel, args), layer) in enumerate(history, 1)
+    ]
     store = open_store(url, schema_of(POLICY))
     import_jsonl(store, io.StringIO("\n".join(lines) + "\n"))
     return store
@@ -142,8 +152,10 @@ def _load(url: str, history: list[tuple[tuple[str, tuple[Any, ...]], str]]) -> A
 def _content(projection: Any, store: Any) -> list[Any]:
     """A projection's lines with each event named by its content, not its seq."""
     events = {e.seq: (e.relation, e.args) for e in store.events()}
-    return [(ln.section, ln.key, ln.text, ln.notes, ln.stamp, sorted(events[s] for s in ln.events))
-            for ln in projection.lines]
+    return [
+        (ln.section, ln.key, ln.text, ln.notes, ln.stamp, sorted(events[s] for s in ln.events))
+        for ln in projection.lines
+    ]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -158,8 +170,9 @@ def test_the_public_projection_is_the_projection_of_the_public_log(history: Any,
         assert _content(seen, full) == _content(alone, public)
         head = re.compile(r" · revision \d+ · ")
         strip = lambda text: head.sub(" · ", text.replace("audience public", "audience all"))  # noqa: E731
-        assert [re.sub(r"\(r[\d r]+\)$", "", x) for x in strip(seen.text).splitlines()] == \
-               [re.sub(r"\(r[\d r]+\)$", "", x) for x in strip(alone.text).splitlines()]
+        assert [re.sub(r"\(r[\d r]+\)$", "", x) for x in strip(seen.text).splitlines()] == [
+            re.sub(r"\(r[\d r]+\)$", "", x) for x in strip(alone.text).splitlines()
+        ]
         hidden = {w for (_, args), layer in history if layer != "public" for w in args if isinstance(w, str)}
         shown = {w for (_, args), layer in history if layer == "public" for w in args if isinstance(w, str)}
         # nor in any other public output: the bundle (state, open decisions, log) and the records
@@ -191,8 +204,11 @@ def run(*args: str, input: str | None = None) -> Any:
 
 
 def test_assert_layer_and_audience_on_query_why_and_state(project: Path) -> None:
-    claim = ['claim("c1", "db", "role", "primary").', 'claim_source("c1", "ops", "observed").',
-             'claim_valid("c1", 2026-08-14T12:00:00Z, forever).']
+    claim = [
+        'claim("c1", "db", "role", "primary").',
+        'claim_source("c1", "ops", "observed").',
+        'claim_valid("c1", 2026-08-14T12:00:00Z, forever).',
+    ]
     assert run("assert", *claim, "--layer", "sovereign").exit_code == 0
     assert run("assert", 'open_item("rc", "review").').exit_code == 0
     with open_store(str(project / "ordinance.db")) as store:
@@ -214,8 +230,10 @@ def test_assert_layer_and_audience_on_query_why_and_state(project: Path) -> None
 
 
 def test_load_takes_a_layer_per_line(project: Path) -> None:
-    lines = ('{"relation": "open_item", "args": ["a", "x"], "layer": "architect"}\n'
-             '{"relation": "open_item", "args": ["b", "y"]}\n')
+    lines = (
+        '{"relation": "open_item", "args": ["a", "x"], "layer": "architect"}\n'
+        '{"relation": "open_item", "args": ["b", "y"]}\n'
+    )
     assert run("load", "-", input=lines).exit_code == 0
     with open_store(str(project / "ordinance.db")) as store:
         assert [e.layer for e in store.events()] == ["architect", "public"]
@@ -229,15 +247,19 @@ def test_the_gate_writes_decisions_and_receipts_in_the_policys_default_layer(tmp
 
     policy = compile_policy('.include "continuity"\ndefault_layer("sovereign").\n')
     with open_store(str(tmp_path / "s.db"), schema_of(policy)) as store:
-        store.assert_facts([("grant", ("bob", "job", 1)), ("open_item", ("ship", "ship v2")),
-                            ("tracks", ("ship", "b1"))], layer="public")
+        store.assert_facts(
+            [("grant", ("bob", "job", 1)), ("open_item", ("ship", "ship v2")), ("tracks", ("ship", "b1"))],
+            layer="public",
+        )
         gate = Gate(policy, store)
         before = store.revision()
         result = gate.guard(Request("b1", "deploy", "job", "bob", 1, scope="job"), lambda: "ok", NOW)
         assert result.completed, result
         gate.check_many([(Request("b2", "deploy", "job", "bob", 1, scope="job"), NOW)])
-        Service(policy, store).check(Principal("bob"), {"request": {"id": "b3", "kind": "deploy", "target": "job",
-                                                                    "epoch": 1, "scope": "job"}, "now": NOW})
+        Service(policy, store).check(
+            Principal("bob"),
+            {"request": {"id": "b3", "kind": "deploy", "target": "job", "epoch": 1, "scope": "job"}, "now": NOW},
+        )
         written = store.events(before)
         assert {e.kind for e in written} == {"decision", "receipt", "assert"}  # action_scope is an assert
         assert {e.layer for e in written} == {"sovereign"}

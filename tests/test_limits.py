@@ -29,8 +29,11 @@ def test_squaring_recursion_stops_at_64_bits() -> None:
 
 
 def test_a_5000_by_5000_cross_product_stops_inside_its_round() -> None:
-    message = exceeded(".decl a(x: number)\n.decl b(x: number)\np(X, Y) :- a(X), b(Y).",
-                       {"a": [(i,) for i in range(5000)], "b": [(i,) for i in range(5000)]}, max_tuples=50_000)
+    message = exceeded(
+        ".decl a(x: number)\n.decl b(x: number)\np(X, Y) :- a(X), b(Y).",
+        {"a": [(i,) for i in range(5000)], "b": [(i,) for i in range(5000)]},
+        max_tuples=50_000,
+    )
     assert "more than 50000 derived tuples" in message and "`p`" in message
 
 
@@ -61,7 +64,9 @@ def test_atoms_of_only_wildcards_are_tests_not_matches() -> None:
 
 
 def test_aggregate_bodies_are_bounded_too() -> None:
-    message = exceeded(".decl a(x: number)\nn(N) :- N = count : { a(X), a(Y), a(Z) }.", domain(300), max_matches=20 * CHUNK)
+    message = exceeded(
+        ".decl a(x: number)\nn(N) :- N = count : { a(X), a(Y), a(Z) }.", domain(300), max_matches=20 * CHUNK
+    )
     assert "matches" in message
 
 
@@ -74,17 +79,24 @@ def test_limits_between_rounds_still_hold() -> None:
     assert "iterations" in exceeded("n(0).\nn(X) :- n(Y), X = Y + 1.", max_iterations=50)
 
 
-@pytest.mark.parametrize(("text", "where"), [
-    ("p(1).\np(X + X) :- p(X).", "p(X + X) :- p(X)."),
-    ("p(-9223372036854775807).\np(X - 5) :- p(X).", "p(X - 5) :- p(X)."),
-    ("p(9223372036854775807 + 1).", "in a fact"),
-])
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("p(1).\np(X + X) :- p(X).", "p(X + X) :- p(X)."),
+        ("p(-9223372036854775807).\np(X - 5) :- p(X).", "p(X - 5) :- p(X)."),
+        ("p(9223372036854775807 + 1).", "in a fact"),
+    ],
+)
 def test_sums_and_differences_stop_at_64_bits_like_products(text: str, where: str) -> None:
     message = exceeded(text)
     assert "a number outside 64 bits" in message and where in message
 
 
 def test_unsigned_sums_wrap_around_and_floats_grow() -> None:
-    model = evaluate(compile_text(".decl u(x: unsigned)\n.decl f(x: float)\n"
-                                  "u(X) :- X = 18446744073709551615u + 2u.\nf(X) :- X = 9.0e18 + 9.0e18."))
+    model = evaluate(
+        compile_text(
+            ".decl u(x: unsigned)\n.decl f(x: float)\n"
+            "u(X) :- X = 18446744073709551615u + 2u.\nf(X) :- X = 9.0e18 + 9.0e18."
+        )
+    )
     assert set(model.tuples("u")) == {(1,)} and set(model.tuples("f")) == {(1.8e19,)}

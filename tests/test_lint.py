@@ -141,7 +141,7 @@ def test_megabytes_of_facts_and_rules_are_linted(tmp_path: Path) -> None:
     lines = [".decl edge(a: number, b: symbol, t: time)", "// edges"]
     lines += ["path(A, B) :- edge(A, _, _), edge(B, _, _)."]
     lines += [f'edge({i}, "n{i} // not a comment", 2026-08-14T23:00:00Z).' for i in range(50_000)]
-    lines += ["far(A) :-", "  edge(A, \"x\", _).", "edge(-1, \"\\u00e9\", forever)."]
+    lines += ["far(A) :-", '  edge(A, "x", _).', 'edge(-1, "\\u00e9", forever).']
     data = "\n".join(lines).encode()
     assert len(data) > 2_500_000
     result = lint_bytes(tmp_path, data)

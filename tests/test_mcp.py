@@ -45,18 +45,22 @@ def test_the_tools_in_process(store: Store) -> None:
     async def go() -> dict[str, Any]:
         async with Client(server) as c:
             out: dict[str, Any] = {"tools": sorted(t.name for t in (await c.list_tools()).tools)}
-            for name, args in [("check", {"request": REQUEST, "now": NOW}),
-                               ("why", {"fact": 'permit("m2")', "request": {**REQUEST, "id": "m2"}, "now": NOW}),
-                               ("why_not", {"fact": 'permit("m3")', "now": NOW,
-                                            "request": {**REQUEST, "id": "m3", "epoch": 2}}),
-                               ("query", {"pattern": "current_grant(A, S, E)", "now": NOW}),
-                               ("assert", {"text": 'claim("c1", "db", "role", "primary").'}),
-                               ("assert_grant", {"text": 'grant("claude-code", "/", 1).'}),
-                               ("check_as_other", {"request": {**REQUEST, "agent": "jw"}}),
-                               ("state", {"now": NOW})]:
+            for name, args in [
+                ("check", {"request": REQUEST, "now": NOW}),
+                ("why", {"fact": 'permit("m2")', "request": {**REQUEST, "id": "m2"}, "now": NOW}),
+                ("why_not", {"fact": 'permit("m3")', "now": NOW, "request": {**REQUEST, "id": "m3", "epoch": 2}}),
+                ("query", {"pattern": "current_grant(A, S, E)", "now": NOW}),
+                ("assert", {"text": 'claim("c1", "db", "role", "primary").'}),
+                ("assert_grant", {"text": 'grant("claude-code", "/", 1).'}),
+                ("check_as_other", {"request": {**REQUEST, "agent": "jw"}}),
+                ("state", {"now": NOW}),
+            ]:
                 result = await c.call_tool(name.split("_grant")[0].split("_as_")[0], args)
-                out[name] = (result.is_error, result.structured_content,
-                             result.content[0].text if result.content else "")
+                out[name] = (
+                    result.is_error,
+                    result.structured_content,
+                    result.content[0].text if result.content else "",
+                )
             return out
 
     out = run(go())
@@ -77,9 +81,20 @@ def test_the_tools_in_process(store: Store) -> None:
 def test_over_stdio(tmp_path: Path) -> None:
     (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
     open_store(str(tmp_path / "o.db")).close()  # as after `ordinance init`
-    params = StdioServerParameters(command=sys.executable, args=[
-        "-c", "from ordinance.cli import main; main()", "mcp", "--principal", "claude-code",
-        "--policy", str(tmp_path / "policy.rules"), "--db", str(tmp_path / "o.db")])
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-c",
+            "from ordinance.cli import main; main()",
+            "mcp",
+            "--principal",
+            "claude-code",
+            "--policy",
+            str(tmp_path / "policy.rules"),
+            "--db",
+            str(tmp_path / "o.db"),
+        ],
+    )
 
     async def go() -> tuple[Any, Any]:
         async with Client(params) as c:
@@ -99,9 +114,25 @@ def test_over_streamable_http_with_tokens(tmp_path: Path) -> None:
     open_store(str(tmp_path / "o.db")).close()  # as after `ordinance init`
     tokens = write_tokens(tmp_path / "tokens.toml")
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", "from ordinance.cli import main; main()", "mcp", "--http",
-                             "--tokens", str(tokens), "--port", str(port), "--policy", str(tmp_path / "policy.rules"),
-                             "--db", str(tmp_path / "o.db")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from ordinance.cli import main; main()",
+            "mcp",
+            "--http",
+            "--tokens",
+            str(tokens),
+            "--port",
+            str(port),
+            "--policy",
+            str(tmp_path / "policy.rules"),
+            "--db",
+            str(tmp_path / "o.db"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.monotonic() + 60
@@ -127,8 +158,9 @@ def test_over_streamable_http_with_tokens(tmp_path: Path) -> None:
         assert checked.structured_content["allowed"] is True
         assert checked.structured_content["request"]["agent"] == "claude-code"
         # the token's principal bounds the audience: the agent sees public only, the owner every layer
-        hidden = run(call(OWNER, "assert", {"text": 'open_item("vault", "rotate the vault key").',
-                                            "layer": "sovereign"}))
+        hidden = run(
+            call(OWNER, "assert", {"text": 'open_item("vault", "rotate the vault key").', "layer": "sovereign"})
+        )
         assert not hidden.is_error
         for token, shown in ((AGENT, False), (OWNER, True)):
             state = run(call(token, "state", {"now": NOW})).structured_content

@@ -26,13 +26,37 @@ def value(expr: str, decls: str = "") -> Any:
 @pytest.mark.parametrize(
     ("expr", "expected"),
     [
-        ("6 band 3", 2), ("6 bor 3", 7), ("6 bxor 3", 5), ("1 bshl 4", 16), ("-16 bshr 2", -4),
-        ("-1 bshru 60", 15), ("1 bshl 64", 0), ("1 bshl 63", -(2**63)), ("bnot 0", -1),
-        ("2 land 3", 1), ("2 land 0", 0), ("0 lor 0", 0), ("0 lor 5", 1), ("2 lxor 3", 0), ("lnot 7", 0), ("lnot 0", 1),
-        ("2 ^ 10", 1024), ("2 ^ 3 ^ 2", 512), ("-2 ^ 2", -4), ("(-2) ^ 2", 4), ("2 ^ -1", 0),
-        ("1 + 2 band 3", 3), ("1 bor 2 band 3", 3), ("1 lor 0 land 0", 1),
-        ("max(3, 9, 4)", 9), ("min(3, 9, 4)", 3), ("max(1.5, 2.5)", 2.5),
-        ("7 / -2", -3), ("-7 % 2", -1), ("0x1F", 31), ("0xff band 0x0f", 15),
+        ("6 band 3", 2),
+        ("6 bor 3", 7),
+        ("6 bxor 3", 5),
+        ("1 bshl 4", 16),
+        ("-16 bshr 2", -4),
+        ("-1 bshru 60", 15),
+        ("1 bshl 64", 0),
+        ("1 bshl 63", -(2**63)),
+        ("bnot 0", -1),
+        ("2 land 3", 1),
+        ("2 land 0", 0),
+        ("0 lor 0", 0),
+        ("0 lor 5", 1),
+        ("2 lxor 3", 0),
+        ("lnot 7", 0),
+        ("lnot 0", 1),
+        ("2 ^ 10", 1024),
+        ("2 ^ 3 ^ 2", 512),
+        ("-2 ^ 2", -4),
+        ("(-2) ^ 2", 4),
+        ("2 ^ -1", 0),
+        ("1 + 2 band 3", 3),
+        ("1 bor 2 band 3", 3),
+        ("1 lor 0 land 0", 1),
+        ("max(3, 9, 4)", 9),
+        ("min(3, 9, 4)", 3),
+        ("max(1.5, 2.5)", 2.5),
+        ("7 / -2", -3),
+        ("-7 % 2", -1),
+        ("0x1F", 31),
+        ("0xff band 0x0f", 15),
     ],
 )
 def test_operators_follow_souffle(expr: str, expected: Any) -> None:
@@ -101,7 +125,9 @@ def test_products_outside_64_bits_are_refused_not_wrapped() -> None:
 
 
 def test_numbers_keep_their_declared_types() -> None:
-    program = compile_text(".decl f(x: float)\n.decl u(x: unsigned)\nf(1). f(2.5). u(3).\ng(X) :- f(X), X > 1.\nw(Y) :- u(X), Y = X - 4.")
+    program = compile_text(
+        ".decl f(x: float)\n.decl u(x: unsigned)\nf(1). f(2.5). u(3).\ng(X) :- f(X), X > 1.\nw(Y) :- u(X), Y = X - 4."
+    )
     model = evaluate(program)
     assert sorted(model.tuples("f")) == [(1.0,), (2.5,)] and all(type(t[0]) is float for t in model.tuples("f"))
     assert set(model.tuples("w")) == {(2**64 - 1,)}

@@ -54,8 +54,18 @@ def test_the_value_formatters_escape_every_control_character() -> None:
 
 def test_check_why_and_why_not_escape_request_and_store_strings(project: Path) -> None:
     request = f'request({EVIL_LITERAL}, "deploy", "prod", {EVIL_LITERAL}, 1).'
-    assert run("assert", 'grant("alice", "prod", 1).', 'freeze("prod", 2026-12-27T00:00:00Z).',
-               "--source", EVIL, "--author", EVIL).exit_code == 0
+    assert (
+        run(
+            "assert",
+            'grant("alice", "prod", 1).',
+            'freeze("prod", 2026-12-27T00:00:00Z).',
+            "--source",
+            EVIL,
+            "--author",
+            EVIL,
+        ).exit_code
+        == 0
+    )
     checked = run("check", request, "--now", NOW)
     assert checked.exit_code == 1
     text = safe(checked)
@@ -88,12 +98,12 @@ def test_test_blocks_and_invariants_with_crafted_names(project: Path) -> None:
     (project / "t.rules").write_text(
         ".decl p(x: symbol)\n"
         f".invariant {EVIL_LITERAL} :- p(X).\n"
-        f"test {EVIL_LITERAL} {{\n  p({EVIL_LITERAL}).\n  expect p(\"a\").\n}}\n"
+        f'test {EVIL_LITERAL} {{\n  p({EVIL_LITERAL}).\n  expect p("a").\n}}\n'
     )
     result = run("test", "t.rules")
     assert result.exit_code == 1
     text = safe(result)
-    assert "FAIL  t.rules:3  \\u001b]8;;" in text and "invariant \"\\u001b]8;;" in text
+    assert "FAIL  t.rules:3  \\u001b]8;;" in text and 'invariant "\\u001b]8;;' in text
 
 
 def test_lint_escapes_include_paths_and_file_names(project: Path) -> None:
@@ -106,7 +116,7 @@ def test_lint_escapes_include_paths_and_file_names(project: Path) -> None:
     assert bad.exit_code == 1 and "bad\\u001b[2J.rules" in safe(bad)
     missing = run("lint", "gone\x1b[2J.rules")
     assert missing.exit_code == 2 and "gone\\u001b[2J.rules" in safe(missing)
-    errors = run("check", "request(\"a\", \"k\", \"t\", \"x\", 1).", "--policy", "no\x1b[2J.rules")
+    errors = run("check", 'request("a", "k", "t", "x", 1).', "--policy", "no\x1b[2J.rules")
     assert errors.exit_code == 2 and "no\\u001b[2J.rules" in safe(errors)
 
 
@@ -114,10 +124,10 @@ def test_demo_escapes_scenario_names_and_requests(tmp_path: Path) -> None:
     toml_evil = json.dumps(EVIL)  # a TOML basic string with \u escapes
     (tmp_path / "evil.toml").write_text(
         f"name = {toml_evil}\nstory = {toml_evil}\n\n"
-        "[[step]]\nfacts = [[\"grant\", \"alice\", \"prod\", 1]]\n\n"
+        '[[step]]\nfacts = [["grant", "alice", "prod", 1]]\n\n'
         f"[[check]]\nname = {toml_evil}\nnow = 2026-08-14T21:30:00Z\n"
-        f"request = {{ id = {toml_evil}, kind = \"deploy\", target = \"prod\", agent = {toml_evil}, epoch = 1 }}\n"
-        "allowed = false\ncodes = [\"no-grant\"]\n"
+        f'request = {{ id = {toml_evil}, kind = "deploy", target = "prod", agent = {toml_evil}, epoch = 1 }}\n'
+        'allowed = false\ncodes = ["no-grant"]\n'
     )
     result = run("demo", "--dir", str(tmp_path))
     text = safe(result)

@@ -173,7 +173,7 @@ def test_empty_input_is_an_empty_program() -> None:
 
 
 def test_spans_point_at_tokens() -> None:
-    program = parse("p(X) :-\n  q(X),\n  !r(X, \"s\").", "f.rules")
+    program = parse('p(X) :-\n  q(X),\n  !r(X, "s").', "f.rules")
     (rule,) = program.items
     assert isinstance(rule, ast.Rule)
     assert rule.span == Span(1, 1, 3, 14, "f.rules")
@@ -199,12 +199,8 @@ def test_several_syntax_errors_are_reported_at_once() -> None:
 
 def test_error_messages_name_what_was_expected() -> None:
     assert errors("a(X :- b.") == [("syntax", 1, 5, "unexpected `:`, expected `)` or `,`")]
-    assert errors("a(X) :- b(X)\nc(X) :- d(X).") == [
-        ("syntax", 1, 13, "missing `.` at the end of the clause")
-    ]
-    assert errors("a(X) :- b(X") == [
-        ("syntax", 1, 12, "unexpected end of input, expected `)` or `,`")
-    ]
+    assert errors("a(X) :- b(X)\nc(X) :- d(X).") == [("syntax", 1, 13, "missing `.` at the end of the clause")]
+    assert errors("a(X) :- b(X") == [("syntax", 1, 12, "unexpected end of input, expected `)` or `,`")]
     assert errors("/* open") == [("syntax", 1, 1, "unterminated comment")]
     assert errors("p(\x00).")[0][3] == "unexpected character `\\x00`"
 
@@ -284,11 +280,32 @@ fact_lines = st.builds(
     gaps,
     st.sampled_from(["", " ", " // c", "// x /* y", "\r", " /* z */"]),
 )
-other_lines = st.sampled_from([
-    "", "// note", "  ", ".decl p(a: number)", ".decl q(a: flot)", "p(X) :- q(X).", "p(X) :-",
-    "  q(X),", "q(1).", "  r(1).", "/* open", "*/", 'test "t" {', "}", "expect q(1).", "p(X) :- q(X)",
-    "p(1, .", 'p("abc).', '.include "x"', "  // indented", "p(\x00).", "(((",
-])
+other_lines = st.sampled_from(
+    [
+        "",
+        "// note",
+        "  ",
+        ".decl p(a: number)",
+        ".decl q(a: flot)",
+        "p(X) :- q(X).",
+        "p(X) :-",
+        "  q(X),",
+        "q(1).",
+        "  r(1).",
+        "/* open",
+        "*/",
+        'test "t" {',
+        "}",
+        "expect q(1).",
+        "p(X) :- q(X)",
+        "p(1, .",
+        'p("abc).',
+        '.include "x"',
+        "  // indented",
+        "p(\x00).",
+        "(((",
+    ]
+)
 files = st.lists(st.one_of(fact_lines, other_lines), max_size=12).flatmap(
     lambda lines: st.sampled_from(["\n", "\r\n"]).map(lambda nl: nl.join(lines))
 )

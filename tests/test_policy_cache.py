@@ -45,7 +45,8 @@ def _same(a: Any, b: Any) -> None:
 
 def test_the_encoding_round_trips_every_policy_of_the_tree():
     policies = sorted((ROOT / "ordinance" / "rules" / "stdlib").glob("*.rules")) + sorted(
-        (ROOT / "tests" / "golden").rglob("*.rules"))
+        (ROOT / "tests" / "golden").rglob("*.rules")
+    )
     programs = [load_scenario(p).policy for p in sorted((ROOT / "ordinance" / "testing" / "scenarios").glob("*.toml"))]
     for path in policies:
         try:

@@ -108,7 +108,11 @@ def authority_world(draw: st.DrawFn) -> list[tuple[str, tuple[Any, ...]]]:
 
 requests = st.builds(
     lambda i, ag, w, e, s: Request(f"r{i}", "write", w, ag, e, scope=s),
-    st.integers(0, 99), agents, works, epochs, scopes,
+    st.integers(0, 99),
+    agents,
+    works,
+    epochs,
+    scopes,
 )
 
 
@@ -162,9 +166,11 @@ def test_no_stale_epoch_is_ever_permitted(rows: list, reqs: list[Request], now: 
     g = gate(rows)
     facts = facts_of(rows)
     # also ask under every granted epoch, on the scope and on each work item
-    reqs = reqs + [Request(f"g{i}", "write", w, ag, e, scope=s)
-                   for i, (ag, s, e) in enumerate(sorted(facts.get("grant", set())))
-                   for w in ("job", s)]
+    reqs = reqs + [
+        Request(f"g{i}", "write", w, ag, e, scope=s)
+        for i, (ag, s, e) in enumerate(sorted(facts.get("grant", set())))
+        for w in ("job", s)
+    ]
     for r in reqs:
         newest = [e for (w, _, e, _) in facts.get("lease", set()) if w in (r.target, r.authority_scope)]
         newest += [e for (_, s, e) in facts.get("grant", set()) if s in (r.target, r.authority_scope)]
@@ -179,10 +185,14 @@ def test_no_stale_epoch_is_ever_permitted(rows: list, reqs: list[Request], now: 
 
 
 @SETTINGS
-@given(authority_world(), st.lists(requests, min_size=1, max_size=4), times, times,
-       st.lists(st.tuples(st.sampled_from(["grant", "lease"]), agents, epochs), max_size=3))
-def test_owner_stop_is_absorbing(rows: list, reqs: list[Request], stop_at: int, now: int,
-                                 later: list) -> None:
+@given(
+    authority_world(),
+    st.lists(requests, min_size=1, max_size=4),
+    times,
+    times,
+    st.lists(st.tuples(st.sampled_from(["grant", "lease"]), agents, epochs), max_size=3),
+)
+def test_owner_stop_is_absorbing(rows: list, reqs: list[Request], stop_at: int, now: int, later: list) -> None:
     stopped = rows + [("stop", ("deploy", stop_at))]
     # whatever is added afterwards (new grants, new leases), short of a resume
     more = stopped + [
@@ -209,8 +219,18 @@ def receipt_world(draw: st.DrawFn) -> list[tuple[str, tuple[Any, ...]]]:
         for _ in range(draw(st.integers(0, 3))):
             rows.append(("receipt", (x, draw(st.sampled_from(["intent", "outcome"])), draw(agents), draw(wide_times))))
         for _ in range(draw(st.integers(0, 4))):
-            rows.append(("observation", (x, draw(st.sampled_from(["alice", "bob", "ci", "peer"])),
-                                         draw(wide_times), draw(scopes), draw(st.sampled_from(["ok", "mismatch"])))))
+            rows.append(
+                (
+                    "observation",
+                    (
+                        x,
+                        draw(st.sampled_from(["alice", "bob", "ci", "peer"])),
+                        draw(wide_times),
+                        draw(scopes),
+                        draw(st.sampled_from(["ok", "mismatch"])),
+                    ),
+                )
+            )
     if draw(st.booleans()):
         rows.append(("fresh_for", (draw(scopes), draw(st.sampled_from([HOUR, 4 * HOUR])))))
     return rows
@@ -226,12 +246,18 @@ def fresh_independent_results(rows: list, x: str, now: int) -> set[str]:
     ages: dict[str, int] = dict(f.get("fresh_for", set()))  # type: ignore[arg-type]
     age = ages.get(scope, DAY)
     found: set[str] = set()
-    for (a, kind, by, done_at) in f.get("receipt", set()):
+    for a, kind, by, done_at in f.get("receipt", set()):
         if a != x or kind != "outcome" or done_at > now:
             continue
-        for (a2, obs, at, s, result) in f.get("observation", set()):
-            if (a2, s) == (x, scope) and done_at <= at <= now and now - at <= age \
-                    and by in domain and obs in domain and domain[by] != domain[obs]:
+        for a2, obs, at, s, result in f.get("observation", set()):
+            if (
+                (a2, s) == (x, scope)
+                and done_at <= at <= now
+                and now - at <= age
+                and by in domain
+                and obs in domain
+                and domain[by] != domain[obs]
+            ):
                 found.add(result)
     return found
 
@@ -246,7 +272,8 @@ def test_verified_never_without_fresh_independent_evidence(rows: list, now: int)
             assert (x,) in model.tuples("done")
         # an irreversible request on it passes only if verified
         d = gate(rows + [("grant", ("alice", "hub", 1))]).decide(
-            Request("q", "ship", "t", "alice", 1, scope="hub", requires=(x,), irreversible=True), now)
+            Request("q", "ship", "t", "alice", 1, scope="hub", requires=(x,), irreversible=True), now
+        )
         assert d.allowed == ((x,) in model.tuples("verified"))
 
 
@@ -256,8 +283,16 @@ def test_decisions_are_deterministic_and_independent_of_arrival_order(
     claims: list, authority: list, rnd: Any, request: Request, now: int
 ) -> None:
     rows = claims + authority + [("grant", (request.agent, request.authority_scope, request.epoch))]
-    request = Request(request.id, request.kind, request.target, request.agent, request.epoch,
-                      scope=request.scope, uses=("c1", "c2"), needs=(("pr", "state", "merged"),))
+    request = Request(
+        request.id,
+        request.kind,
+        request.target,
+        request.agent,
+        request.epoch,
+        scope=request.scope,
+        uses=("c1", "c2"),
+        needs=(("pr", "state", "merged"),),
+    )
     shuffled = rows[:]
     rnd.shuffle(shuffled)
     with tempfile.TemporaryDirectory() as tmp:

@@ -42,12 +42,14 @@ def test_why_rebuilds_a_proof_from_facts():
     assert dict(proof.bindings) == {"X": 1, "Y": 3, "Z": 4}
     facts = [(n.relation, n.tuple) for n in leaves(proof)]
     assert facts == [("edge", (1, 2)), ("edge", (2, 3)), ("edge", (3, 4))]
+
     # every premise was known at a smaller height
     def check(n: ProofNode) -> None:
         for c in n.children:
             if c.kind == "rule":
                 assert c.height < n.height
             check(c)
+
     check(proof)
 
 
@@ -145,7 +147,9 @@ def test_renderers():
     assert to_json(wn)["failures"][0]["needed"] == [{"relation": "edge", "tuple": [3, 1]}]
     assert to_dot(wn).startswith("digraph")
     # the DOT text is what networkx would hold: one node per proof node
-    g = nx.DiGraph([(line.split("->")[0].strip(), line.split("->")[1].strip(" ;")) for line in dot.splitlines() if "->" in line])
+    g = nx.DiGraph(
+        [(line.split("->")[0].strip(), line.split("->")[1].strip(" ;")) for line in dot.splitlines() if "->" in line]
+    )
     assert nx.is_arborescence(g)
 
 
@@ -225,8 +229,12 @@ def test_a_proof_1700_steps_deep_is_built_and_rendered_in_full():
 
 def test_a_head_expression_over_body_variables_has_a_proof() -> None:
     # `D + 1` is known only once the body binds `D`: it is checked then, not refused at unification
-    model = evaluate(program(".decl e(a: number, b: number)\n.decl d(n: number, x: number)\n"
-                             "e(1, 2). e(2, 3). d(1, 0).\nd(B, D + 1) :- d(A, D), e(A, B)."))
+    model = evaluate(
+        program(
+            ".decl e(a: number, b: number)\n.decl d(n: number, x: number)\n"
+            "e(1, 2). e(2, 3). d(1, 0).\nd(B, D + 1) :- d(A, D), e(A, B)."
+        )
+    )
     proof = why(model, "d", (3, 2))
     assert proof is not None and dict(proof.bindings) == {"B": 3, "A": 2, "D": 1}
     assert why(model, "d", (3, 5)) is None
@@ -235,8 +243,10 @@ def test_a_head_expression_over_body_variables_has_a_proof() -> None:
 
 def test_why_proves_a_fact_whose_head_is_an_expression():
     # the head `len(L, N + 1)` is matched once the body has bound N (it used to find no proof)
-    p = program(".decl e(x: number)\n.decl len(a: number, n: number)\nlen(0, 0).\n"
-                "len(L, N + 1) :- e(L), len(L, N), N < 3.", extensional={"e": 1})
+    p = program(
+        ".decl e(x: number)\n.decl len(a: number, n: number)\nlen(0, 0).\nlen(L, N + 1) :- e(L), len(L, N), N < 3.",
+        extensional={"e": 1},
+    )
     m = evaluate(p, {"e": [(0,)]})
     proof = why(m, "len", (0, 2))
     assert proof is not None and proof.rule == 1 and proof.bindings == (("L", 0), ("N", 1))

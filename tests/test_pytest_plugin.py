@@ -52,13 +52,15 @@ def project(pytester: pytest.Pytester, policy: str) -> None:
 def test_items_have_readable_names_and_pass(pytester: pytest.Pytester) -> None:
     project(pytester, CORRECT)
     result = pytester.runpytest("--collect-only", "-q")
-    result.stdout.fnmatch_lines([
-        "tests/test_nothing.py::test_ok",
-        'policies/policy.rules::test "a claim in its window is current"',
-        'policies/policy.rules::test "a superseded claim is not current"',
-        'policies/policy.rules::invariant "superseded is never current"',
-        'policies/policy.rules::invariant "a current claim has a window"',
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "tests/test_nothing.py::test_ok",
+            'policies/policy.rules::test "a claim in its window is current"',
+            'policies/policy.rules::test "a superseded claim is not current"',
+            'policies/policy.rules::invariant "superseded is never current"',
+            'policies/policy.rules::invariant "a current claim has a window"',
+        ]
+    )
     assert "broken.rules" not in result.stdout.str()
     pytester.runpytest().assert_outcomes(passed=5)
 

@@ -58,8 +58,10 @@ def codes(text: str) -> list[str]:
 
 
 def test_qualifiers_parse_with_spans_and_print_back() -> None:
-    text = (".decl r(x: number, y: number, z: number) btree choice-domain x, (y, z)\n"
-            "r(X, Y, Z) <= r(X, Y, W) :- W < Z ; W = Z - 1.\n")
+    text = (
+        ".decl r(x: number, y: number, z: number) btree choice-domain x, (y, z)\n"
+        "r(X, Y, Z) <= r(X, Y, W) :- W < Z ; W = Z - 1.\n"
+    )
     program = parse(text)
     decl, sub = program.items
     assert isinstance(decl, ast.Decl) and decl.qualifiers == ("btree",)
@@ -109,11 +111,14 @@ def test_a_subsumption_body_is_complete_before_its_relation_is_pruned() -> None:
     # `better` is derived from `p`: pruning `p` with it would read it half done
     assert "cyclic_negation" in codes(
         ".decl p(a: number)\n.decl better(a: number, b: number)\n"
-        "better(X, Y) :- p(X), p(Y), X < Y.\np(X) <= p(Y) :- better(X, Y).\np(1).")
+        "better(X, Y) :- p(X), p(Y), X < Y.\np(X) <= p(Y) :- better(X, Y).\np(1)."
+    )
     # a body over lower relations is fine
-    text = (".decl p(a: number)\n.decl rank(a: number, r: number)\n.decl src(a: number)\n"
-            "rank(1, 5). rank(2, 9). src(1). src(2).\np(X) :- src(X).\n"
-            "p(X) <= p(Y) :- rank(X, A), rank(Y, B), A < B.\n")
+    text = (
+        ".decl p(a: number)\n.decl rank(a: number, r: number)\n.decl src(a: number)\n"
+        "rank(1, 5). rank(2, 9). src(1). src(2).\np(X) :- src(X).\n"
+        "p(X) <= p(Y) :- rank(X, A), rank(Y, B), A < B.\n"
+    )
     assert tuples(text, "p") == {(2,)}
 
 
@@ -285,9 +290,9 @@ def test_a_number_is_explained_by_the_binding_it_was_given() -> None:
     [
         ".decl q(x: symbol)\n.decl id(n: number, x: symbol)\nid(autoinc() + 1, X) :- q(X).",
         ".decl q(x: symbol)\n.decl id(n: number, x: symbol)\nid(N, X) :- q(X), N = autoinc().",
-        ".decl id(n: number, x: symbol)\nid(autoinc(), \"a\").",
+        '.decl id(n: number, x: symbol)\nid(autoinc(), "a").',
         ".decl id(n: number)\nid(autoinc()) :- id(_).\nid(0).",
-        ".decl q(x: symbol)\n.invariant \"i\" :- q(X), autoinc() > 3.",
+        '.decl q(x: symbol)\n.invariant "i" :- q(X), autoinc() > 3.',
     ],
 )
 def test_autoinc_stands_only_in_the_head_of_a_rule_that_is_not_recursive(text: str) -> None:
@@ -344,10 +349,12 @@ tallest(C, S, H) :- student(C, _, _), H = max Hh : { student(C, S, Hh) }, H > 10
 
 
 def test_count_and_sum_have_no_witnesses() -> None:
-    assert codes(".decl e(a: number, b: number)\n.decl p(a: number, n: number)\np(X, N) :- N = count : { e(X, _) }.") \
-        == ["unbound_variable"]
+    assert codes(
+        ".decl e(a: number, b: number)\n.decl p(a: number, n: number)\np(X, N) :- N = count : { e(X, _) }."
+    ) == ["unbound_variable"]
     assert "unbound_variable" in codes(
-        ".decl e(a: number, b: number)\n.decl p(a: number, n: number)\np(X, N) :- N = sum Y : { e(X, Y) }.")
+        ".decl e(a: number, b: number)\n.decl p(a: number, n: number)\np(X, N) :- N = sum Y : { e(X, Y) }."
+    )
 
 
 def test_a_variable_bound_outside_is_still_injected_not_a_witness() -> None:
@@ -384,13 +391,16 @@ def test_the_warm_gate_decides_as_a_fresh_one_on_a_qualified_policy(tmp_path: An
     with open_store(str(tmp_path / "gate.db"), schema_of(policy)) as store:
         store.assert_facts([("grant", ("bob", "deploy", 2))], source="owner", author="lead")
         gate = Gate(policy, store)
-        asks = [Request("r1", "write", "job", "bob", 2, scope="deploy"),
-                Request("r2", "write", "job", "alice", 1, scope="deploy"),
-                Request("r3", "write", "job", "alice", 3, scope="deploy")]
+        asks = [
+            Request("r1", "write", "job", "bob", 2, scope="deploy"),
+            Request("r2", "write", "job", "alice", 1, scope="deploy"),
+            Request("r3", "write", "job", "alice", 3, scope="deploy"),
+        ]
         assert gate.check(asks[0], t).allowed
         # alice's grant is smaller: she becomes the first holder; epoch 3 is the newest
-        store.assert_facts([("grant", ("alice", "deploy", 1)), ("grant", ("alice", "deploy", 3))],
-                           source="owner", author="lead")
+        store.assert_facts(
+            [("grant", ("alice", "deploy", 1)), ("grant", ("alice", "deploy", 3))], source="owner", author="lead"
+        )
         for i, ask in enumerate(asks):
             warm = gate.check(ask, t + 60 * i)
             fresh = Gate(policy, store).check(ask, t + 60 * i)

@@ -15,7 +15,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 def steps() -> list[tuple[str, list[str]]]:
     """The section's `$ command` lines with the output shown under each."""
     start = README.index("## Projections and privacy\n")
-    text = README[start:README.index("\n## Performance\n", start)]
+    text = README[start : README.index("\n## Performance\n", start)]
     found: list[tuple[str, list[str]]] = []
     for _, block in re.findall(r"^(`{3,})\n(.*?)^\1$", text, re.M | re.S):
         for line in block.splitlines():
@@ -45,8 +45,7 @@ def test_the_projections_section_runs_as_written(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORDINANCE_")}
     env["ORDINANCE_CACHE"] = os.environ["ORDINANCE_CACHE"]  # (the session's, see conftest.py)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.stderr == ""
     outputs = done.stdout.split(marker + "\n")
     assert len(outputs) == len(found) + 1

@@ -34,8 +34,15 @@ def run_section(title: str, port: int, tmp_path: Path, n: int = 0) -> tuple[str,
     free = free_port()
     script = script.replace("PORT", str(free))
     wrapped = "set -e\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + script
-    proc = subprocess.Popen(["bash", "-c", wrapped], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True, env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"})
+    proc = subprocess.Popen(
+        ["bash", "-c", wrapped],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"},
+    )
     try:
         out, err = proc.communicate(timeout=180)
     finally:  # the script's own server too, even if the script hangs
@@ -66,10 +73,9 @@ def test_use_over_http_and_mcp(tmp_path: Path) -> None:
 
     async def go() -> object:
         async with Client(params) as c:
-            return (await c.call_tool("query", {"pattern": "current_grant(A, \"prod\", E)"})).structured_content
+            return (await c.call_tool("query", {"pattern": 'current_grant(A, "prod", E)'})).structured_content
 
-    assert asyncio.run(go()) == {"relation": "current_grant", "answers": [{"A": "claude-code", "E": 1}],
-                                 "holds": True}
+    assert asyncio.run(go()) == {"relation": "current_grant", "answers": [{"A": "claude-code", "E": 1}], "holds": True}
 
 
 def test_the_server_keeps_the_state_file_as_shown(tmp_path: Path) -> None:

@@ -97,7 +97,7 @@ def test_printer_round_trips_records_and_adts() -> None:
 
 
 def test_a_record_of_the_wrong_field_type_is_a_type_mismatch() -> None:
-    assert codes('.decl p(a: Pair)\np([1, 2]).') == ["type_mismatch"]
+    assert codes(".decl p(a: Pair)\np([1, 2]).") == ["type_mismatch"]
 
 
 def test_a_record_with_the_wrong_number_of_fields_is_a_type_mismatch() -> None:
@@ -151,8 +151,10 @@ def test_pattern_variables_are_bound_and_wildcards_allowed_in_patterns() -> None
     compile_text(TYPES + '.decl p(a: Pair)\n.decl n(x: number)\np([1, "a"]).\nn(X) :- p([X, _]).')
     # `!=` is no pattern: X is unbound and `_` stands where a value is needed
     assert codes('.decl p(a: Pair)\n.decl n(x: number)\np([1, "a"]).\nn(X) :- p(P), P != [X, _].') == [
-        "unbound_variable", "safety_violations"]
-    assert codes(".decl p(a: Pair)\np([_, \"a\"]).") == ["safety_violations"]
+        "unbound_variable",
+        "safety_violations",
+    ]
+    assert codes('.decl p(a: Pair)\np([_, "a"]).') == ["safety_violations"]
 
 
 # ---------------------------------------------------------------- evaluation
@@ -169,35 +171,43 @@ def test_record_destructuring_in_a_body_atom() -> None:
 
 
 def test_record_matching_with_constants_and_repeated_variables() -> None:
-    text = (".type P2 = [a: number, b: number]\n.decl p(a: P2)\n.decl n(x: number)\n"
-            "p([1, 1]). p([1, 2]). p([3, 3]).\nn(X) :- p([X, X]).\n.decl o(x: number)\no(Y) :- p([1, Y]).")
+    text = (
+        ".type P2 = [a: number, b: number]\n.decl p(a: P2)\n.decl n(x: number)\n"
+        "p([1, 1]). p([1, 2]). p([3, 3]).\nn(X) :- p([X, X]).\n.decl o(x: number)\no(Y) :- p([1, Y])."
+    )
     m = run(text)
     assert m.tuples("n") == {(1,), (3,)}
     assert m.tuples("o") == {(1,), (2,)}
 
 
 def test_equality_unpacks_a_bound_record_and_packs_bound_fields() -> None:
-    text = ('.decl p(a: Pair)\n.decl n(x: number)\n.decl q(a: Pair)\np([1, "a"]). p([2, "b"]).\n'
-            'n(X) :- p(P), P = [X, "a"].\nq(R) :- p([X, Y]), R = [X + 10, Y].')
+    text = (
+        '.decl p(a: Pair)\n.decl n(x: number)\n.decl q(a: Pair)\np([1, "a"]). p([2, "b"]).\n'
+        'n(X) :- p(P), P = [X, "a"].\nq(R) :- p([X, Y]), R = [X + 10, Y].'
+    )
     m = run(text)
     assert m.tuples("n") == {(1,)}
     assert m.tuples("q") == {((11, "a"),), ((12, "b"),)}
 
 
 def test_records_compare_by_their_fields() -> None:
-    text = ('.decl p(a: Pair)\n.decl same(a: Pair, b: Pair)\np([1, "a"]). p([1, "b"]).\n'
-            "same(X, Y) :- p(X), p(Y), X = Y.\n.decl differ(n: number)\ndiffer(1) :- p(X), p(Y), X != Y.")
+    text = (
+        '.decl p(a: Pair)\n.decl same(a: Pair, b: Pair)\np([1, "a"]). p([1, "b"]).\n'
+        "same(X, Y) :- p(X), p(Y), X = Y.\n.decl differ(n: number)\ndiffer(1) :- p(X), p(Y), X != Y."
+    )
     m = run(text)
     assert m.tuples("same") == {((1, "a"), (1, "a")), ((1, "b"), (1, "b"))}
     assert m.tuples("differ") == {(1,)}
 
 
 def test_nested_records_and_nil_build_a_list_and_recursion_walks_it() -> None:
-    text = (".decl list(l: List)\n.decl len(l: List, n: number)\n.decl elem(x: number)\n"
-            "list([1, [2, [3, nil]]]).\n"
-            "list(T) :- list([_, T]), T != nil.\n"
-            "len(nil, 0).\nlen(L, N + 1) :- list(L), L = [_, T], len(T, N).\n"
-            "elem(X) :- list([X, _]).")
+    text = (
+        ".decl list(l: List)\n.decl len(l: List, n: number)\n.decl elem(x: number)\n"
+        "list([1, [2, [3, nil]]]).\n"
+        "list(T) :- list([_, T]), T != nil.\n"
+        "len(nil, 0).\nlen(L, N + 1) :- list(L), L = [_, T], len(T, N).\n"
+        "elem(X) :- list([X, _])."
+    )
     m = run(text)
     assert m.tuples("list") == {((1, (2, (3, ()))),), ((2, (3, ())),), ((3, ()),)}
     assert (((1, (2, (3, ()))), 3)) in m.tuples("len") and ((), 0) in m.tuples("len")
@@ -210,33 +220,44 @@ def test_nil_is_not_matched_by_a_record_pattern() -> None:
 
 
 def test_negated_record_patterns_are_existential() -> None:
-    text = (".type P2 = [a: number, b: number]\n.decl p(a: P2)\n.decl e3(x: number)\n.decl q(x: number)\n"
-            "p([1, 2]). p([2, 3]). e3(1). e3(2). e3(3).\nq(X) :- e3(X), !p([_, X]).")
+    text = (
+        ".type P2 = [a: number, b: number]\n.decl p(a: P2)\n.decl e3(x: number)\n.decl q(x: number)\n"
+        "p([1, 2]). p([2, 3]). e3(1). e3(2). e3(3).\nq(X) :- e3(X), !p([_, X])."
+    )
     assert run(text).tuples("q") == {(1,)}
 
 
 def test_adt_constructors_build_and_branches_match() -> None:
-    text = (".decl shape(s: Shape)\n.decl area(s: Shape, a: number)\n.decl empty(n: number)\n"
-            "shape($Circle(2)). shape($Rect(2, 3)). shape($Empty).\n"
-            "area(S, A) :- shape(S), S = $Rect(W, H), A = W * H.\n"
-            "area($Circle(R), 3 * R * R) :- shape($Circle(R)).\n"
-            "empty(1) :- shape($Empty).")
+    text = (
+        ".decl shape(s: Shape)\n.decl area(s: Shape, a: number)\n.decl empty(n: number)\n"
+        "shape($Circle(2)). shape($Rect(2, 3)). shape($Empty).\n"
+        "area(S, A) :- shape(S), S = $Rect(W, H), A = W * H.\n"
+        "area($Circle(R), 3 * R * R) :- shape($Circle(R)).\n"
+        "empty(1) :- shape($Empty)."
+    )
     m = run(text)
     assert m.tuples("area") == {(Branch(("Rect", 2, 3)), 6), (Branch(("Circle", 2)), 12)}
     assert m.tuples("empty") == {(1,)}
 
 
 def test_adt_branches_compare_by_branch_and_arguments() -> None:
-    text = (".decl shape(s: Shape)\n.decl other(a: Shape, b: Shape)\n"
-            "shape($Circle(2)). shape($Circle(3)). shape($Empty).\n"
-            "other(A, B) :- shape(A), shape(B), A != B, A != $Empty, B != $Empty.")
+    text = (
+        ".decl shape(s: Shape)\n.decl other(a: Shape, b: Shape)\n"
+        "shape($Circle(2)). shape($Circle(3)). shape($Empty).\n"
+        "other(A, B) :- shape(A), shape(B), A != B, A != $Empty, B != $Empty."
+    )
     m = run(text)
-    assert m.tuples("other") == {(Branch(("Circle", 2)), Branch(("Circle", 3))), (Branch(("Circle", 3)), Branch(("Circle", 2)))}
+    assert m.tuples("other") == {
+        (Branch(("Circle", 2)), Branch(("Circle", 3))),
+        (Branch(("Circle", 3)), Branch(("Circle", 2))),
+    }
 
 
 def test_records_inside_aggregates() -> None:
-    text = ('.decl p(a: Pair)\n.decl total(n: number)\np([1, "a"]). p([2, "b"]). p([2, "c"]).\n'
-            "total(N) :- N = sum X : { p([X, _]) }.\n.decl c(n: number)\nc(N) :- N = count : { p(_) }.")
+    text = (
+        '.decl p(a: Pair)\n.decl total(n: number)\np([1, "a"]). p([2, "b"]). p([2, "c"]).\n'
+        "total(N) :- N = sum X : { p([X, _]) }.\n.decl c(n: number)\nc(N) :- N = count : { p(_) }."
+    )
     m = run(text)
     assert m.tuples("total") == {(5,)}
     assert m.tuples("c") == {(3,)}
@@ -261,8 +282,10 @@ def test_the_value_formatter_writes_records_and_adts_as_souffle_does() -> None:
 
 
 def test_proofs_render_records_and_adts_in_text_and_json() -> None:
-    text = ('.decl p(a: Pair)\n.decl n(x: number)\n.decl s(a: Shape)\n.decl r(x: number)\n'
-            'p([1, "a"]).\nn(X) :- p([X, _]).\ns($Rect(2, 3)).\nr(W) :- s($Rect(W, _)).')
+    text = (
+        ".decl p(a: Pair)\n.decl n(x: number)\n.decl s(a: Shape)\n.decl r(x: number)\n"
+        'p([1, "a"]).\nn(X) :- p([X, _]).\ns($Rect(2, 3)).\nr(W) :- s($Rect(W, _)).'
+    )
     program = compile_text(TYPES + text)
     model = evaluate(program, {})
     shown = to_text(why(model, "n", (1,)), program=program)
@@ -278,13 +301,18 @@ def test_proofs_render_records_and_adts_in_text_and_json() -> None:
 
 
 def test_fact_files_read_and_write_records_as_souffle_does(tmp_path: Path) -> None:
-    text = (".decl p(a: Pair, s: Shape)\n.decl q(y: symbol, s: Shape, a: Pair)\n.input p\n.output q\n"
-            "q(Y, S, [X + 1, Y]) :- p([X, Y], S).")
+    text = (
+        ".decl p(a: Pair, s: Shape)\n.decl q(y: symbol, s: Shape, a: Pair)\n.input p\n.output q\n"
+        "q(Y, S, [X + 1, Y]) :- p([X, Y], S)."
+    )
     program = compile_text(TYPES + text)
     (tmp_path / "p.facts").write_text('[1, "a, b"]\t$Circle(3)\n[2, c]\t$Empty\nnil\t$Rect(1, 2)\n', encoding="utf-8")
     facts = read_inputs(program, str(tmp_path))
-    assert set(facts["p"]) == {((1, "a, b"), Branch(("Circle", 3))), ((2, "c"), Branch(("Empty",))),
-                               ((), Branch(("Rect", 1, 2)))}
+    assert set(facts["p"]) == {
+        ((1, "a, b"), Branch(("Circle", 3))),
+        ((2, "c"), Branch(("Empty",))),
+        ((), Branch(("Rect", 1, 2))),
+    }
     model = evaluate(program, facts)
     path = write_output(program, program.io[1], model.tuples("q"), str(tmp_path))
     assert Path(path).read_text(encoding="utf-8") == "a, b\t$Circle(3)\t[2, a, b]\nc\t$Empty\t[3, c]\n"
@@ -345,22 +373,26 @@ PRELUDE = """
 .decl q(x: number)
 """
 DOMAIN = st.integers(0, 3)
-FACTS = st.fixed_dictionaries({
-    "e1": st.lists(st.tuples(DOMAIN, DOMAIN), max_size=6, unique=True),
-    "e2": st.lists(st.tuples(DOMAIN, DOMAIN), max_size=6, unique=True),
-    "e3": st.lists(st.tuples(DOMAIN), max_size=4, unique=True),
-})
+FACTS = st.fixed_dictionaries(
+    {
+        "e1": st.lists(st.tuples(DOMAIN, DOMAIN), max_size=6, unique=True),
+        "e2": st.lists(st.tuples(DOMAIN, DOMAIN), max_size=6, unique=True),
+        "e3": st.lists(st.tuples(DOMAIN), max_size=4, unique=True),
+    }
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(TEMPLATES), min_size=1, max_size=6, unique=True), FACTS)
-def test_engine_agrees_with_the_naive_evaluator_on_records(rules: list[str], db: dict[str, list[tuple[int, ...]]]) -> None:
+def test_engine_agrees_with_the_naive_evaluator_on_records(
+    rules: list[str], db: dict[str, list[tuple[int, ...]]]
+) -> None:
     program = compile_text(PRELUDE + "\n".join(rules))
     model = evaluate(program, db)
     reference = naive_evaluate(program, db)
     # incremental maintenance: half the facts, then the rest added
     grown = evaluate(program, {rel: rows[: len(rows) // 2] for rel, rows in db.items()})
-    extend(grown, {rel: rows[len(rows) // 2:] for rel, rows in db.items()})
+    extend(grown, {rel: rows[len(rows) // 2 :] for rel, rows in db.items()})
     for rel in ("pr", "s", "l", "len", "q"):
         assert set(model.tuples(rel)) == reference.get(rel, set()), (rel, rules)
         assert set(grown.tuples(rel)) == reference.get(rel, set()), (rel, rules)
@@ -376,7 +408,9 @@ def test_test_blocks_take_records_in_facts_and_expectations(tmp_path: Path) -> N
     from ordinance.testing.report import failure_lines
 
     path = tmp_path / "t.rules"
-    path.write_text(TYPES + """
+    path.write_text(
+        TYPES
+        + """
 .decl shape(s: Shape)
 .decl circle(p: Pair, s: Shape)
 circle([R, "c"], $Circle(R)) :- shape($Circle(R)).
@@ -391,7 +425,9 @@ test "fails" {
   shape($Circle(4)).
   expect circle([_, "d"], _).
 }
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     passed, failed = run_blocks(str(path))
     assert passed.passed and not failed.passed
     assert failure_lines(failed)[0] == '  line 18: expect circle([_, "d"], _): it does not hold'
@@ -408,7 +444,9 @@ def test_why_and_query_take_records_and_assert_refuses_them(tmp_path: Path) -> N
     runner = CliRunner()
     assert runner.invoke(cli, ["init", str(tmp_path / "p")]).exit_code == 0
     policy = tmp_path / "p" / "policy.rules"
-    policy.write_text(TYPES + '.decl pair(p: Pair)\n.decl first(x: number)\npair([1, "a"]).\nfirst(X) :- pair([X, _]).\n')
+    policy.write_text(
+        TYPES + '.decl pair(p: Pair)\n.decl first(x: number)\npair([1, "a"]).\nfirst(X) :- pair([X, _]).\n'
+    )
     common = ["--policy", str(policy), "--db", str(tmp_path / "p" / "ordinance.db")]
     shown = runner.invoke(cli, ["why", 'pair([1, "a"])', *common])
     assert shown.exit_code == 0 and 'pair([1, "a"])  fact' in shown.output
@@ -419,8 +457,10 @@ def test_why_and_query_take_records_and_assert_refuses_them(tmp_path: Path) -> N
 
 
 def test_integer_literals_in_float_and_unsigned_fields_take_the_field_type() -> None:
-    text = (".type F = [x: float, n: unsigned]\n.type G = Half {x: float}\n.decl f(a: F)\n.decl g(a: G)\n"
-            ".decl h(y: float)\nf([3, 1]). g($Half(5)).\nh(Y) :- f([X, _]), Y = X / 2.\nh(Y) :- g($Half(X)), Y = X / 2.")
+    text = (
+        ".type F = [x: float, n: unsigned]\n.type G = Half {x: float}\n.decl f(a: F)\n.decl g(a: G)\n"
+        ".decl h(y: float)\nf([3, 1]). g($Half(5)).\nh(Y) :- f([X, _]), Y = X / 2.\nh(Y) :- g($Half(X)), Y = X / 2."
+    )
     m = run(text)
     assert m.tuples("h") == {(1.5,), (2.5,)}
     assert format_value(next(iter(m.tuples("f")))[0]) == "[3.0, 1]"
@@ -429,7 +469,9 @@ def test_integer_literals_in_float_and_unsigned_fields_take_the_field_type() -> 
 def test_the_fuzzer_writes_no_facts_of_record_typed_relations() -> None:
     from ordinance.fuzz.strategies import input_relations
 
-    program = compile_text(TYPES + ".decl rec(p: Pair)\n.decl e(x: number)\n.decl q(x: number)\nq(X) :- rec([X, _]), e(X).")
+    program = compile_text(
+        TYPES + ".decl rec(p: Pair)\n.decl e(x: number)\n.decl q(x: number)\nq(X) :- rec([X, _]), e(X)."
+    )
     assert input_relations(program, gated=False) == ("e",)
 
 
@@ -452,9 +494,19 @@ list($Cons(3, $Cons(2, $Cons(1, $Nil())))).
     m = evaluate(compile_text(text), {})
     nil = Branch(("Nil",))
     one = Branch(("Cons", 1, nil))
-    assert m.tuples("length") == {(nil, 0), (one, 1), (Branch(("Cons", 2, one)), 2), (Branch(("Cons", 3, Branch(("Cons", 2, one)))), 3)}
+    assert m.tuples("length") == {
+        (nil, 0),
+        (one, 1),
+        (Branch(("Cons", 2, one)), 2),
+        (Branch(("Cons", 3, Branch(("Cons", 2, one)))), 3),
+    }
     assert {format_value(t[0]) for t in m.tuples("bintree")} == {
-        "$Empty", "$Leaf(1)", "$Leaf(2)", "$Node($Empty, $Leaf(2))", "$Node($Leaf(1), $Node($Empty, $Leaf(2)))"}
+        "$Empty",
+        "$Leaf(1)",
+        "$Leaf(2)",
+        "$Node($Empty, $Leaf(2))",
+        "$Node($Leaf(1), $Node($Empty, $Leaf(2)))",
+    }
 
 
 def test_the_list_example_of_the_records_documentation() -> None:
@@ -463,8 +515,10 @@ def test_the_list_example_of_the_records_documentation() -> None:
 
 
 def test_patterns_inside_a_disjunction() -> None:
-    text = (".type P2 = [a: number, b: number]\n.decl p(x: P2)\n.decl r(x: number)\n.decl q(x: number)\n"
-            "p([1, 2]). r(5).\nq(X) :- (p([X, _]) ; r(X) ; p([_, X])).")
+    text = (
+        ".type P2 = [a: number, b: number]\n.decl p(x: P2)\n.decl r(x: number)\n.decl q(x: number)\n"
+        "p([1, 2]). r(5).\nq(X) :- (p([X, _]) ; r(X) ; p([_, X]))."
+    )
     assert run(text).tuples("q") == {(1,), (2,), (5,)}
 
 

@@ -18,12 +18,12 @@ from ordinance.testing import run_blocks
 from ordinance.values import parse_instant
 
 T = parse_instant("2026-08-14T23:00:00Z")
-FORCE = '''.include "continuity"
+FORCE = """.include "continuity"
 .decl request_force(a: symbol)                 // the user's own request attribute
 .decl request_flag(a: symbol, name: symbol, n: number)
 forbid(A, "force", T) :- request(A, _, T, _, _), request_force(A).
 forbid(A, "flagged", N) :- request_flag(A, N, 3).
-'''
+"""
 POLICY = compile_text(FORCE)
 
 
@@ -45,8 +45,9 @@ def test_request_side_relations_are_declared_by_the_policy() -> None:
 def test_the_gate_reads_an_attribute_of_the_users_own(store: Store) -> None:
     gate = Gate(POLICY, store)
     plain = Request("a1", "push", "main", "alice", 1, scope="repo")
-    forced = Request("a2", "push", "main", "alice", 1, scope="repo",
-                     attributes=(("request_force", ()), ("request_flag", ("x", 3))))
+    forced = Request(
+        "a2", "push", "main", "alice", 1, scope="repo", attributes=(("request_force", ()), ("request_flag", ("x", 3)))
+    )
     assert gate.check(plain, T).allowed
     d = gate.check(forced, T)
     assert not d.allowed and d.codes == ("flagged", "force")
@@ -58,24 +59,35 @@ def test_an_attribute_is_never_a_store_relation_or_undeclared(store: Store) -> N
     with pytest.raises(GateError, match="not a request attribute"):
         Request("a1", "push", "main", "alice", 1, attributes=(("grant", ("alice", "repo")),))
     d = Gate(POLICY, store).check(
-        Request("a1", "push", "main", "alice", 1, scope="repo", attributes=(("request_nope", ()),)), T)
+        Request("a1", "push", "main", "alice", 1, scope="repo", attributes=(("request_nope", ()),)), T
+    )
     assert not d.allowed and d.errors and "request_nope" in d.errors[0].message
     d = Gate(POLICY, store).check(
-        Request("a1", "push", "main", "alice", 1, scope="repo", attributes=(("request_flag", ("x",)),)), T)
+        Request("a1", "push", "main", "alice", 1, scope="repo", attributes=(("request_flag", ("x",)),)), T
+    )
     assert not d.allowed and d.errors and "request_flag` used with 2 arguments, declared with 3" in d.errors[0].message
 
 
 def test_attributes_round_trip_through_json_and_facts() -> None:
-    r = Request("a1", "push", "main", "alice", 1, scope="main", lease_epoch=2,
-                attributes=(("request_flag", ("x", 3)), ("request_force", ())))
+    r = Request(
+        "a1",
+        "push",
+        "main",
+        "alice",
+        1,
+        scope="main",
+        lease_epoch=2,
+        attributes=(("request_flag", ("x", 3)), ("request_force", ())),
+    )
     assert Request.from_json(r.to_json()) == r
     assert Request.from_facts(r.facts()) == r
     assert r.facts()["request_lease"] == {("a1", 2)}
 
 
 def test_separate_epochs_let_a_takeover_pass_under_a_repo_wide_grant(store: Store) -> None:
-    store.assert_facts([("lease", ("w1", "alice", 1, T - 60)), ("lease", ("w1", "bob", 2, T + 3600)),
-                        ("grant", ("bob", "repo", 1))])
+    store.assert_facts(
+        [("lease", ("w1", "alice", 1, T - 60)), ("lease", ("w1", "bob", 2, T + 3600)), ("grant", ("bob", "repo", 1))]
+    )
     gate = Gate(POLICY, store)
     assert gate.check(Request("b1", "write", "w1", "bob", 1, scope="repo", lease_epoch=2), T).allowed
     one = gate.check(Request("b2", "write", "w1", "bob", 1, scope="repo"), T)
@@ -95,12 +107,24 @@ def test_check_and_given_feed_the_users_attribute(tmp_path: Path) -> None:
     assert runner.invoke(cli, ["assert", 'grant("alice", "main", 1).'], env=env).exit_code == 0
     ok = runner.invoke(cli, ["check", 'request("a1", "push", "main", "alice", 1).', "--now", "2026-08-14"], env=env)
     assert ok.exit_code == 0, ok.output
-    forced = runner.invoke(cli, ["check", 'request("a2", "push", "main", "alice", 1).',
-                                 'request_force("a2").', "--now", "2026-08-14"], env=env)
+    forced = runner.invoke(
+        cli,
+        ["check", 'request("a2", "push", "main", "alice", 1).', 'request_force("a2").', "--now", "2026-08-14"],
+        env=env,
+    )
     assert forced.exit_code == 1 and "force" in forced.output
-    why = runner.invoke(cli, ["why", 'forbid("a3", "force", "main")', "--given",
-                              'request("a3", "push", "main", "alice", 1). request_force("a3").',
-                              "--now", "2026-08-14"], env=env)
+    why = runner.invoke(
+        cli,
+        [
+            "why",
+            'forbid("a3", "force", "main")',
+            "--given",
+            'request("a3", "push", "main", "alice", 1). request_force("a3").',
+            "--now",
+            "2026-08-14",
+        ],
+        env=env,
+    )
     assert why.exit_code == 0 and "request_force" in why.output
     refused = runner.invoke(cli, ["assert", 'request_force("a2").'], env=env)
     assert refused.exit_code != 0
@@ -108,7 +132,9 @@ def test_check_and_given_feed_the_users_attribute(tmp_path: Path) -> None:
 
 def test_test_blocks_default_the_request_like_the_gate(tmp_path: Path) -> None:
     policy = tmp_path / "p.rules"
-    policy.write_text(FORCE + '''
+    policy.write_text(
+        FORCE
+        + """
 test "the scope defaults to the target, the lease epoch to the epoch" {
   grant("alice", "main", 1).
   request("a1", "push", "main", "alice", 1). request_force("a1").
@@ -117,7 +143,8 @@ test "the scope defaults to the target, the lease epoch to the epoch" {
   expect request_lease("a1", 1).
   expect forbid("a1", "force", "main").
 }
-''')
+"""
+    )
     results = run_blocks(str(policy))
     assert [r.passed for r in results] == [True], [r.failed for r in results]
 
@@ -144,9 +171,18 @@ def test_guarded_blocks_before_the_effect(store: Store) -> None:
 def test_guarded_as_a_decorator_builds_the_request_from_arguments(store: Store) -> None:
     gate = Gate(POLICY, store)
 
-    @gate.guarded(lambda branch, force=False: Request(
-        f"push-{branch}", "push", branch, "alice", 1, scope="repo",
-        attributes=(("request_force", ()),) if force else ()), T)
+    @gate.guarded(
+        lambda branch, force=False: Request(
+            f"push-{branch}",
+            "push",
+            branch,
+            "alice",
+            1,
+            scope="repo",
+            attributes=(("request_force", ()),) if force else (),
+        ),
+        T,
+    )
     def push(branch: str, force: bool = False) -> str:
         return f"pushed {branch}"
 

@@ -28,8 +28,20 @@ def run(tmp_path: Path, program: str, files: dict[str, str], *args: str) -> tupl
     for name, text in files.items():
         (tmp_path / "facts" / name).write_text(text, encoding="utf-8")
     (tmp_path / "p.dl").write_text(program, encoding="utf-8")
-    result = CliRunner().invoke(cli, ["run", str(tmp_path / "p.dl"), "-F", str(tmp_path / "facts"),
-                                      "-D", str(tmp_path / "out"), "--now", "2026-01-01T00:00:00Z", *args])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            str(tmp_path / "p.dl"),
+            "-F",
+            str(tmp_path / "facts"),
+            "-D",
+            str(tmp_path / "out"),
+            "--now",
+            "2026-01-01T00:00:00Z",
+            *args,
+        ],
+    )
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -81,7 +93,9 @@ late(W, T, M) :- ev(W, T, N), T > 2026-01-01T00:00:00Z, M = N - 1.
         ("1\t99999999999999999999\n", 1, 3, "is not a 64-bit number"),
     ],
 )
-def test_a_malformed_fact_file_names_its_file_and_line(tmp_path: Path, text: str, line: int, column: int, message: str) -> None:
+def test_a_malformed_fact_file_names_its_file_and_line(
+    tmp_path: Path, text: str, line: int, column: int, message: str
+) -> None:
     facts = tmp_path / "facts"
     facts.mkdir()
     (facts / "edge.facts").write_text(text)
@@ -101,7 +115,10 @@ def test_a_missing_fact_file_is_an_error_naming_it(tmp_path: Path) -> None:
 
 
 def test_directives_parse_print_and_check() -> None:
-    text = '.decl a(x: number)\n.input a\n.input a(IO="file", filename="a.tsv", delimiter=",", headers="true")\n.output a\n.printsize a\n'
+    text = (
+        '.decl a(x: number)\n.input a\n.input a(IO="file", filename="a.tsv", delimiter=",", headers="true")\n'
+        ".output a\n.printsize a\n"
+    )
     assert format_program(parse(text)) == text
     assert len(parse(".decl a(x: number)\n.output a, b\n").io) == 2
     for bad, code in [
@@ -132,14 +149,20 @@ def test_symbols_holding_a_delimiter_or_a_newline_stay_in_their_row(tmp_path: Pa
     assert (code, err) == (0, "")
     # tab-separated: a field with a tab or a line break is quoted (Soufflé would break the row)
     assert (tmp_path / "out" / "copy.csv").read_text() == (
-        'ann\t"two\nlines"\nbob\t"a\ttab, a comma and ""quotes"""\ncyd\tplain\n')
+        'ann\t"two\nlines"\nbob\t"a\ttab, a comma and ""quotes"""\ncyd\tplain\n'
+    )
     # rfc4180: Soufflé's quoting, and it reads back to the same tuples
     written = (tmp_path / "out" / "copy.rfc.csv").read_text()
     assert written == 'ann,"two\nlines"\nbob,"a\ttab, a comma and ""quotes"""\ncyd,plain\n'
     (tmp_path / "facts" / "again.facts").write_text(written, encoding="utf-8")
-    program = compile_text(QUOTED.replace(".input note(rfc4180=true)", '.input note(filename="again.facts", rfc4180=true)'))
+    program = compile_text(
+        QUOTED.replace(".input note(rfc4180=true)", '.input note(filename="again.facts", rfc4180=true)')
+    )
     assert set(read_inputs(program, str(tmp_path / "facts"))["note"]) == {
-        ("ann", "two\nlines"), ("bob", 'a\ttab, a comma and "quotes"'), ("cyd", "plain")}
+        ("ann", "two\nlines"),
+        ("bob", 'a\ttab, a comma and "quotes"'),
+        ("cyd", "plain"),
+    }
 
 
 def test_a_malformed_quoted_field_names_its_file_and_line(tmp_path: Path) -> None:
@@ -149,7 +172,7 @@ def test_a_malformed_quoted_field_names_its_file_and_line(tmp_path: Path) -> Non
         read_inputs(program, str(tmp_path))
     d = info.value.diagnostics[0]
     assert (d.code, d.span.line) == ("fact_file", 2) and "quoted" in d.message
-    for bad in ('.input note(rfc4180=yes)', '.input note(rfc4180=true, delimiter="\\"")'):
+    for bad in (".input note(rfc4180=yes)", '.input note(rfc4180=true, delimiter="\\"")'):
         with pytest.raises(OrdinanceError) as info:
             compile_text(QUOTED.replace(".input note(rfc4180=true)", bad))
         assert info.value.code == "io_parameter"

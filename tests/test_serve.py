@@ -30,8 +30,9 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture()
 def server(project: Path) -> Iterator[Served]:
-    with Served(project / "policy.rules", str(project / "o.db"), project / "tokens.toml",
-                extra=("--project", "/home/me/p")) as s:
+    with Served(
+        project / "policy.rules", str(project / "o.db"), project / "tokens.toml", extra=("--project", "/home/me/p")
+    ) as s:
         yield s
 
 
@@ -44,14 +45,25 @@ def test_health_and_openapi_need_no_token(server: Served) -> None:
     health = server.get("/health", None).json()
     assert health["status"] == "ok" and health["revision"] == 0
     doc = server.get("/openapi.json", None).json()
-    assert doc["openapi"].startswith("3.") and {"/check", "/assert", "/load", "/query", "/why", "/why-not",
-                                                  "/log", "/health", "/hooks/claude-code"} <= set(doc["paths"])
+    assert doc["openapi"].startswith("3.") and {
+        "/check",
+        "/assert",
+        "/load",
+        "/query",
+        "/why",
+        "/why-not",
+        "/log",
+        "/health",
+        "/hooks/claude-code",
+    } <= set(doc["paths"])
 
 
 def test_a_served_decision_is_logged_and_replays_identically(server: Served, project: Path) -> None:
     grant_agent(server)
-    body = {"request": {"id": "a1", "kind": "write", "target": "/home/me/p/x", "epoch": 1, "scope": "/home/me/p"},
-            "now": NOW}
+    body = {
+        "request": {"id": "a1", "kind": "write", "target": "/home/me/p/x", "epoch": 1, "scope": "/home/me/p"},
+        "now": NOW,
+    }
     served = server.post("/check", json=body).json()
     assert served["allowed"] is True and served["request"]["agent"] == "claude-code"
     policy = load(str(project / "policy.rules"))
@@ -68,24 +80,36 @@ def test_the_principal_is_the_agent(server: Served) -> None:
     grant_agent(server)
     r = server.post("/check", json={"request": {"kind": "write", "target": "t", "agent": "jw", "epoch": 1}})
     assert r.status_code == 403 and r.json()["error"]["code"] == "principal_mismatch"
-    r = server.post("/check", OTHER, json={"request": {"kind": "write", "target": "/home/me/p/x", "epoch": 1,
-                                                       "scope": "/home/me/p"}, "now": NOW})
+    r = server.post(
+        "/check",
+        OTHER,
+        json={"request": {"kind": "write", "target": "/home/me/p/x", "epoch": 1, "scope": "/home/me/p"}, "now": NOW},
+    )
     assert r.json()["allowed"] is False and r.json()["request"]["agent"] == "bob"
-    r = server.post("/check", json={"request": {"kind": "w", "target": "t", "epoch": 1,
-                                                "attributes": {"request_owner": [[]]}}})
+    r = server.post(
+        "/check", json={"request": {"kind": "w", "target": "t", "epoch": 1, "attributes": {"request_owner": [[]]}}}
+    )
     assert r.status_code == 403 and r.json()["error"]["code"] == "reserved_attribute"
 
 
 def test_an_agents_token_cannot_write_a_grant(server: Served) -> None:
-    for text in ('grant("claude-code", "/", 1).', 'resume("/home/me/p", 9).', 'stop("everything", 2026-01-01T00:00:00Z).'):
+    for text in (
+        'grant("claude-code", "/", 1).',
+        'resume("/home/me/p", 9).',
+        'stop("everything", 2026-01-01T00:00:00Z).',
+    ):
         r = server.post("/assert", AGENT, json={"text": text})
         assert r.status_code == 403 and r.json()["error"]["code"] == "may_not_assert", text
     r = server.post("/assert", AGENT, json={"facts": [{"relation": "owner_only", "args": ["claim"]}]})
     assert r.status_code == 403
     assert server.get("/health").json()["revision"] == 0
     # the agent writes what it may; the owner writes authority
-    assert server.post("/assert", AGENT, json={"facts": [
-        {"relation": "claim", "args": ["c1", "db", "role", "primary"]}]}).status_code == 200
+    assert (
+        server.post(
+            "/assert", AGENT, json={"facts": [{"relation": "claim", "args": ["c1", "db", "role", "primary"]}]}
+        ).status_code
+        == 200
+    )
     assert server.post("/assert", OWNER, json={"text": 'grant("claude-code", "/", 1).'}).status_code == 200
 
 
@@ -95,11 +119,29 @@ def test_bad_requests_get_error_data_and_write_nothing(server: Served) -> None:
         ("/check", {"json": {"request": {"kind": "w", "target": "t", "epoch": "one"}}}, 400, "gate"),
         ("/check", {"json": {"request": {"kind": "w", "target": "t", "epoch": 1, "colour": 1}}}, 400, "gate"),
         ("/assert", {"json": {"text": 'grant("a", "b"'}}, 400, "syntax"),
-        ("/assert", {"json": {"facts": [{"relation": "claim", "args": ["c", "s", "a", "v"]},
-                                        {"relation": "nope", "args": []}]}}, 400, "unknown_relation"),
-        ("/assert", {"json": {"facts": [{"relation": "claim", "args": ["c", "s", "a", "v"]},
-                                        {"relation": "claim_valid", "args": ["c", "yesterday", "forever"]}]}},
-         400, "bad_value"),
+        (
+            "/assert",
+            {
+                "json": {
+                    "facts": [{"relation": "claim", "args": ["c", "s", "a", "v"]}, {"relation": "nope", "args": []}]
+                }
+            },
+            400,
+            "unknown_relation",
+        ),
+        (
+            "/assert",
+            {
+                "json": {
+                    "facts": [
+                        {"relation": "claim", "args": ["c", "s", "a", "v"]},
+                        {"relation": "claim_valid", "args": ["c", "yesterday", "forever"]},
+                    ]
+                }
+            },
+            400,
+            "bad_value",
+        ),
         ("/assert", {"json": {"text": 'permit("x").'}}, 403, "derived_relation"),
         ("/assert", {"json": {"text": 'request_tool("x", "Bash").'}}, 400, "request_fact"),
         ("/load", {"content": b'{"relation": "claim", "args": ["c", "s", "a", "v"]}\n{oops\n'}, 400, "bad_jsonl"),
@@ -129,8 +171,9 @@ def test_query_why_why_not_log_and_state(server: Served) -> None:
     request = {"id": "a9", "kind": "Bash", "target": "/home/me/p", "epoch": 1, "scope": "/home/me/p"}
     why = server.post("/why", json={"fact": 'permit("a9")', "request": request, "now": NOW}).json()
     assert why["holds"] and "grant" in json.dumps(why["proof"])
-    not_ = server.post("/why-not", OTHER, json={"fact": 'permit("b9")', "now": NOW, "request": {
-        **request, "id": "b9"}}).json()
+    not_ = server.post(
+        "/why-not", OTHER, json={"fact": 'permit("b9")', "now": NOW, "request": {**request, "id": "b9"}}
+    ).json()
     assert not not_["holds"] and "current_grant" in json.dumps(not_["why_not"])
     log = server.get("/log", params={"kind": "assert"}).json()
     assert [e["relation"] for e in log["events"]] == ["grant"]
@@ -143,17 +186,33 @@ def test_a_tokens_principal_bounds_the_audiences_it_reads_as(project: Path) -> N
     tokens = project / "tokens.toml"
     tokens.write_text(tokens.read_text().replace('name = "bob"', 'name = "bob"\naudiences = ["federation"]'))
     with Served(project / "policy.rules", str(project / "o.db"), tokens) as server:
-        assert server.post("/assert", OWNER, json={"text": 'standing_agent("prime"). open_item("pub", "public work").'}
-                           ).status_code == 200
-        hidden = server.post("/assert", OWNER, json={"text": 'open_item("vault", "rotate the vault key").',
-                                                     "layer": "sovereign"})
+        assert (
+            server.post(
+                "/assert", OWNER, json={"text": 'standing_agent("prime"). open_item("pub", "public work").'}
+            ).status_code
+            == 200
+        )
+        hidden = server.post(
+            "/assert", OWNER, json={"text": 'open_item("vault", "rotate the vault key").', "layer": "sovereign"}
+        )
         assert hidden.status_code == 200
-        assert server.post("/assert", OWNER, json={"text": 'open_item("fed", "federation work").',
-                                                   "layer": "federation"}).status_code == 200
-        assert server.post("/assert", OWNER, json={"text": 'open_item("x", "y").', "layer": "nope"}
-                           ).json()["error"]["code"] == "unknown_layer"
-        loaded = server.post("/load", OWNER, content=b'{"relation": "open_item", "args": ["arch", "architect work"], '
-                                                     b'"layer": "architect"}\n')
+        assert (
+            server.post(
+                "/assert", OWNER, json={"text": 'open_item("fed", "federation work").', "layer": "federation"}
+            ).status_code
+            == 200
+        )
+        assert (
+            server.post("/assert", OWNER, json={"text": 'open_item("x", "y").', "layer": "nope"}).json()["error"][
+                "code"
+            ]
+            == "unknown_layer"
+        )
+        loaded = server.post(
+            "/load",
+            OWNER,
+            content=b'{"relation": "open_item", "args": ["arch", "architect work"], "layer": "architect"}\n',
+        )
         assert loaded.status_code == 200, loaded.text
         # a request that derives through the private fact: its facts are never in the agent's model
         ask = {"pattern": "open_item(K, T)", "now": NOW}
@@ -182,8 +241,11 @@ def test_a_tokens_principal_bounds_the_audiences_it_reads_as(project: Path) -> N
         assert "vault" not in server.get("/state", OWNER, params={"now": NOW, "audience": "public"}).text
         assert server.get("/state", OWNER, params={"now": NOW, "cap": 250}).json()["left_out"].get("Open")
         # asking for more than the principal may see is refused, with error data
-        for path, token, audience in (("/query", AGENT, "federation"), ("/why", AGENT, "architect"),
-                                      ("/query", OTHER, "sovereign")):
+        for path, token, audience in (
+            ("/query", AGENT, "federation"),
+            ("/why", AGENT, "architect"),
+            ("/query", OTHER, "sovereign"),
+        ):
             r = server.post(path, token, json={"pattern": "open_item(K, T)", "fact": vault, "audience": audience})
             assert r.status_code == 403 and r.json()["error"]["code"] == "audience_forbidden", r.text
             assert set(r.json()["error"]) == {"code", "message", "span"}
@@ -226,9 +288,21 @@ def test_the_command_hook_asks_the_server(server: Served) -> None:
     grant_agent(server)
 
     def hook(name: str, token: str = AGENT) -> dict[str, str]:
-        run = subprocess.run([sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code",
-                              "--server", server.url], input=(HOOKS / f"{name}.json").read_bytes(),
-                             capture_output=True, timeout=60, env={"ORDINANCE_TOKEN": token, "PATH": ""})
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from ordinance.cli import main; main()",
+                "hook",
+                "claude-code",
+                "--server",
+                server.url,
+            ],
+            input=(HOOKS / f"{name}.json").read_bytes(),
+            capture_output=True,
+            timeout=60,
+            env={"ORDINANCE_TOKEN": token, "PATH": ""},
+        )
         assert run.returncode == 0, run.stderr
         return dict(json.loads(run.stdout)["hookSpecificOutput"])
 
@@ -241,19 +315,34 @@ def test_serving_on_a_unix_socket(project: Path, tmp_path: Path) -> None:
     sock = str(tmp_path / "o.sock")
     with Served(project / "policy.rules", str(project / "o.db"), project / "tokens.toml", uds=sock) as s:
         assert s.get("/health", None).json()["status"] == "ok"
-        run = subprocess.run([sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code",
-                              "--server", f"unix:{sock}"], input=(HOOKS / "bash_push.json").read_bytes(),
-                             capture_output=True, timeout=60, env={"ORDINANCE_TOKEN": AGENT, "PATH": ""})
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from ordinance.cli import main; main()",
+                "hook",
+                "claude-code",
+                "--server",
+                f"unix:{sock}",
+            ],
+            input=(HOOKS / "bash_push.json").read_bytes(),
+            capture_output=True,
+            timeout=60,
+            env={"ORDINANCE_TOKEN": AGENT, "PATH": ""},
+        )
         out = json.loads(run.stdout)["hookSpecificOutput"]
         assert out["permissionDecision"] == "deny" and "no-grant" in out["permissionDecisionReason"]
 
 
 def test_two_servers_on_one_postgresql_share_a_lease(project: Path, pg_url: str) -> None:
     policy = project / "policy.rules"
-    with Served(policy, pg_url, project / "tokens.toml") as one, \
-            Served(policy, pg_url, project / "tokens.toml") as two:
-        assert one.post("/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1). grant("bob", "repo", 1).'}
-                        ).status_code == 200
+    with Served(policy, pg_url, project / "tokens.toml") as one, Served(policy, pg_url, project / "tokens.toml") as two:
+        assert (
+            one.post(
+                "/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1). grant("bob", "repo", 1).'}
+            ).status_code
+            == 200
+        )
         request = {"kind": "write", "target": "job-7", "epoch": 1, "scope": "repo"}
         assert two.post("/check", OTHER, json={"request": request, "now": NOW}).json()["allowed"] is True
         # claude-code takes the lease through server one...
@@ -289,8 +378,9 @@ def test_postgresql_notifies_the_follower_before_any_decision(pg_url: str) -> No
 def test_the_server_outlives_the_commands_deadline(project: Path) -> None:
     import time
 
-    with Served(project / "policy.rules", str(project / "o.db"), project / "tokens.toml",
-                env={"ORDINANCE_DEADLINE": "1"}) as s:
+    with Served(
+        project / "policy.rules", str(project / "o.db"), project / "tokens.toml", env={"ORDINANCE_DEADLINE": "1"}
+    ) as s:
         time.sleep(2.5)  # a one-shot command would have been stopped by now
         assert s.get("/health", None).json()["status"] == "ok"
         assert s.proc.poll() is None
@@ -321,8 +411,19 @@ def _as_state_renders_it(project: Path, text: str, *options: str) -> None:
     assert heading, text
     with open_store(str(project / "o.db")) as store:
         assert store.revision() == int(heading[1])  # the file is at the store's newest revision
-    again = CliRunner().invoke(cli, ["state", "--db", str(project / "o.db"), "--policy", str(project / "policy.rules"),
-                                     "--now", heading[2], *options])
+    again = CliRunner().invoke(
+        cli,
+        [
+            "state",
+            "--db",
+            str(project / "o.db"),
+            "--policy",
+            str(project / "policy.rules"),
+            "--now",
+            heading[2],
+            *options,
+        ],
+    )
     assert again.exit_code == 0, again.output
     assert again.output == text
 
@@ -342,8 +443,12 @@ def test_the_server_keeps_the_state_file_current(project: Path) -> None:
             if not (text.startswith("# state ") and text.endswith("\n")):
                 torn.append(text)
 
-    with Served(project / "policy.rules", str(project / "o.db"), project / "tokens.toml",
-                extra=("--state-out", str(out), "--state-audience", "public", "--state-cap", "700")) as server:
+    with Served(
+        project / "policy.rules",
+        str(project / "o.db"),
+        project / "tokens.toml",
+        extra=("--state-out", str(out), "--state-audience", "public", "--state-cap", "700"),
+    ) as server:
         reader = threading.Thread(target=read_while_written, daemon=True)
         reader.start()
         first = out.read_text()  # written before the server answers its first request
@@ -359,8 +464,9 @@ def test_the_server_keeps_the_state_file_current(project: Path) -> None:
         soon = int(time.time()) + 4
         with open_store(str(project / "o.db"), schema_of(policy)) as store:
             store.assert_facts([("open_item", ("vault", "rotate the vault key"))], author="jw", layer="sovereign")
-            rev = store.assert_facts([("open_item", ("rc-3", "RC 3 review")), ("resolved", ("rc-2", soon))],
-                                     author="jw")
+            rev = store.assert_facts(
+                [("open_item", ("rc-3", "RC 3 review")), ("resolved", ("rc-2", soon))], author="jw"
+            )
         text = _wait_for(out, lambda t: f"· revision {rev} · " in t, f"revision {rev}")
         assert "- rc-3: RC 3 review [asserted jw " in text and "- rc-2: RC 2 review" in text and "vault" not in text
         _as_state_renders_it(project, text, *options)
@@ -380,19 +486,33 @@ def test_the_server_keeps_the_state_file_current(project: Path) -> None:
 
 
 def test_a_bad_state_file_option_is_an_error_before_serving(project: Path) -> None:
-    base = [sys.executable, "-c", "from ordinance.cli import main; main()", "serve", "--policy",
-            str(project / "policy.rules"), "--db", str(project / "o.db"), "--tokens", str(project / "tokens.toml"),
-            "--port", "1"]
-    for extra, code in ((["--state-out", str(project / "s.md"), "--state-audience", "nobody"], "unknown_audience"),
-                        (["--state-out", str(project / "s.md"), "--state-cap", "10"], "bad_cap"),
-                        (["--state-cap", "900"], "usage")):
+    base = [
+        sys.executable,
+        "-c",
+        "from ordinance.cli import main; main()",
+        "serve",
+        "--policy",
+        str(project / "policy.rules"),
+        "--db",
+        str(project / "o.db"),
+        "--tokens",
+        str(project / "tokens.toml"),
+        "--port",
+        "1",
+    ]
+    for extra, code in (
+        (["--state-out", str(project / "s.md"), "--state-audience", "nobody"], "unknown_audience"),
+        (["--state-out", str(project / "s.md"), "--state-cap", "10"], "bad_cap"),
+        (["--state-cap", "900"], "usage"),
+    ):
         done = subprocess.run(base + extra, capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and f"error[{code}]" in done.stderr, (extra, done.stderr)
         assert not (project / "s.md").exists()
 
 
-def test_the_state_file_is_rewritten_at_its_change_points_and_only_when_a_line_changes(store_url: str,
-                                                                                       tmp_path: Path) -> None:
+def test_the_state_file_is_rewritten_at_its_change_points_and_only_when_a_line_changes(
+    store_url: str, tmp_path: Path
+) -> None:
     from ordinance.serve.state_file import StateFile
     from ordinance.testing.scenario import load_scenario, load_steps
     from ordinance.values import parse_instant
@@ -410,7 +530,9 @@ def test_the_state_file_is_rewritten_at_its_change_points_and_only_when_a_line_c
         assert not keeper.stale()
         clock[0] = keeper.due
         assert keeper.stale() and keeper.render()
-        assert "news-rc: watch the two RCs, report merges · sib-news · silent" in (tmp_path / "prime-state.md").read_text()
+        assert (
+            "news-rc: watch the two RCs, report merges · sib-news · silent" in (tmp_path / "prime-state.md").read_text()
+        )
         clock[0] = keeper.due  # just after the instant: nothing else moved, the file is left as it is
         assert keeper.render() is False and keeper.writes == 2
         assert keeper.due == parse_instant("2026-08-14T23:41:00Z")  # the readback of 23:41 becomes valid
@@ -429,7 +551,9 @@ def test_a_policy_that_uses_now_as_a_value_has_its_state_file_refreshed_on_a_per
     from ordinance.testing.scenario import compile_policy
     from ordinance.values import parse_instant
 
-    policy = compile_policy('.include "continuity"\n.decl looked(at: time)\nlooked(T) :- standing_agent(_), T = $now.\n')
+    policy = compile_policy(
+        '.include "continuity"\n.decl looked(at: time)\nlooked(T) :- standing_agent(_), T = $now.\n'
+    )
     store = open_store(str(tmp_path / "s.db"), schema_of(policy))
     store.assert_facts([("standing_agent", ("prime",)), ("open_item", ("rc-1", "review"))], author="jw")
     now = parse_instant("2026-08-14T23:00:00Z")

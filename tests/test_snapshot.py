@@ -37,9 +37,13 @@ def _decision(d: Any) -> Any:
 
 def _world(store: Any, *, extra: int = 0) -> None:
     facts = [
-        ("grant", ("alice", "repo", 1)), ("grant", ("bob", "repo", 2)), ("revoke", ("bob", "repo", 2)),
-        ("lease", ("w1", "carol", 1, NOW + 600)), ("stop", ("ops", NOW + 3600)),
-        ("claim", ("c1", "db", "role", "primary")), ("claim_source", ("c1", "ops", "observed")),
+        ("grant", ("alice", "repo", 1)),
+        ("grant", ("bob", "repo", 2)),
+        ("revoke", ("bob", "repo", 2)),
+        ("lease", ("w1", "carol", 1, NOW + 600)),
+        ("stop", ("ops", NOW + 3600)),
+        ("claim", ("c1", "db", "role", "primary")),
+        ("claim_source", ("c1", "ops", "observed")),
         ("claim_valid", ("c1", NOW - 60, NOW + 1800)),
     ] + [("grant", (f"agent{i}", "repo", 1)) for i in range(extra)]
     store.append([Event(kind_of(r), r, a, "t", "t") for r, a in facts])
@@ -225,8 +229,17 @@ def test_the_cli_check_prints_the_same_from_a_snapshot(tmp_path, monkeypatch):
     (tmp_path / "policy.rules").write_text('.include "continuity"\n')
     with open_store(db, schema_of(POLICY)) as s:
         _world(s)
-    args = ["check", "--db", db, "--policy", str(tmp_path / "policy.rules"), "--now", "2026-08-14T23:10:00Z",
-            'request("a1", "write", "w1", "alice", 1).', 'request_scope("a1", "repo").']
+    args = [
+        "check",
+        "--db",
+        db,
+        "--policy",
+        str(tmp_path / "policy.rules"),
+        "--now",
+        "2026-08-14T23:10:00Z",
+        'request("a1", "write", "w1", "alice", 1).',
+        'request_scope("a1", "repo").',
+    ]
 
     def output() -> str:
         done = CliRunner().invoke(cli, args, catch_exceptions=False)
@@ -250,8 +263,12 @@ def test_the_cli_check_prints_the_same_from_a_snapshot(tmp_path, monkeypatch):
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(fuzz.histories(POLICY, gated=True, max_steps=25), st.lists(st.booleans(), max_size=25),
-       st.lists(st.integers(-3 * fuzz.HOUR, 3 * fuzz.HOUR), max_size=25), st.lists(st.integers(0, 3), max_size=25))
+@given(
+    fuzz.histories(POLICY, gated=True, max_steps=25),
+    st.lists(st.booleans(), max_size=25),
+    st.lists(st.integers(-3 * fuzz.HOUR, 3 * fuzz.HOUR), max_size=25),
+    st.lists(st.integers(0, 3), max_size=25),
+)
 def test_a_restored_gate_decides_as_a_fresh_one_on_stdlib_histories(history, saves, jumps, purges):
     """At every ask a new gate starts from the last snapshot written (if any),
     brings it to the store's revision (new facts, purges) and to the ask's

@@ -42,8 +42,19 @@ BUILTINS = {
     "request": ("symbol", "symbol", "symbol", "symbol", "number"),
     "request_uses": ("symbol", "symbol"),
 }
-DERIVED = ["superseded", "current", "status", "conflict", "done", "verified", "stale",
-           "revived", "forbid", "permit", "consolidation"]
+DERIVED = [
+    "superseded",
+    "current",
+    "status",
+    "conflict",
+    "done",
+    "verified",
+    "stale",
+    "revived",
+    "forbid",
+    "permit",
+    "consolidation",
+]
 
 
 def const(term: Any) -> Any:
@@ -73,8 +84,14 @@ def test_every_builtin_relation_is_declared_with_its_types() -> None:
 
 
 def test_every_module_tests_its_rules_and_states_invariants() -> None:
-    assert {"continuity.rules", "claims.rules", "authority.rules", "tombstones.rules",
-            "receipts.rules", "routing.rules"} <= set(MODULES)
+    assert {
+        "continuity.rules",
+        "claims.rules",
+        "authority.rules",
+        "tombstones.rules",
+        "receipts.rules",
+        "routing.rules",
+    } <= set(MODULES)
     for name in MODULES:
         program = parse((STDLIB / name).read_text(), file=name)
         if name == "schema.rules":
@@ -92,9 +109,18 @@ def test_reason_codes_are_kebab_case() -> None:
             assert isinstance(code, Const), "a reason code is a constant"
             codes.add(code.value)
     assert all(re.fullmatch(r"[a-z]+(-[a-z]+)*", str(c)) for c in codes)
-    assert {"stale-epoch", "owner-stop", "revoked", "tombstoned-route", "unverified-prerequisite",
-            "repeat", "hearsay-authority", "conflict", "unknown-evidence",
-            "superseded-evidence"} <= codes
+    assert {
+        "stale-epoch",
+        "owner-stop",
+        "revoked",
+        "tombstoned-route",
+        "unverified-prerequisite",
+        "repeat",
+        "hearsay-authority",
+        "conflict",
+        "unknown-evidence",
+        "superseded-evidence",
+    } <= codes
 
 
 BLOCKS = [(b.name, b) for b in POLICY.tests]

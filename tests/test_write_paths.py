@@ -77,11 +77,30 @@ def test_load_refuses_them_in_both_forms(project: tuple[Path, str]) -> None:
     plain = json.dumps({"relation": "permit", "args": ["m1"]})
     assert error_code(run("load", "-", input=plain + "\n")) == "derived_relation"
     exported = [
-        {"seq": 1, "kind": "assert", "relation": "permit", "args": ["m1"], "source": "x", "author": "x",
-         "time": "2026-01-01T00:00:00.000000Z", "resource": None, "epoch": None, "payload": None},
-        {"seq": 1, "kind": "assert", "relation": "request", "args": ["m1", "deploy", "prod", "mallory", 1],
-         "source": "x", "author": "x", "time": "2026-01-01T00:00:00.000000Z", "resource": None, "epoch": None,
-         "payload": None},
+        {
+            "seq": 1,
+            "kind": "assert",
+            "relation": "permit",
+            "args": ["m1"],
+            "source": "x",
+            "author": "x",
+            "time": "2026-01-01T00:00:00.000000Z",
+            "resource": None,
+            "epoch": None,
+            "payload": None,
+        },
+        {
+            "seq": 1,
+            "kind": "assert",
+            "relation": "request",
+            "args": ["m1", "deploy", "prod", "mallory", 1],
+            "source": "x",
+            "author": "x",
+            "time": "2026-01-01T00:00:00.000000Z",
+            "resource": None,
+            "epoch": None,
+            "payload": None,
+        },
     ]
     for line in exported:
         assert error_code(run("load", "-", input=json.dumps(line) + "\n")) in ("derived_relation", "request_fact")
@@ -95,9 +114,18 @@ def test_an_imported_event_under_a_stale_epoch_is_refused(project: tuple[Path, s
     with open_store(url, schema_of(policy)) as store:
         store.fence("prod", 5)
         revision = store.revision()
-    line = {"seq": revision + 1, "kind": "assert", "relation": "grant", "args": ["mallory", "prod", 1],
-            "source": "x", "author": "x", "time": "2026-01-01T00:00:00.000000Z", "resource": "prod", "epoch": 1,
-            "payload": None}
+    line = {
+        "seq": revision + 1,
+        "kind": "assert",
+        "relation": "grant",
+        "args": ["mallory", "prod", 1],
+        "source": "x",
+        "author": "x",
+        "time": "2026-01-01T00:00:00.000000Z",
+        "resource": "prod",
+        "epoch": 1,
+        "payload": None,
+    }
     assert error_code(run("load", "-", input=json.dumps(line) + "\n")) == "stale_epoch"
     with open_store(url, schema_of(policy)) as store:
         with pytest.raises(StaleEpochError):
@@ -128,15 +156,36 @@ def test_the_library_api_runs_the_same_checks(store_url: str, tmp_path: Path) ->
     [
         {"allowed": True},
         {"request": {"id": "[/x]"}, "allowed": True, "now": 0, "revision": 0, "policy_hash": "h"},
-        {"request": {"id": "a", "kind": "k", "target": "t", "agent": "g", "epoch": 1}, "allowed": "yes",
-         "now": 0, "revision": 0, "policy_hash": "h"},
-        {"request": {"id": "a", "kind": "k", "target": "t", "agent": "g", "epoch": 1}, "allowed": True,
-         "now": 0, "revision": 0, "policy_hash": "h", "reasons": ["stale"]},
+        {
+            "request": {"id": "a", "kind": "k", "target": "t", "agent": "g", "epoch": 1},
+            "allowed": "yes",
+            "now": 0,
+            "revision": 0,
+            "policy_hash": "h",
+        },
+        {
+            "request": {"id": "a", "kind": "k", "target": "t", "agent": "g", "epoch": 1},
+            "allowed": True,
+            "now": 0,
+            "revision": 0,
+            "policy_hash": "h",
+            "reasons": ["stale"],
+        },
     ],
 )
 def test_an_imported_decision_must_be_a_decision(project: tuple[Path, str], payload: dict[str, Any]) -> None:
-    line = {"seq": 1, "kind": "decision", "relation": "decision", "args": [], "source": "gate", "author": "g",
-            "time": "2026-01-01T00:00:00.000000Z", "resource": None, "epoch": None, "payload": payload}
+    line = {
+        "seq": 1,
+        "kind": "decision",
+        "relation": "decision",
+        "args": [],
+        "source": "gate",
+        "author": "g",
+        "time": "2026-01-01T00:00:00.000000Z",
+        "resource": None,
+        "epoch": None,
+        "payload": payload,
+    }
     assert error_code(run("load", "-", input=json.dumps(line) + "\n")) == "bad_decision"
     assert events_of(project[1]) == []
     assert run("log").exit_code == 0
@@ -220,22 +269,36 @@ def test_the_api_refuses_bad_values_and_epochs(store_url: str) -> None:
 
 def test_a_request_with_bad_values_is_refused_at_the_gate(project: tuple[Path, str]) -> None:
     assert error_code(run("check", 'request("m\\u0000", "deploy", "prod", "mallory", 1).')) == "nul_byte"
-    assert error_code(run("check", 'request("m1", "deploy", "prod", "mallory", 9223372036854775807).',
-                          "--now", NOW)) != "internal"
+    assert (
+        error_code(run("check", 'request("m1", "deploy", "prod", "mallory", 9223372036854775807).', "--now", NOW))
+        != "internal"
+    )
 
 
 def test_the_store_api_raises_only_store_errors(store_url: str) -> None:
-    junk: list[Any] = [None, 1, "x", [1], [None], [Event("assert", 1, ())],  # type: ignore[arg-type]
-                       [Event("assert", "w", ("a",), source=None)],  # type: ignore[arg-type]
-                       [Event("decision", "decision", (), payload=[])]]  # type: ignore[arg-type]
+    junk: list[Any] = [
+        None,
+        1,
+        "x",
+        [1],
+        [None],
+        [Event("assert", 1, ())],  # type: ignore[arg-type]
+        [Event("assert", "w", ("a",), source=None)],  # type: ignore[arg-type]
+        [Event("decision", "decision", (), payload=[])],
+    ]  # type: ignore[arg-type]
     with open_store(store_url, {"w": ("any",)}) as store:
         for batch in junk:
             with pytest.raises(StoreError):
                 store.append(batch)
-        for call in (lambda: store.purge(None, "r"), lambda: store.purge(["1"], "r"),  # type: ignore[arg-type]
-                     lambda: store.fence(None, 1), lambda: store.fence("r", "1"),  # type: ignore[arg-type]
-                     lambda: store.as_of(5), lambda: store.events(kinds=["nope"]),
-                     lambda: store.log_decision({"allowed": True})):
+        for call in (
+            lambda: store.purge(None, "r"),
+            lambda: store.purge(["1"], "r"),  # type: ignore[arg-type]
+            lambda: store.fence(None, 1),
+            lambda: store.fence("r", "1"),  # type: ignore[arg-type]
+            lambda: store.as_of(5),
+            lambda: store.events(kinds=["nope"]),
+            lambda: store.log_decision({"allowed": True}),
+        ):
             with pytest.raises(StoreError):
                 call()
         assert store.revision() == 0

@@ -22,8 +22,25 @@ __all__ = ["main", "cli", "COMMAND_MODULES"]
 # one module per command (or small group of commands); each defines
 # `command` (or `commands`, a tuple).
 COMMAND_MODULES = (
-    "init", "facts", "query", "check", "explain", "test", "lint", "log", "demo", "fuzz",
-    "export", "retention", "serve", "hook", "mcp", "run", "state", "rehydrate", "records",
+    "init",
+    "facts",
+    "query",
+    "check",
+    "explain",
+    "test",
+    "lint",
+    "log",
+    "demo",
+    "fuzz",
+    "export",
+    "retention",
+    "serve",
+    "hook",
+    "mcp",
+    "run",
+    "state",
+    "rehydrate",
+    "records",
 )
 # commands whose module has another name; the rest live in the module of their name
 _MODULE_OF = {"assert": "facts", "load": "facts", "why": "explain", "why-not": "explain", "replay": "log"}

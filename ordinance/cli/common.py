@@ -82,14 +82,17 @@ class Instant(click.ParamType):
 
 def path_option(flag: str, envvar: str, default: str, metavar: str, help: str) -> Callable[[F], F]:
     """An option naming a file or URL, defaulting from `envvar`."""
-    return click.option(flag, envvar=envvar, default=default, show_default=True, show_envvar=True,
-                        metavar=metavar, help=help)
+    return click.option(
+        flag, envvar=envvar, default=default, show_default=True, show_envvar=True, metavar=metavar, help=help
+    )
 
 
-db_option = path_option("--db", DB_ENV, DEFAULT_DB, "PATH|URL",
-                        "The fact store: a SQLite file path or a postgresql:// URL.")
-policy_option = path_option("--policy", POLICY_ENV, DEFAULT_POLICY, "FILE",
-                            "The policy file (rules in the ordinance language).")
+db_option = path_option(
+    "--db", DB_ENV, DEFAULT_DB, "PATH|URL", "The fact store: a SQLite file path or a postgresql:// URL."
+)
+policy_option = path_option(
+    "--policy", POLICY_ENV, DEFAULT_POLICY, "FILE", "The policy file (rules in the ordinance language)."
+)
 
 
 def now_option(f: F) -> F:

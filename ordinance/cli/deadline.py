@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import click
 
 from ..diagnostics import Diagnostic, LimitExceeded
+
 if TYPE_CHECKING:
     from ..engine import Limits
 
@@ -58,10 +59,15 @@ def backstop(seconds: float) -> float:
 
 
 def _expired(seconds: float) -> LimitExceeded:
-    return LimitExceeded([Diagnostic(
-        "limit_exceeded",
-        f"limit exceeded: deadline of {seconds:g} seconds passed (set --deadline or {DEADLINE_ENV}; 0 for none)",
-    )])
+    return LimitExceeded(
+        [
+            Diagnostic(
+                "limit_exceeded",
+                f"limit exceeded: deadline of {seconds:g} seconds passed "
+                f"(set --deadline or {DEADLINE_ENV}; 0 for none)",
+            )
+        ]
+    )
 
 
 @contextlib.contextmanager
@@ -90,11 +96,18 @@ def with_deadline(command: click.Command) -> click.Command:
     """Add `--deadline` to `command` and run its callback under it."""
     batch = command.name in BATCH_COMMANDS
     default_text = "none for the whole run; 10 per evaluation" if batch or command.name in SERVERS else "10"
-    command.params.append(click.Option(
-        ["--deadline"], type=click.FloatRange(min=0), default=None, envvar=DEADLINE_ENV, show_envvar=True,
-        metavar="SECONDS", show_default=default_text,
-        help="Stop with error[limit_exceeded] after this many seconds (0: no deadline).",
-    ))
+    command.params.append(
+        click.Option(
+            ["--deadline"],
+            type=click.FloatRange(min=0),
+            default=None,
+            envvar=DEADLINE_ENV,
+            show_envvar=True,
+            metavar="SECONDS",
+            show_default=default_text,
+            help="Stop with error[limit_exceeded] after this many seconds (0: no deadline).",
+        )
+    )
     callback = command.callback
     if callback is None:
         return command

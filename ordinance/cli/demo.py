@@ -81,8 +81,13 @@ Examples:
 )
 @click.argument("only", nargs=-1, metavar="[NAME]...")
 @click.option("--brief", is_flag=True, help="Show decisions and reasons without proof trees.")
-@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Read scenarios from this directory (default: the seed scenarios shipped with ordinance).")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Read scenarios from this directory (default: the seed scenarios shipped with ordinance).",
+)
 def command(only: tuple[str, ...], brief: bool, directory: Path | None) -> None:
     """Play the seed scenarios through the gate and explain each decision.
 
@@ -105,8 +110,10 @@ def command(only: tuple[str, ...], brief: bool, directory: Path | None) -> None:
             _show(scenario, outcome, db, brief)
             total += len(outcome.decisions)
             ok += outcome.ok
-    click.echo(_heading(
-        f"{len(paths)} scenarios, {total} decisions; {ok} of {len(paths)} scenarios behaved as their story says"
-    ))
+    click.echo(
+        _heading(
+            f"{len(paths)} scenarios, {total} decisions; {ok} of {len(paths)} scenarios behaved as their story says"
+        )
+    )
     if ok != len(paths):
         raise click.exceptions.Exit(1)

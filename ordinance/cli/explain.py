@@ -29,8 +29,13 @@ __all__ = ["commands", "why_command", "why_not_command"]
 def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     for option in (
         click.argument("fact"),
-        click.option("--given", "-g", multiple=True, metavar="FACT",
-                     help="A fact added for this question only, e.g. a request (repeatable)."),
+        click.option(
+            "--given",
+            "-g",
+            multiple=True,
+            metavar="FACT",
+            help="A fact added for this question only, e.g. a request (repeatable).",
+        ),
         click.option("--json", "fmt", flag_value="json", help="Print the tree as JSON."),
         click.option("--dot", "fmt", flag_value="dot", help="Print the tree as a Graphviz DOT graph."),
         audience_option,
@@ -40,8 +45,9 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _model(policy: str, db: str, now: int | None, given: tuple[str, ...], fact: str, partial: bool,
-           audience: str | None = None) -> tuple[CheckedProgram, str, tuple[Any, ...], Model, Annotate]:
+def _model(
+    policy: str, db: str, now: int | None, given: tuple[str, ...], fact: str, partial: bool, audience: str | None = None
+) -> tuple[CheckedProgram, str, tuple[Any, ...], Model, Annotate]:
     """The policy, the asked fact, the model it is asked of, and an annotator
     over the same events. Given request-side facts, the model is the gate's:
     its warm model (or snapshot) with the request added as the gate adds one
@@ -104,8 +110,9 @@ Examples:
 """,
 )
 @_options
-def why_command(fact: str, given: tuple[str, ...], fmt: str | None, audience: str | None, now: int | None,
-                db: str, policy: str) -> None:
+def why_command(
+    fact: str, given: tuple[str, ...], fmt: str | None, audience: str | None, now: int | None, db: str, policy: str
+) -> None:
     """Show why FACT holds: the proof tree of rules and stored facts.
 
     Each rule node shows the rule and its bindings; each stored fact shows
@@ -130,8 +137,9 @@ Examples:
 """,
 )
 @_options
-def why_not_command(fact: str, given: tuple[str, ...], fmt: str | None, audience: str | None, now: int | None,
-                    db: str, policy: str) -> None:
+def why_not_command(
+    fact: str, given: tuple[str, ...], fmt: str | None, audience: str | None, now: int | None, db: str, policy: str
+) -> None:
     """Show why FACT does not hold: for each rule that could derive it, the
     first condition that failed and the facts that would make it hold.
 

@@ -22,8 +22,9 @@ Examples:
 """,
 )
 @click.argument("file", type=click.File("w", encoding="utf-8", lazy=True), default="-")
-@click.option("--since", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Only events after this revision.")
+@click.option(
+    "--since", type=click.IntRange(min=0), default=0, show_default=True, help="Only events after this revision."
+)
 @click.option("--until", type=click.IntRange(min=0), default=None, help="Only events up to this revision.")
 @db_option
 def command(file: IO[str], since: int, until: int | None, db: str) -> None:

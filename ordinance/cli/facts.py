@@ -27,15 +27,22 @@ Examples:
 )
 @click.argument("facts", nargs=-1, required=True, metavar="FACT...")
 @click.option("--source", default="cli", show_default=True, help="Where the facts come from (recorded on each event).")
-@click.option("--author", default=default_author, show_default="your login name",
-              help="Who asserts them (recorded on each event).")
-@click.option("--layer", default=None, metavar="LAYER",
-              help="The privacy layer of the facts (public, federation, sovereign, architect, or the "
-                   "policy's own); default: the policy's `default_layer`, else public.")
+@click.option(
+    "--author",
+    default=default_author,
+    show_default="your login name",
+    help="Who asserts them (recorded on each event).",
+)
+@click.option(
+    "--layer",
+    default=None,
+    metavar="LAYER",
+    help="The privacy layer of the facts (public, federation, sovereign, architect, or the "
+    "policy's own); default: the policy's `default_layer`, else public.",
+)
 @db_option
 @policy_option
-def assert_command(facts: tuple[str, ...], source: str, author: str, layer: str | None, db: str,
-                   policy: str) -> None:
+def assert_command(facts: tuple[str, ...], source: str, author: str, layer: str | None, db: str, policy: str) -> None:
     """Append facts, written in the rule language, to the store.
 
     The store checks every fact against the policy (a declared relation,
@@ -67,8 +74,9 @@ Examples:
 )
 @click.argument("file", type=click.File("rb"))
 @click.option("--source", default="load", show_default=True, help="Source recorded on facts that name none.")
-@click.option("--author", default=default_author, show_default="your login name",
-              help="Author recorded on facts that name none.")
+@click.option(
+    "--author", default=default_author, show_default="your login name", help="Author recorded on facts that name none."
+)
 @db_option
 @policy_option
 def load_command(file: IO[bytes], source: str, author: str, db: str, policy: str) -> None:

@@ -32,21 +32,43 @@ Examples:
 """,
 )
 @click.argument("policy", type=click.Path(exists=True, dir_okay=False))
-@click.option("--examples", "-n", type=click.IntRange(min=1), default=DEFAULT_EXAMPLES, show_default=True,
-              help="Histories generated per invariant.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Random seed; the same seed generates the same histories.")
-@click.option("--invariant", "only", multiple=True, metavar="NAME",
-              help="Fuzz only the invariant(s) with this name.")
-@click.option("--save", "save_to", type=click.Path(dir_okay=False), default=None, metavar="FIXTURE",
-              help="Write the first counterexample as a scenario fixture (TOML).")
-@click.option("--replay", "replay_from", type=click.Path(exists=True, dir_okay=False), default=None,
-              metavar="FILE", help="Replay a saved fixture instead of generating histories.")
-@click.option("--all", "everything", is_flag=True,
-              help="Also fuzz the invariants of the included standard library.")
+@click.option(
+    "--examples",
+    "-n",
+    type=click.IntRange(min=1),
+    default=DEFAULT_EXAMPLES,
+    show_default=True,
+    help="Histories generated per invariant.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Random seed; the same seed generates the same histories."
+)
+@click.option("--invariant", "only", multiple=True, metavar="NAME", help="Fuzz only the invariant(s) with this name.")
+@click.option(
+    "--save",
+    "save_to",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FIXTURE",
+    help="Write the first counterexample as a scenario fixture (TOML).",
+)
+@click.option(
+    "--replay",
+    "replay_from",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Replay a saved fixture instead of generating histories.",
+)
+@click.option("--all", "everything", is_flag=True, help="Also fuzz the invariants of the included standard library.")
 def command(
-    policy: str, examples: int, seed: int, only: tuple[str, ...],
-    save_to: str | None, replay_from: str | None, everything: bool,
+    policy: str,
+    examples: int,
+    seed: int,
+    only: tuple[str, ...],
+    save_to: str | None,
+    replay_from: str | None,
+    everything: bool,
 ) -> None:
     """Run every `.invariant` of POLICY against generated event histories.
 
@@ -73,8 +95,7 @@ def command(
             return
         click.echo(report(harness, history, breach, shrunk=False))
         raise click.exceptions.Exit(1)
-    targets = [t for t in harness.targets
-               if (not only or t.name in only) and (everything or only or not _stdlib(t))]
+    targets = [t for t in harness.targets if (not only or t.name in only) and (everything or only or not _stdlib(t))]
     missing = sorted(set(only) - {t.name for t in targets})
     if missing:
         raise click.BadParameter(f"no invariant named `{missing[0]}` in {policy}", param_hint="--invariant")
@@ -125,7 +146,8 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
     if total < 50 or not console.is_terminal:
         yield lambda: None
         return
-    with Progress(TextColumn("fuzzing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as bar:
+    with Progress(
+        TextColumn("fuzzing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console, transient=True
+    ) as bar:
         task = bar.add_task("fuzz", total=total)
         yield lambda: bar.advance(task)

@@ -60,8 +60,13 @@ def ask_server(server: str, body: bytes, token: str | None, timeout: float) -> A
 
 
 def _deny(reason: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                   "permissionDecisionReason": reason}}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
 
 
 def _local(body: bytes, agent: str, project: str | None, epoch: int, db: str, policy: str) -> Any:
@@ -74,11 +79,14 @@ def _local(body: bytes, agent: str, project: str | None, epoch: int, db: str, po
         return handle(Service(program, store), Principal(agent), json.loads(body), project=project, epoch=epoch)
 
 
-@click.group("hook", short_help="Agent runtime hooks (Claude Code).",
-             epilog="""\b
+@click.group(
+    "hook",
+    short_help="Agent runtime hooks (Claude Code).",
+    epilog="""\b
 Examples:
   ordinance hook claude-code --server http://127.0.0.1:8377 < payload.json
-""")
+""",
+)
 def command() -> None:
     """Hooks that agent runtimes call before and after a tool runs.
 
@@ -95,22 +103,58 @@ Examples:
   ordinance hook claude-code --agent claude-code       in-process, no server
 """,
 )
-@click.option("--server", envvar="ORDINANCE_SERVER", default=None, metavar="URL",
-              help="A running `ordinance serve`: http://host:port or unix:PATH.")
-@click.option("--token-env", default="ORDINANCE_TOKEN", show_default=True, metavar="VAR",
-              help="The environment variable holding the bearer token.")
+@click.option(
+    "--server",
+    envvar="ORDINANCE_SERVER",
+    default=None,
+    metavar="URL",
+    help="A running `ordinance serve`: http://host:port or unix:PATH.",
+)
+@click.option(
+    "--token-env",
+    default="ORDINANCE_TOKEN",
+    show_default=True,
+    metavar="VAR",
+    help="The environment variable holding the bearer token.",
+)
 @click.option("--timeout", default=5.0, show_default=True, help="Seconds to wait for the server.")
 @click.option("--fail-open", is_flag=True, help="Let the call through when the server cannot be reached.")
 @click.option("--agent", default="claude-code", show_default=True, help="Without --server: the agent of requests.")
-@click.option("--project", default=None, envvar="CLAUDE_PROJECT_DIR", metavar="DIR",
-              help="Without --server: the project directory (default: the call's cwd).")
+@click.option(
+    "--project",
+    default=None,
+    envvar="CLAUDE_PROJECT_DIR",
+    metavar="DIR",
+    help="Without --server: the project directory (default: the call's cwd).",
+)
 @click.option("--epoch", default=1, show_default=True, type=int, help="Without --server: the grant epoch.")
-@click.option("--db", envvar="ORDINANCE_DB", default="./ordinance.db", show_default=True, metavar="PATH|URL",
-              help="Without --server: the fact store.")
-@click.option("--policy", envvar="ORDINANCE_POLICY", default="./policy.rules", show_default=True, metavar="FILE",
-              help="Without --server: the policy file.")
-def claude_code(server: str | None, token_env: str, timeout: float, fail_open: bool, agent: str,
-                project: str | None, epoch: int, db: str, policy: str) -> None:
+@click.option(
+    "--db",
+    envvar="ORDINANCE_DB",
+    default="./ordinance.db",
+    show_default=True,
+    metavar="PATH|URL",
+    help="Without --server: the fact store.",
+)
+@click.option(
+    "--policy",
+    envvar="ORDINANCE_POLICY",
+    default="./policy.rules",
+    show_default=True,
+    metavar="FILE",
+    help="Without --server: the policy file.",
+)
+def claude_code(
+    server: str | None,
+    token_env: str,
+    timeout: float,
+    fail_open: bool,
+    agent: str,
+    project: str | None,
+    epoch: int,
+    db: str,
+    policy: str,
+) -> None:
     """Answer one Claude Code hook call: its JSON on stdin, the decision on
     stdout (PreToolUse: allow, deny or ask; PostToolUse: records the
     outcome receipt). Every failure denies, with exit status 0 so that

@@ -96,10 +96,18 @@ test "the owner's stop halts everything" {
 
 SETTINGS = {
     "hooks": {
-        event: [{"matcher": "*", "hooks": [{
-            "type": "command", "timeout": 10,
-            "command": "ordinance hook claude-code --server http://127.0.0.1:8377",
-        }]}]
+        event: [
+            {
+                "matcher": "*",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "timeout": 10,
+                        "command": "ordinance hook claude-code --server http://127.0.0.1:8377",
+                    }
+                ],
+            }
+        ]
         for event in ("PreToolUse", "PostToolUse")
     }
 }
@@ -126,15 +134,20 @@ def _claude_code(root: Path, force: bool) -> None:
     tokens.write_text(
         "# principals of `ordinance serve`: keep this file private\n"
         f'[[principal]]\nname = "{owner}"\nowner = true\ntoken = "{secrets.token_urlsafe(24)}"\n\n'
-        f'[[principal]]\nname = "claude-code"\ntoken = "{secrets.token_urlsafe(24)}"\n', encoding="utf-8")
+        f'[[principal]]\nname = "claude-code"\ntoken = "{secrets.token_urlsafe(24)}"\n',
+        encoding="utf-8",
+    )
     tokens.chmod(0o600)
     program = load_policy(str(root / "policy.rules"))
     project = str(root.resolve())
     with open_db(str(root / "ordinance.db"), program, create=True) as store:
-        revision = store.assert_facts([("grant", ("claude-code", project, 1))], source="init", author=owner,
-                                      layer=Layers.of(program).default)
-    click.echo(f"created {root / 'policy.rules'}: no force push to main, no writes outside the project, "
-               "the owner's stop halts everything")
+        revision = store.assert_facts(
+            [("grant", ("claude-code", project, 1))], source="init", author=owner, layer=Layers.of(program).default
+        )
+    click.echo(
+        f"created {root / 'policy.rules'}: no force push to main, no writes outside the project, "
+        "the owner's stop halts everything"
+    )
     click.echo(f"created {settings}: Claude Code's PreToolUse and PostToolUse hooks ask the gate")
     click.echo(f"created {tokens}: principals `{owner}` (owner) and `claude-code`; keep it private")
     click.echo(f"granted `claude-code` the project {project} at epoch 1 (store revision {revision})")
@@ -153,8 +166,12 @@ Examples:
 )
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite an existing policy.rules (an existing store is kept).")
-@click.option("--claude-code", "claude_code", is_flag=True,
-              help="Also write .claude/settings.json, tokens.toml and a policy for Claude Code's tool calls.")
+@click.option(
+    "--claude-code",
+    "claude_code",
+    is_flag=True,
+    help="Also write .claude/settings.json, tokens.toml and a policy for Claude Code's tool calls.",
+)
 def command(directory: str, force: bool, claude_code: bool) -> None:
     """Create DIRECTORY with policy.rules (the stdlib, an example rule and a
     test block) and an empty SQLite store, ordinance.db.

@@ -32,7 +32,9 @@ def _policy_sources(sources: dict[str, str], top: str) -> dict[str, str]:
 
 
 def lint_file(
-    name: str, existential_negation: bool = False, max_bytes: int = MAX_BYTES,
+    name: str,
+    existential_negation: bool = False,
+    max_bytes: int = MAX_BYTES,
     allow_includes: tuple[str, ...] = (),
 ) -> tuple[list[Diagnostic], dict[str, str]]:
     """Diagnostics of one file and the sources they point into.
@@ -106,7 +108,11 @@ Examples:
 )
 @click.pass_context
 def command(
-    ctx: click.Context, files: tuple[str, ...], existential_negation: bool, max_bytes: int, max_errors: int,
+    ctx: click.Context,
+    files: tuple[str, ...],
+    existential_negation: bool,
+    max_bytes: int,
+    max_errors: int,
     expanded: bool,
 ) -> None:
     """Check rule FILES and report every error, with its source line."""

@@ -45,14 +45,34 @@ Examples:
 @click.option("--agent", default=None, help="Only requests of this agent.")
 @click.option("--request", "request_id", default=None, metavar="ID", help="Only the request with this id.")
 @click.option("--since", type=Instant(), default=None, help="Only decisions logged at or after this instant.")
-@click.option("--after", type=click.IntRange(min=0), default=None, metavar="SEQ",
-              help="Page forward: the decisions after this seq, oldest first.")
-@click.option("--limit", "--last", "limit", type=click.IntRange(min=1), default=50, show_default=True,
-              help="At most this many decisions (the newest, unless --after).")
+@click.option(
+    "--after",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="SEQ",
+    help="Page forward: the decisions after this seq, oldest first.",
+)
+@click.option(
+    "--limit",
+    "--last",
+    "limit",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="At most this many decisions (the newest, unless --after).",
+)
 @json_option
 @db_option
-def log_command(denied: bool, agent: str | None, request_id: str | None, since: int | None,
-                after: int | None, limit: int, as_json: bool, db: str) -> None:
+def log_command(
+    denied: bool,
+    agent: str | None,
+    request_id: str | None,
+    since: int | None,
+    after: int | None,
+    limit: int,
+    as_json: bool,
+    db: str,
+) -> None:
     """Show the decision log, oldest first, filtered and paged in the store.
 
     Every `ordinance check` (and every Gate.check of a program) appends one
@@ -63,29 +83,48 @@ def log_command(denied: bool, agent: str | None, request_id: str | None, since: 
     """
     since_text = None if since is None else format_instant(since).removesuffix("Z") + ".000000Z"
     with open_db(db) as store:
-        decisions = store.decision_page(after=after or 0, limit=limit, newest=after is None, denied=denied,
-                                        agent=agent, request=request_id, since=since_text)
+        decisions = store.decision_page(
+            after=after or 0,
+            limit=limit,
+            newest=after is None,
+            denied=denied,
+            agent=agent,
+            request=request_id,
+            since=since_text,
+        )
     if as_json:
-        print_json([{**decision_json(Decision.from_payload(e.payload or {}, e.seq), proofs=False), "time": e.time}
-                    for e in decisions])
+        print_json(
+            [
+                {**decision_json(Decision.from_payload(e.payload or {}, e.seq), proofs=False), "time": e.time}
+                for e in decisions
+            ]
+        )
         return
     if not decisions:
-        click.echo("no decisions match" if denied or agent or request_id or since or after else
-                   "the decision log is empty")
+        click.echo(
+            "no decisions match" if denied or agent or request_id or since or after else "the decision log is empty"
+        )
         return
     table = new_table("seq", "request", "action", "decision", "reasons", "now", "revision")
     for e in decisions:
         d = Decision.from_payload(e.payload or {}, e.seq)
         r = d.request
         table.add_row(  # plain strings: new_table shows them escaped, never as markup
-            str(e.seq), r.id, f"{r.agent} {r.kind} {r.target}",
-            "allowed" if d.allowed else "DENIED", ", ".join(d.codes) or "-",
-            format_instant(d.now), str(d.revision),
+            str(e.seq),
+            r.id,
+            f"{r.agent} {r.kind} {r.target}",
+            "allowed" if d.allowed else "DENIED",
+            ", ".join(d.codes) or "-",
+            format_instant(d.now),
+            str(d.revision),
         )
     print_table(table)
     if len(decisions) == limit:
-        click.echo(f"{limit} shown; next page: ordinance log --after {decisions[-1].seq}"
-                   if after is not None else f"the newest {limit} shown; older ones: --limit, or --after SEQ")
+        click.echo(
+            f"{limit} shown; next page: ordinance log --after {decisions[-1].seq}"
+            if after is not None
+            else f"the newest {limit} shown; older ones: --limit, or --after SEQ"
+        )
 
 
 def _progress(total: int) -> Any:
@@ -96,8 +135,14 @@ def _progress(total: int) -> Any:
     console = Console(stderr=True)
     if total < 200 or not console.is_terminal:
         return None
-    return Progress(TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                    console=console, transient=True)
+    return Progress(
+        TextColumn("replaying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
 
 
 def _row(r: Replayed) -> dict[str, Any]:
@@ -107,10 +152,18 @@ def _row(r: Replayed) -> dict[str, Any]:
         "seq": r.seq,
         "request": was["request"]["id"],
         "same": r.same,
-        "was": {"allowed": was.get("allowed"), "codes": _codes(was),
-                "policy_hash": was.get("policy_hash"), "revision": was.get("revision")},
-        "now": {"allowed": again.allowed, "codes": list(again.codes),
-                "policy_hash": again.policy_hash, "revision": again.revision},
+        "was": {
+            "allowed": was.get("allowed"),
+            "codes": _codes(was),
+            "policy_hash": was.get("policy_hash"),
+            "revision": was.get("revision"),
+        },
+        "now": {
+            "allowed": again.allowed,
+            "codes": list(again.codes),
+            "policy_hash": again.policy_hash,
+            "revision": again.revision,
+        },
     }
 
 
@@ -128,8 +181,12 @@ Examples:
   ordinance replay --policy new.rules what a changed policy would have decided
 """,
 )
-@click.option("--revision", type=click.IntRange(min=0), default=None,
-              help="Re-check against the store at this revision instead of each decision's own.")
+@click.option(
+    "--revision",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Re-check against the store at this revision instead of each decision's own.",
+)
 @json_option
 @db_option
 @policy_option

@@ -21,14 +21,18 @@ Examples:
 )
 @click.option("--principal", default=None, metavar="NAME", help="stdio: the (non-owner) principal of every call.")
 @click.option("--http", "http", is_flag=True, help="Serve streamable HTTP instead of stdio (needs --tokens).")
-@click.option("--tokens", default=None, envvar="ORDINANCE_TOKENS", metavar="FILE",
-              help="HTTP: the tokens file of principals (see `ordinance serve`).")
+@click.option(
+    "--tokens",
+    default=None,
+    envvar="ORDINANCE_TOKENS",
+    metavar="FILE",
+    help="HTTP: the tokens file of principals (see `ordinance serve`).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to listen on.")
 @click.option("--port", default=8378, show_default=True, type=int, help="HTTP: TCP port.")
 @db_option
 @policy_option
-def command(principal: str | None, http: bool, tokens: str | None, host: str, port: int, db: str,
-            policy: str) -> None:
+def command(principal: str | None, http: bool, tokens: str | None, host: str, port: int, db: str, policy: str) -> None:
     """Serve the gate as an MCP server on the official `mcp` SDK, with the
     tools check, why, why_not, query, assert (decided by the policy's
     `may_assert`) and state. Needs the `server` extra.
@@ -36,7 +40,9 @@ def command(principal: str | None, http: bool, tokens: str | None, host: str, po
     try:
         from ..serve.mcp import create_mcp
     except ModuleNotFoundError as exc:
-        raise OrdinanceError(f"`{exc.name}` is missing: pip install 'ordinance[server]'", code="missing_extra") from None
+        raise OrdinanceError(
+            f"`{exc.name}` is missing: pip install 'ordinance[server]'", code="missing_extra"
+        ) from None
     from ..serve import Principal, Service, Tokens
 
     if http and tokens is None:

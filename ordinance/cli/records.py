@@ -25,8 +25,9 @@ Examples:
 @audience_option
 @click.option("--out", default=None, metavar="FILE", help="Write the records here (temp file + rename).")
 @model_options
-def command(name: str, agent: str | None, audience: str | None, out: str | None, now: int | None, db: str,
-            policy: str) -> None:
+def command(
+    name: str, agent: str | None, audience: str | None, out: str | None, now: int | None, db: str, policy: str
+) -> None:
     """Render a projection as Markdown records (seed 001's encoding).
 
     One record per line of the projection: YAML front matter (type, date,

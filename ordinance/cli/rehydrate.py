@@ -21,12 +21,19 @@ Examples:
 )
 @click.option("--agent", default=None, help="The standing agent (default: the `standing_agent` fact).")
 @audience_option
-@click.option("--bound", type=click.IntRange(min=1), default=DEFAULT_BOUND, show_default=True,
-              metavar="BYTES", help="Byte bound of the whole bundle; the log keeps its newest lines.")
+@click.option(
+    "--bound",
+    type=click.IntRange(min=1),
+    default=DEFAULT_BOUND,
+    show_default=True,
+    metavar="BYTES",
+    help="Byte bound of the whole bundle; the log keeps its newest lines.",
+)
 @cap_option(DEFAULT_CAP)
 @model_options
-def command(agent: str | None, audience: str | None, bound: int, cap: int, now: int | None, db: str,
-            policy: str) -> None:
+def command(
+    agent: str | None, audience: str | None, bound: int, cap: int, now: int | None, db: str, policy: str
+) -> None:
     """Print the rehydration bundle: state, open decisions, newest log lines.
 
     One call, one bounded read: the state file (as `ordinance state`, under

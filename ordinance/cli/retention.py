@@ -12,8 +12,9 @@ from .common import db_option, default_author, open_db
 __all__ = ["commands", "purge_command", "retract_command"]
 
 _reason = click.option("--reason", required=True, help="Why (recorded on the purge event; required).")
-_author = click.option("--author", default=default_author, show_default="your login name",
-                       help="Who purges (recorded on the event).")
+_author = click.option(
+    "--author", default=default_author, show_default="your login name", help="Who purges (recorded on the event)."
+)
 
 
 @click.command(

@@ -23,8 +23,17 @@ Examples:
 """,
 )
 @click.argument("program", type=click.Path(dir_okay=False))
-@click.option("-F", "--facts", "facts_dir", default=".", show_default=True, help="Directory of the `.input` fact files.")
-@click.option("-D", "--output", "out_dir", default=".", show_default=True, help="Directory for the `.output` files; `-` prints them.")
+@click.option(
+    "-F", "--facts", "facts_dir", default=".", show_default=True, help="Directory of the `.input` fact files."
+)
+@click.option(
+    "-D",
+    "--output",
+    "out_dir",
+    default=".",
+    show_default=True,
+    help="Directory for the `.output` files; `-` prints them.",
+)
 @now_option
 def command(program: str, facts_dir: str, out_dir: str, now: int | None) -> None:
     """Evaluate a rule PROGRAM over its `.input` fact files and write its

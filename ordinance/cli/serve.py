@@ -25,25 +25,63 @@ Examples:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8377, show_default=True, type=int, help="TCP port.")
 @click.option("--uds", default=None, metavar="PATH", help="Listen on this unix socket instead of TCP.")
-@click.option("--tokens", default=None, envvar="ORDINANCE_TOKENS", metavar="FILE",
-              help="TOML file of principals and their tokens (see README).")
-@click.option("--anonymous", default=None, metavar="PRINCIPAL",
-              help="Without --tokens: the (non-owner) principal every caller is.")
-@click.option("--project", default=None, metavar="DIR",
-              help="The project directory of Claude Code hook calls (default: each call's cwd).")
+@click.option(
+    "--tokens",
+    default=None,
+    envvar="ORDINANCE_TOKENS",
+    metavar="FILE",
+    help="TOML file of principals and their tokens (see README).",
+)
+@click.option(
+    "--anonymous",
+    default=None,
+    metavar="PRINCIPAL",
+    help="Without --tokens: the (non-owner) principal every caller is.",
+)
+@click.option(
+    "--project",
+    default=None,
+    metavar="DIR",
+    help="The project directory of Claude Code hook calls (default: each call's cwd).",
+)
 @click.option("--epoch", default=1, show_default=True, type=int, help="The grant epoch of hook calls.")
-@click.option("--state-out", default=None, metavar="FILE",
-              help="Keep the state file (`ordinance state --out FILE`) current: rewritten atomically on "
-                   "every new event and when the clock crosses a change point of its lines.")
-@click.option("--state-audience", default=None, metavar="AUDIENCE",
-              help="With --state-out: render it as this audience (default: every layer).")
-@click.option("--state-cap", type=click.IntRange(min=1), default=DEFAULT_CAP, show_default=True, metavar="BYTES",
-              help="With --state-out: its hard byte cap.")
+@click.option(
+    "--state-out",
+    default=None,
+    metavar="FILE",
+    help="Keep the state file (`ordinance state --out FILE`) current: rewritten atomically on "
+    "every new event and when the clock crosses a change point of its lines.",
+)
+@click.option(
+    "--state-audience",
+    default=None,
+    metavar="AUDIENCE",
+    help="With --state-out: render it as this audience (default: every layer).",
+)
+@click.option(
+    "--state-cap",
+    type=click.IntRange(min=1),
+    default=DEFAULT_CAP,
+    show_default=True,
+    metavar="BYTES",
+    help="With --state-out: its hard byte cap.",
+)
 @db_option
 @policy_option
-def command(host: str, port: int, uds: str | None, tokens: str | None, anonymous: str | None,
-            project: str | None, epoch: int, state_out: str | None, state_audience: str | None, state_cap: int,
-            db: str, policy: str) -> None:
+def command(
+    host: str,
+    port: int,
+    uds: str | None,
+    tokens: str | None,
+    anonymous: str | None,
+    project: str | None,
+    epoch: int,
+    state_out: str | None,
+    state_audience: str | None,
+    state_cap: int,
+    db: str,
+    policy: str,
+) -> None:
     """Serve the gate: one warm model that follows the store, answering
     JSON over HTTP (`/check`, `/assert`, `/load`, `/query`, `/why`,
     `/why-not`, `/log`, `/state`, `/health`, `/openapi.json`) and Claude
@@ -61,7 +99,9 @@ def command(host: str, port: int, uds: str | None, tokens: str | None, anonymous
         from ..serve.app import create_app
         from ..serve.follow import follow
     except ModuleNotFoundError as exc:
-        raise OrdinanceError(f"`{exc.name}` is missing: pip install 'ordinance[server]'", code="missing_extra") from None
+        raise OrdinanceError(
+            f"`{exc.name}` is missing: pip install 'ordinance[server]'", code="missing_extra"
+        ) from None
     from ..serve import Principal, Service, Tokens
 
     if tokens is None and anonymous is None:
@@ -82,8 +122,13 @@ def command(host: str, port: int, uds: str | None, tokens: str | None, anonymous
             store.close()
             raise
     service = Service(program, store)
-    app = create_app(service, Tokens.from_file(tokens) if tokens else None,
-                     anonymous=Principal(anonymous) if anonymous else None, project=project, epoch=epoch)
+    app = create_app(
+        service,
+        Tokens.from_file(tokens) if tokens else None,
+        anonymous=Principal(anonymous) if anonymous else None,
+        project=project,
+        epoch=epoch,
+    )
     stop = follow(service, db)
     where = f"unix:{uds}" if uds else f"http://{host}:{port}"
     click.echo(f"ordinance serve: {where} (policy {program.source_hash[:12]}, revision {store.revision()})", err=True)

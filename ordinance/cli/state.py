@@ -14,15 +14,23 @@ __all__ = ["command", "audience_option", "cap_option"]
 
 def audience_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--audience", default=None, metavar="AUDIENCE",
+        "--audience",
+        default=None,
+        metavar="AUDIENCE",
         help="Ask as this audience (e.g. public): only the facts of the layers it may see are "
-             "evaluated. Default: every layer.",
+        "evaluated. Default: every layer.",
     )(f)
 
 
 def cap_option(default: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return click.option("--cap", type=click.IntRange(min=1), default=default, show_default=True,
-                        metavar="BYTES", help="Hard byte cap; lines are kept by priority, never cut.")
+    return click.option(
+        "--cap",
+        type=click.IntRange(min=1),
+        default=default,
+        show_default=True,
+        metavar="BYTES",
+        help="Hard byte cap; lines are kept by priority, never cut.",
+    )
 
 
 @click.command(
@@ -40,8 +48,16 @@ Examples:
 @click.option("--out", "out", default=None, metavar="FILE", help="Write the file here (temp file + rename).")
 @json_option
 @model_options
-def command(agent: str | None, audience: str | None, cap: int, out: str | None, as_json: bool,
-            now: int | None, db: str, policy: str) -> None:
+def command(
+    agent: str | None,
+    audience: str | None,
+    cap: int,
+    out: str | None,
+    as_json: bool,
+    now: int | None,
+    db: str,
+    policy: str,
+) -> None:
     """Render the standing agent's state file: what is true right now.
 
     Sections Open, Delegates, Armed, Claims and Settled, derived by the

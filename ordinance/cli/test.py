@@ -31,8 +31,12 @@ Examples:
 )
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @click.option("--all", "include_all", is_flag=True, help="Also run the blocks of included files (stdlib too).")
-@click.option("--now", type=Instant(), default=0,
-              help="Time for blocks without a `now` line (default 1970-01-01T00:00:00Z, so runs repeat).")
+@click.option(
+    "--now",
+    type=Instant(),
+    default=0,
+    help="Time for blocks without a `now` line (default 1970-01-01T00:00:00Z, so runs repeat).",
+)
 @path_option("--policy", POLICY_ENV, DEFAULT_POLICY, "FILE", "The policy file, when no FILE is given.")
 def command(files: tuple[str, ...], include_all: bool, now: int, policy: str) -> None:
     """Run the `test "name" { facts... expect ... }` blocks of policy files.

@@ -249,8 +249,13 @@ def advance(model: Model, t: int, limits: Limits | None = None) -> Model:
         moved.borrowed = set(model.rels)
     crossed = old.crossed(t)
     heads = model.prepared.heads
-    touched = recompute(moved, {heads[r] for r, b in crossed.items() if b is None}, limits,
-                        {r: b for r, b in crossed.items() if b is not None}, before)
+    touched = recompute(
+        moved,
+        {heads[r] for r, b in crossed.items() if b is None},
+        limits,
+        {r: b for r, b in crossed.items() if b is not None},
+        before,
+    )
     moved.borrowed = set()  # nothing is written after the move: what is still shared stays shared
     horizon(moved, old, touched)
     return moved

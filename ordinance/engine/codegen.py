@@ -30,6 +30,8 @@ __all__ = ["Compiled", "Input", "compile_plan", "compile_round", "c_div", "c_mod
 Input = tuple[Any, ...]
 
 _CMP = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
 def _multi(t: Term) -> bool:
     """A functor with several values (`range`)."""
     return isinstance(t, Call) and FUNCTORS[t.func].multi
@@ -82,7 +84,9 @@ class _Gen:
         self.steps(set(self.plan.bound_in))
         head = self.tup([self.term(t) for t in self.plan.head]) if self.plan.head else "()"
         clauses = self.items if self.items and self.items[0].startswith("for ") else ["for _ in (0,)"] + self.items
-        return ["    drain((", f"        {head}"] + [f"        {c}" for c in clauses] + [f"    ), {out}, {outs}, spend)"]
+        return (
+            ["    drain((", f"        {head}"] + [f"        {c}" for c in clauses] + [f"    ), {out}, {outs}, spend)"]
+        )
 
     def var(self, name: str) -> str:
         py = self.names.get(name)
@@ -289,7 +293,9 @@ def _fetch(spec: Input, name: str, namespace: dict[str, Any]) -> str:
 def _prologue(inputs: dict[Input, str], getters: set[str], namespace: dict[str, Any] | None) -> list[str]:
     """Bound `.get`s of the probed indexes, after fetching the inputs from
     `rels` and `agg` if `namespace` is given (else they are parameters)."""
-    fetch = [] if namespace is None else [f"    {name} = {_fetch(spec, name, namespace)}" for spec, name in inputs.items()]
+    fetch = (
+        [] if namespace is None else [f"    {name} = {_fetch(spec, name, namespace)}" for spec, name in inputs.items()]
+    )
     return fetch + [f"    {g}_get = {g}.get" for g in sorted(getters)]
 
 
@@ -299,7 +305,11 @@ def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
     only if its frontier is not empty; an input is fetched when first needed."""
     inputs: dict[Input, str] = {}
     getters: set[str] = set()
-    parts = [(plan, gen.join(f"o{plan.rule_id}", "outs"), gen.used) for plan in plans for gen in [_Gen(plan, inputs, getters)]]
+    parts = [
+        (plan, gen.join(f"o{plan.rule_id}", "outs"), gen.used)
+        for plan in plans
+        for gen in [_Gen(plan, inputs, getters)]
+    ]
     namespace: dict[str, Any] = dict(_NAMESPACE)
     outs = list(dict.fromkeys(f"o{plan.rule_id}" for plan in plans))
     lazy = [name for spec, name in inputs.items() if spec[0] != "recent"]

@@ -85,9 +85,12 @@ def _mentions_now(term: Term) -> bool:
 def _structured(program: CheckedProgram) -> bool:
     """Whether a rule of `program` builds or matches records or ADT values
     (the rewrite does not plan them: such programs are evaluated in full)."""
-    return any(isinstance(t, (Record, Branch)) for rule in program.rules
-               for term in (*rule.head.args, *(x for lit in rule.body for x in literal_terms(lit)))
-               for t in subterms(term, True))
+    return any(
+        isinstance(t, (Record, Branch))
+        for rule in program.rules
+        for term in (*rule.head.args, *(x for lit in rule.body for x in literal_terms(lit)))
+        for t in subterms(term, True)
+    )
 
 
 _DEMANDS: dict[tuple[int, str, tuple[bool, ...], bool], tuple[CheckedProgram, Demand]] = {}
@@ -107,7 +110,12 @@ def demand_of(program: CheckedProgram, relation: str, bound: tuple[bool, ...], s
 
 
 def demanded(
-    given: Given, relation: str, values: tuple[Any, ...], *, limits: Limits | None = None, proofs: bool = True,
+    given: Given,
+    relation: str,
+    values: tuple[Any, ...],
+    *,
+    limits: Limits | None = None,
+    proofs: bool = True,
     why_not: bool = False,
 ) -> Model:
     """The model of what `relation(values)` needs (None: an open argument).
@@ -150,8 +158,9 @@ def demanded(
     return _restricted(prep, given, found, limits, proofs)
 
 
-def _restricted(prep: Prepared, given: Given, found: dict[str, set[Tuple]], limits: Limits | None,
-                proofs: bool) -> Model:
+def _restricted(
+    prep: Prepared, given: Given, found: dict[str, set[Tuple]], limits: Limits | None, proofs: bool
+) -> Model:
     """The original program's model holding the given relations and the
     demanded tuples of the derived ones, with their heights."""
     rels: dict[str, Rel] = {}
@@ -178,8 +187,10 @@ def _number(model: Model, st: Stratum) -> bool:
     """Heights of the stratum's derived tuples, as a full evaluation numbers
     them; False if some tuple has no instance to number it from."""
     rels = model.rels
-    first = {name: next(rid for rid in model.prepared.program.rules_for(name)
-                        if model.prepared.program.rules[rid].body) for name in st.relations}
+    first = {
+        name: next(rid for rid in model.prepared.program.rules_for(name) if model.prepared.program.rules[rid].body)
+        for name in st.relations
+    }
     if not st.recursive:
         for name in st.relations:
             rel = rels[name]
@@ -228,8 +239,15 @@ def _number(model: Model, st: Stratum) -> bool:
 
 
 def model_for(
-    program: CheckedProgram, facts: Mapping[str, Iterable[Tuple]] | None, relation: str, values: tuple[Any, ...],
-    *, now: int, limits: Limits | None = None, proofs: bool = True, why_not: bool = False,
+    program: CheckedProgram,
+    facts: Mapping[str, Iterable[Tuple]] | None,
+    relation: str,
+    values: tuple[Any, ...],
+    *,
+    now: int,
+    limits: Limits | None = None,
+    proofs: bool = True,
+    why_not: bool = False,
 ) -> Model:
     """The model a question about `relation(values)` reads (`query`, `why`,
     `why-not`): evaluated on demand when an argument is bound, in full
@@ -240,8 +258,16 @@ def model_for(
     or records and ADT values."""
     bound = tuple(v is not None for v in values)
     rules = sum(1 for r in program.rules if r.body)
-    if not any(bound) or is_qualified(program) or _structured(program) or (relation in program.relations and program.relations[relation].derived
-                          and len(demand_of(program, relation, bound, why_not).program.rules) > GROWTH * rules):
+    if (
+        not any(bound)
+        or is_qualified(program)
+        or _structured(program)
+        or (
+            relation in program.relations
+            and program.relations[relation].derived
+            and len(demand_of(program, relation, bound, why_not).program.rules) > GROWTH * rules
+        )
+    ):
         from . import evaluate
 
         return evaluate(program, facts, now=now, limits=limits)

@@ -61,13 +61,18 @@ def ground_value(term: Term, now: int) -> Any:
     except KeyError:
         raise EvaluationError([Diagnostic("unbound_variable", "a fact must not contain variables")]) from None
     except OverflowError:
-        raise LimitExceeded([Diagnostic("limit_exceeded", "limit exceeded: a number outside 64 bits in a fact",
-                                        getattr(term, "span", None) or Span())]) from None
+        raise LimitExceeded(
+            [
+                Diagnostic(
+                    "limit_exceeded",
+                    "limit exceeded: a number outside 64 bits in a fact",
+                    getattr(term, "span", None) or Span(),
+                )
+            ]
+        ) from None
 
 
-def load_relations(
-    prep: Prepared, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None, now: int
-) -> dict[str, Rel]:
+def load_relations(prep: Prepared, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None, now: int) -> dict[str, Rel]:
     """Relations holding the given facts and the program's own facts."""
     given: dict[str, set[tuple[Any, ...]]] = {}
     for name, rows in (facts or {}).items():
@@ -85,7 +90,11 @@ def load_relations(
             arities.add(want)
         if len(arities) > 1:
             raise EvaluationError(
-                [Diagnostic("arity_mismatch", f"facts of `{name}` have {' and '.join(map(str, sorted(arities)))} arguments")]
+                [
+                    Diagnostic(
+                        "arity_mismatch", f"facts of `{name}` have {' and '.join(map(str, sorted(arities)))} arguments"
+                    )
+                ]
             )
         if want is None:
             arity[name] = arities.pop() if arities else 0
@@ -126,7 +135,9 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
             _culprit(variants, rels, agg, now, exc, prep.program.rules)
         except MemoryError:
             names = ", ".join(f"`{r}`" for r in own)
-            raise LimitExceeded([Diagnostic("limit_exceeded", f"limit exceeded: out of memory in the stratum of {names}")]) from None
+            raise LimitExceeded(
+                [Diagnostic("limit_exceeded", f"limit exceeded: out of memory in the stratum of {names}")]
+            ) from None
         if to_add is None:
             break
         if q is not None:
@@ -165,8 +176,9 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
     return grown
 
 
-def aggregator(prep: Prepared, rels: Mapping[str, Rel], now: int, spend: Any = unlimited
-               ) -> Callable[[AggStep], Callable[[Any], Any]]:
+def aggregator(
+    prep: Prepared, rels: Mapping[str, Rel], now: int, spend: Any = unlimited
+) -> Callable[[AggStep], Callable[[Any], Any]]:
     """`agg(step)`: the aggregate's value per outer binding over `rels`, memoised
     while the relations stay as they are (one stratum run)."""
     aggregates: dict[int, Callable[[Any], Any]] = {}
@@ -242,4 +254,3 @@ def _aggregate_fn(
         return v
 
     return value
-

@@ -93,16 +93,20 @@ def retract(model: Model, facts: Facts, limits: Limits | None = None) -> set[str
     return _propagate(model, {}, reset, Budget(limits or model.limits), removed)
 
 
-def recompute(model: Model, relations: AbstractSet[str], limits: Limits | None = None,
-              flips: Mapping[int, set[Any]] | None = None, before: int | None = None) -> set[str]:
+def recompute(
+    model: Model,
+    relations: AbstractSet[str],
+    limits: Limits | None = None,
+    flips: Mapping[int, set[Any]] | None = None,
+    before: int | None = None,
+) -> set[str]:
     """After a move of the clock, in place: recompute the strata holding
     `relations`, and maintain those of the rules in `flips` (rule id -> the
     bindings of its `$now` filters that may decide differently now than at
     `before`, see clock.py), then what depends on them; returns the relations that changed."""
     if not relations and not flips:
         return set()
-    return _propagate(model, {}, set(relations), Budget(limits or model.limits), flips=dict(flips or {}),
-                      before=before)
+    return _propagate(model, {}, set(relations), Budget(limits or model.limits), flips=dict(flips or {}), before=before)
 
 
 def _tuples(model: Model, name: str, rows: Any) -> set[Any]:
@@ -184,9 +188,12 @@ def _propagate(
         shrinks = not st.positive.isdisjoint(removed)
         negated = not st.negative.isdisjoint(grown) or not st.negative.isdisjoint(removed)
         if (
-            negated and not _negatable(model, st, grown, removed, reset, bool(flip))
-            or reset and (not st.negative.isdisjoint(reset) or not st.positive.isdisjoint(reset) or not reset.isdisjoint(own))
-            or (shrinks or flip) and not (_deletable(model, st) and _small(model, st, removed, flip))
+            negated
+            and not _negatable(model, st, grown, removed, reset, bool(flip))
+            or reset
+            and (not st.negative.isdisjoint(reset) or not st.positive.isdisjoint(reset) or not reset.isdisjoint(own))
+            or (shrinks or flip)
+            and not (_deletable(model, st) and _small(model, st, removed, flip))
         ):
             held = {r: rels[r].stable for r in st.relations}
             for r in st.relations:
@@ -265,8 +272,9 @@ def _rebuild(model: Model, budget: Budget) -> set[str]:
     for st in prep.strata:
         run_stratum(rebuilt, st, budget)
     old = model.rels
-    changed = {n for n in set(rels) | set(old)
-               if n not in rels or n not in old or set(old[n].stable) != set(rels[n].stable)}
+    changed = {
+        n for n in set(rels) | set(old) if n not in rels or n not in old or set(old[n].stable) != set(rels[n].stable)
+    }
     model.rels = rels
     model.rounds = rebuilt.rounds
     model.tickets = rebuilt.tickets
@@ -289,8 +297,10 @@ def _rebuild(model: Model, budget: Budget) -> set[str]:
 
 def _deletable(model: Model, st: Stratum) -> bool:
     prep = model.prepared
-    return model.base is None and not st.recursive and all(
-        all(isinstance(a, (Var, Const)) for a in prep.program.rules[rid].head.args) for rid in st.rules
+    return (
+        model.base is None
+        and not st.recursive
+        and all(all(isinstance(a, (Var, Const)) for a in prep.program.rules[rid].head.args) for rid in st.rules)
     )
 
 
@@ -304,8 +314,9 @@ def _small(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[i
     return 4 * change <= size
 
 
-def _bound(prep: Any, rid: int, kind: str, body: tuple[Any, ...], head_args: tuple[Any, ...],
-           rels: Mapping[str, Rel]) -> Compiled:
+def _bound(
+    prep: Any, rid: int, kind: str, body: tuple[Any, ...], head_args: tuple[Any, ...], rels: Mapping[str, Rel]
+) -> Compiled:
     """Rule `rid` with `__bound(head_args)` joined first (compiled once)."""
     key = (rid, kind)
     compiled = prep.bound.get(key)
@@ -318,8 +329,9 @@ def _bound(prep: Any, rid: int, kind: str, body: tuple[Any, ...], head_args: tup
     return compiled
 
 
-def _run_bound(model: Model, compiled: Compiled, given: set[Any], arity: int,
-               over: Mapping[str, Rel] | None = None) -> set[Any]:
+def _run_bound(
+    model: Model, compiled: Compiled, given: set[Any], arity: int, over: Mapping[str, Rel] | None = None
+) -> set[Any]:
     rels = dict(model.rels if over is None else over)
     rels["__bound"] = Rel("__bound", arity, False, given)
     out: set[Any] = set()
@@ -327,8 +339,9 @@ def _run_bound(model: Model, compiled: Compiled, given: set[Any], arity: int,
     return out
 
 
-def _delete(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[int, set[Any]],
-            before: int) -> dict[str, set[Any]]:
+def _delete(
+    model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[int, set[Any]], before: int
+) -> dict[str, set[Any]]:
     prep, rels = model.prepared, model.rels
     candidates: dict[str, set[Any]] = {}
     shrunk = st.positive & removed.keys()
@@ -350,8 +363,7 @@ def _delete(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[
     for rid, bindings in flip.items():
         watch = _watch_of(prep, rid)
         compiled = _bound(prep, rid, "relaxed", watch.relaxed.body, watch.relaxed.head.args, rels)
-        candidates.setdefault(prep.heads[rid], set()).update(
-            _run_bound(model, compiled, bindings, len(watch.names)))
+        candidates.setdefault(prep.heads[rid], set()).update(_run_bound(model, compiled, bindings, len(watch.names)))
     return _unless_rederived(model, st, candidates)
 
 
@@ -391,13 +403,16 @@ def _unless_rederived(model: Model, st: Stratum, candidates: dict[str, set[Any]]
 # longer block. Heights of a non-recursive stratum are all 1.
 
 
-def _negatable(model: Model, st: Stratum, grown: dict[str, set[Any]], removed: dict[str, set[Any]],
-               reset: set[str], other: bool) -> bool:
+def _negatable(
+    model: Model, st: Stratum, grown: dict[str, set[Any]], removed: dict[str, set[Any]], reset: set[str], other: bool
+) -> bool:
     """Whether the stratum's change through its negations can be maintained,
     and is small (`other`: it holds flipped `$now` filters)."""
     if other or model.base is not None or st.recursive or not _deletable(model, st):
         return False
-    if reset and (not reset.isdisjoint(st.negative) or not reset.isdisjoint(st.positive) or not reset.isdisjoint(st.relations)):
+    if reset and (
+        not reset.isdisjoint(st.negative) or not reset.isdisjoint(st.positive) or not reset.isdisjoint(st.relations)
+    ):
         return False
     touched = st.negative & (grown.keys() | removed.keys())
     if not touched.isdisjoint(_aggregated(model, st)):
@@ -473,8 +488,9 @@ def _flipped(prep: Any, rid: int, pos: int, relaxed: bool, rels: Mapping[str, Re
     return compiled
 
 
-def _negation_step(model: Model, st: Stratum, grown: dict[str, set[Any]], removed: dict[str, set[Any]]
-                   ) -> tuple[dict[str, set[Any]], dict[str, set[Any]]]:
+def _negation_step(
+    model: Model, st: Stratum, grown: dict[str, set[Any]], removed: dict[str, set[Any]]
+) -> tuple[dict[str, set[Any]], dict[str, set[Any]]]:
     """(what the stratum lost, what it gained) through its negations."""
     prep, rels = model.prepared, model.rels
     before = dict(rels)  # positive premises as they were: with what they lost
@@ -491,7 +507,8 @@ def _negation_step(model: Model, st: Stratum, grown: dict[str, set[Any]], remove
             if grown.get(name):
                 compiled = _flipped(prep, rid, pos, True, rels)
                 candidates.setdefault(prep.heads[rid], set()).update(
-                    _run_bound(model, compiled, grown[name], lit.atom.arity, before))
+                    _run_bound(model, compiled, grown[name], lit.atom.arity, before)
+                )
             if removed.get(name):
                 unblocked.append((rid, pos, removed[name]))
     lost = _unless_rederived(model, st, candidates)
@@ -522,8 +539,9 @@ def _flip_in(model: Model, st: Stratum, flip: dict[int, set[Any]]) -> dict[str, 
     for rid, bindings in sorted(flip.items()):
         watch = _watch_of(prep, rid)
         rule = prep.program.rules[rid]
-        out = _run_bound(model, _bound(prep, rid, "full", rule.body, watch.relaxed.head.args, rels), bindings,
-                         len(watch.names))
+        out = _run_bound(
+            model, _bound(prep, rid, "full", rule.body, watch.relaxed.head.args, rels), bindings, len(watch.names)
+        )
         rel = rels[prep.heads[rid]]
         batch = rel.missing(out)
         if batch:

@@ -45,7 +45,19 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..rules.ast import (
-    COMPOUND, Aggregate, Atom, BinOp, Comparison, Literal, Negation, Predicate, Rule, Term, Var, map_terms, var_names,
+    COMPOUND,
+    Aggregate,
+    Atom,
+    BinOp,
+    Comparison,
+    Literal,
+    Negation,
+    Predicate,
+    Rule,
+    Term,
+    Var,
+    map_terms,
+    var_names,
 )
 from ..rules.checked import CheckedProgram, Relation
 from ..rules.checks.stratify import dependency_graph, stratify
@@ -95,9 +107,7 @@ def magic(program: CheckedProgram, relation: str, bound: tuple[bool, ...], sourc
         else:
             break
     rules = tuple(rewrite.rules)
-    relations = {
-        name: Relation(name, n, None, None, name in rewrite.derived) for name, n in rewrite.arity.items()
-    }
+    relations = {name: Relation(name, n, None, None, name in rewrite.derived) for name, n in rewrite.arity.items()}
     for name, rel in program.relations.items():
         relations.setdefault(name, Relation(name, rel.arity, rel.types, rel.decl, False))
     checked = CheckedProgram(rules, relations, stratify(rules).strata)
@@ -180,8 +190,9 @@ class _Rewrite:
         n = len(adorn)
         # the relation's own given facts
         xs = tuple(Var(f"~c{i}") for i in range(n))
-        self.rules.append(Rule(Atom(name, xs), (Atom(magic, tuple(x for x, a in zip(xs, adorn) if a == "b")),
-                                                Atom(relation, xs))))
+        self.rules.append(
+            Rule(Atom(name, xs), (Atom(magic, tuple(x for x, a in zip(xs, adorn) if a == "b")), Atom(relation, xs)))
+        )
         for rid in self.program.rules_for(relation):
             rule = self.program.rules[rid]
             if not rule.body:
@@ -199,7 +210,8 @@ class _Rewrite:
             steps = tuple(s for s in plan.steps if not (isinstance(s, Scan) and s.atom.relation == _ENTRY))
             # negations bind nothing: last, so the demand of the atoms never waits for them
             steps = tuple(s for s in steps if not isinstance(s, AntiJoin)) + tuple(
-                s for s in steps if isinstance(s, AntiJoin))
+                s for s in steps if isinstance(s, AntiJoin)
+            )
         head = tuple(_rename(t) for t in plan.head)
         bound: set[str] = set()
         given: list[Term] = []

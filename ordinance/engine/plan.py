@@ -31,8 +31,22 @@ from typing import Iterable, Iterator, Mapping, Union
 
 from ..diagnostics import Diagnostic, EvaluationError
 from ..rules.ast import (
-    COMPOUND, Aggregate, Atom, BinOp, Branch, Comparison, Literal, Negation, Predicate, Record, Rule, Term, Var,
-    Wildcard, literal_terms, var_names,
+    COMPOUND,
+    Aggregate,
+    Atom,
+    BinOp,
+    Branch,
+    Comparison,
+    Literal,
+    Negation,
+    Predicate,
+    Record,
+    Rule,
+    Term,
+    Var,
+    Wildcard,
+    literal_terms,
+    var_names,
 )
 from ..rules.printer import format_literal, format_rule
 from ..rules.scope import local_vars, outside_vars
@@ -279,7 +293,9 @@ def _plan(
         atom = pending.pop(i)
         assert isinstance(atom, Atom)
         key = tuple(p for p, a in enumerate(atom.args) if _is_bound(a, bound))
-        exists = all(isinstance(a, Var) and occurrences.get(a.name, 0) == 1 for p, a in enumerate(atom.args) if p not in key)
+        exists = all(
+            isinstance(a, Var) and occurrences.get(a.name, 0) == 1 for p, a in enumerate(atom.args) if p not in key
+        )
         steps.append(Scan(i, atom, i == delta, key, exists and not source_order))
         for a in atom.args:
             if isinstance(a, Var):
@@ -289,7 +305,11 @@ def _plan(
     if pending or pending_aggs:
         left = [format_literal(lit) for lit in pending.values()] + [v for v, _ in pending_aggs]
         raise EvaluationError(
-            [Diagnostic("unbound_variable", f"cannot order `{', '.join(left)}` in rule `{label}`: a variable is never bound")]
+            [
+                Diagnostic(
+                    "unbound_variable", f"cannot order `{', '.join(left)}` in rule `{label}`: a variable is never bound"
+                )
+            ]
         )
     unbound = {v for t in head for v in var_names(t, True)} - bound
     if unbound:
@@ -373,7 +393,9 @@ def _is_bound(term: Term, bound: set[str]) -> bool:
     return all(v in bound for v in var_names(term, True))
 
 
-def _score(i: int, atom: Atom, bound: set[str], sizes: Mapping[str, int], delta: int | None) -> tuple[float, ...] | None:
+def _score(
+    i: int, atom: Atom, bound: set[str], sizes: Mapping[str, int], delta: int | None
+) -> tuple[float, ...] | None:
     own = {a.name for a in atom.args if isinstance(a, Var)}
     if not all(_is_bound(a, bound | own) for a in atom.args):
         return None  # an argument expression needs a variable bound later
@@ -385,7 +407,11 @@ def _score(i: int, atom: Atom, bound: set[str], sizes: Mapping[str, int], delta:
 
 
 def _ready_filter(
-    i: int, lit: Literal, bound: set[str], occurrences: Mapping[str, int], results: set[str] = frozenset()  # type: ignore[assignment]
+    i: int,
+    lit: Literal,
+    bound: set[str],
+    occurrences: Mapping[str, int],
+    results: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> Step | None:
     """The step a non-scan literal becomes once its variables allow; `X = e`
     assigns X only when X is no aggregate's result (an aggregate binds its own)."""

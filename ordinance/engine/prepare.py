@@ -93,7 +93,6 @@ class Prepared:
         return compiled
 
 
-
 def prepare(program: CheckedProgram) -> Prepared:
     arity = {name: r.arity for name, r in program.relations.items()}
     strata = []
@@ -111,8 +110,18 @@ def prepare(program: CheckedProgram) -> Prepared:
         for rid in rule_ids:
             for p, r in atoms[rid]:
                 deltas.setdefault(r, []).append((rid, p))
-        strata.append(Stratum(i, tuple(names), rule_ids, frozenset(pos), frozenset(neg), atoms, recursive,
-                              {r: tuple(v) for r, v in deltas.items()}))
+        strata.append(
+            Stratum(
+                i,
+                tuple(names),
+                rule_ids,
+                frozenset(pos),
+                frozenset(neg),
+                atoms,
+                recursive,
+                {r: tuple(v) for r, v in deltas.items()},
+            )
+        )
     derived = frozenset(r for names in program.strata for r in names)
     index = {r: i for i, names in enumerate(program.strata) for r in names}
     readers: dict[str, list[int]] = {}
@@ -120,8 +129,14 @@ def prepare(program: CheckedProgram) -> Prepared:
         for name in st.positive | st.negative | set(st.relations):
             readers.setdefault(name, []).append(st.index)
     prep = Prepared(
-        program, tuple(strata), arity, derived, tuple(format_rule(r) for r in program.rules), index,
-        {name: tuple(sorted(ids)) for name, ids in readers.items()}, tuple(r.head.relation for r in program.rules),
+        program,
+        tuple(strata),
+        arity,
+        derived,
+        tuple(format_rule(r) for r in program.rules),
+        index,
+        {name: tuple(sorted(ids)) for name, ids in readers.items()},
+        tuple(r.head.relation for r in program.rules),
     )
     if is_qualified(program):
         prep.qualified = qualified(program)

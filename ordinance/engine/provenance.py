@@ -33,7 +33,20 @@ from typing import Any, Iterator
 
 from ..diagnostics import Diagnostic, EvaluationError
 from ..rules.ast import (
-    Aggregate, Atom, BinOp, Branch, Call, Comparison, Const, Literal, Negation, Predicate, Record, Term, Var, Wildcard,
+    Aggregate,
+    Atom,
+    BinOp,
+    Branch,
+    Call,
+    Comparison,
+    Const,
+    Literal,
+    Negation,
+    Predicate,
+    Record,
+    Term,
+    Var,
+    Wildcard,
     var_names,
 )
 from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, match, values
@@ -89,7 +102,9 @@ class Failure:
     literal: Literal | None
     kind: str  # "missing" (no matching fact) | "present" (negated fact exists) | "false" | "empty"
     #   | "chosen" (a `choice-domain` key is taken) | "dominated" (a subsumption clause removed it)
-    needed: tuple[tuple[str, Row], ...]  # facts to add ("missing") or remove ("present"), the rivals ("chosen", "dominated")
+    needed: tuple[
+        tuple[str, Row], ...
+    ]  # facts to add ("missing") or remove ("present"), the rivals ("chosen", "dominated")
     children: "tuple[WhyNot, ...]" = ()
 
     @property
@@ -421,7 +436,9 @@ def _prove(interp: _Interp, relation: str, t: tuple[Any, ...], memo: dict[Any, P
     return memo[relation, t]
 
 
-def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, int]) -> tuple[int, Binding, list[tuple[Step, Binding, Any]]]:
+def _best(
+    interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, int]
+) -> tuple[int, Binding, list[tuple[Step, Binding, Any]]]:
     """The rule instance proving `relation(t)` whose highest premise ranks lowest."""
     model = interp.model
     best: tuple[tuple[int, int], int, Binding, list[tuple[Step, Binding, Any]]] | None = None
@@ -438,8 +455,15 @@ def _best(interp: _Interp, relation: str, t: tuple[Any, ...], rank: tuple[int, i
             break
     if best is None and model.prepared.qualified is not None:
         shown = f"{relation}({', '.join(format_value(v) for v in t)})"
-        raise EvaluationError([Diagnostic("unsupported", f"no proof of `{shown}`: a subsumption clause removed "
-                                          "a premise of each of its derivations after it was derived")])
+        raise EvaluationError(
+            [
+                Diagnostic(
+                    "unsupported",
+                    f"no proof of `{shown}`: a subsumption clause removed "
+                    "a premise of each of its derivations after it was derived",
+                )
+            ]
+        )
     assert best is not None, f"no proof found for {relation}{t}"
     return best[1], best[2], best[3]
 
@@ -450,8 +474,12 @@ def _rank(model: Model, relation: str, t: tuple[Any, ...]) -> tuple[int, int]:
     return note.rank
 
 
-def _node(interp: _Interp, key: tuple[str, tuple[Any, ...]], instance: tuple[int, Binding, list[tuple[Step, Binding, Any]]],
-          memo: dict[Any, ProofNode]) -> ProofNode:
+def _node(
+    interp: _Interp,
+    key: tuple[str, tuple[Any, ...]],
+    instance: tuple[int, Binding, list[tuple[Step, Binding, Any]]],
+    memo: dict[Any, ProofNode],
+) -> ProofNode:
     """The rule node of a chosen instance, its premises' proofs in `memo`."""
     rid, b, trail = instance
     inst = _Instance(interp, rid)
@@ -460,15 +488,18 @@ def _node(interp: _Interp, key: tuple[str, tuple[Any, ...]], instance: tuple[int
         if isinstance(step, Scan):
             children.append(memo[step.atom.relation, evidence])
         elif isinstance(step, AntiJoin):
-            children.append(ProofNode("absent", step.atom.relation, interp.pattern(step.atom.args, sb),
-                                      literal=inst.step(step, sb)))
+            children.append(
+                ProofNode("absent", step.atom.relation, interp.pattern(step.atom.args, sb), literal=inst.step(step, sb))
+            )
         elif isinstance(step, AggStep):
             children.append(ProofNode("aggregate", bindings=_visible(sb), literal=inst.step(step, sb)))
         else:
             children.append(ProofNode("holds", literal=inst.step(step, sb)))
     note = interp.model.note(*key)
     assert note is not None
-    return ProofNode("rule", key[0], key[1], rid, interp.model.prepared.labels[rid], _visible(b), tuple(children), note.height)
+    return ProofNode(
+        "rule", key[0], key[1], rid, interp.model.prepared.labels[rid], _visible(b), tuple(children), note.height
+    )
 
 
 def premises(model: Model, relation: str, t: tuple[Any, ...]) -> Iterator[tuple[tuple[str, Row], ...]]:
@@ -489,7 +520,9 @@ def _instances(
     (any heights: None), at most `limit` of them."""
     count = 0
 
-    def go(i: int, b: Binding, trail: list[tuple[Step, Binding, Any]]) -> Iterator[tuple[Binding, list[tuple[Step, Binding, Any]]]]:
+    def go(
+        i: int, b: Binding, trail: list[tuple[Step, Binding, Any]]
+    ) -> Iterator[tuple[Binding, list[tuple[Step, Binding, Any]]]]:
         nonlocal count
         if limit is not None and count >= limit:
             return
@@ -516,7 +549,9 @@ def _why_not(interp: _Interp, relation: str, t: tuple[Any, ...], depth: int) -> 
     model = interp.model
     if any(True for _ in model.query(relation, t)):
         return WhyNot(relation, t, True)
-    failures = tuple(_rule_failure(interp, plan, start, depth) for _, plan, start in _rules_matching(interp, relation, t))
+    failures = tuple(
+        _rule_failure(interp, plan, start, depth) for _, plan, start in _rules_matching(interp, relation, t)
+    )
     return WhyNot(relation, t, False, failures)
 
 

@@ -81,8 +81,9 @@ class Qualified:
             return None
         return dict(zip(self.binding[rid], entry[1][1:]))
 
-    def choose(self, rels: Mapping[str, Rel], to_add: dict[int, set[Tuple]], heads: tuple[str, ...]
-               ) -> dict[int, set[Tuple]]:
+    def choose(
+        self, rels: Mapping[str, Rel], to_add: dict[int, set[Tuple]], heads: tuple[str, ...]
+    ) -> dict[int, set[Tuple]]:
         """`to_add` with each choice relation's candidates cut to those it admits."""
         candidates: dict[str, set[Tuple]] = {}
         for rid, out in to_add.items():
@@ -94,8 +95,9 @@ class Qualified:
         admitted = {name: admit(rels[name], tuples, self.choice[name]) for name, tuples in candidates.items()}
         return {rid: out & admitted[heads[rid]] if heads[rid] in admitted else out for rid, out in to_add.items()}
 
-    def prune(self, rels: Mapping[str, Rel], names: Iterable[str], agg: Any, now: int,
-              pruned: dict[str, set[Tuple]]) -> dict[str, set[Tuple]]:
+    def prune(
+        self, rels: Mapping[str, Rel], names: Iterable[str], agg: Any, now: int, pruned: dict[str, set[Tuple]]
+    ) -> dict[str, set[Tuple]]:
         """Remove the dominated tuples of `names` from `stable`; returns them
         (and adds them to `pruned`, the tuples a relation never takes again)."""
         gone: dict[str, set[Tuple]] = {}
@@ -165,8 +167,11 @@ def is_qualified(program: CheckedProgram) -> bool:
     """Whether `program` has a choice-domain, a subsumption or a counter: an
     evaluation that only whole re-evaluation keeps right (no incremental
     maintenance, no demand rewrite)."""
-    return bool(program.subsumptions) or counts(program) or any(
-        r.decl is not None and r.decl.choice for r in program.relations.values())
+    return (
+        bool(program.subsumptions)
+        or counts(program)
+        or any(r.decl is not None and r.decl.choice for r in program.relations.values())
+    )
 
 
 def qualified(program: CheckedProgram) -> Qualified:
@@ -183,11 +188,14 @@ def qualified(program: CheckedProgram) -> Qualified:
     q.subsume = {name: tuple(compile_plan(plan_rule(r, -1)) for r in rs) for name, rs in q.dominance.items()}
     for rid, rule in enumerate(program.rules):
         if rule.body and any(_is_counter(a) for a in rule.head.args):
-            names = tuple(sorted({v.name for lit in rule.body if isinstance(lit, Atom) for v in lit.args
-                                  if isinstance(v, Var)}))
+            names = tuple(
+                sorted({v.name for lit in rule.body if isinstance(lit, Atom) for v in lit.args if isinstance(v, Var)})
+            )
             q.binding[rid] = names
-            args = tuple(Call("autoinc", (Const(i, "number"), *(Var(n) for n in names)), a.span) if _is_counter(a) else a
-                         for i, a in enumerate(rule.head.args))
+            args = tuple(
+                Call("autoinc", (Const(i, "number"), *(Var(n) for n in names)), a.span) if _is_counter(a) else a
+                for i, a in enumerate(rule.head.args)
+            )
             q.counted[rid] = Rule(Atom(rule.head.relation, args, rule.head.span), rule.body, rule.span)
     return q
 
@@ -218,7 +226,6 @@ def dominance_rule(dominated: Atom, dominating: Atom, body: tuple[Any, ...], spa
     high = Atom(dominating.relation, tuple(named(a) for a in dominating.args), dominating.span)
     head = Atom("__dominance", low.args + high.args, span)
     return Rule(head, (low, high, *body), span)
-
 
 
 def rivals(model: Any, relation: str, t: Tuple, aggregator: Any) -> tuple[str, tuple[tuple[str, Tuple], ...]] | None:

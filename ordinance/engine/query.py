@@ -50,7 +50,7 @@ def parse_pattern(text: str, program: CheckedProgram, *, ground: bool = False) -
 
     items = parse(text.strip().rstrip("."), file="<query>").items
     if len(items) != 1 or not isinstance(items[0], Rule) or items[0].body:
-        raise CheckError("give one atom such as `current(C)` or `status(\"svc\", A, S)`", code="bad_query")
+        raise CheckError('give one atom such as `current(C)` or `status("svc", A, S)`', code="bad_query")
     head = items[0].head
     rel = program.relations.get(head.relation)
     if rel is None:
@@ -68,8 +68,9 @@ def parse_pattern(text: str, program: CheckedProgram, *, ground: bool = False) -
         elif isinstance(term, Wildcard) and not ground:
             args.append(("any", None))
         elif ground:
-            raise CheckError(f"`{head.relation}` has a variable; give a fact such as `current(\"c1\")`",
-                             code="not_ground")
+            raise CheckError(
+                f'`{head.relation}` has a variable; give a fact such as `current("c1")`', code="not_ground"
+            )
         else:
             raise CheckError("query arguments are constants, variables or `_`", code="bad_query")
     return Pattern(head.relation, tuple(args))

@@ -42,8 +42,13 @@ def dump_model(model: Model) -> bytes:
         if isinstance(rel, Layer) or type(rel.stable) is not set or type(rel.edb) is not set:
             raise ValueError(f"relation `{name}` is a view")
         # sets as lists: marshal writes a big set several times slower than a list
-        rels[name] = (rel.arity, rel.derived, list(rel.edb), list(rel.stable) if rel.derived else None,
-                      [(height, rid, list(tuples)) for height, rid, tuples in rel.batches])
+        rels[name] = (
+            rel.arity,
+            rel.derived,
+            list(rel.edb),
+            list(rel.stable) if rel.derived else None,
+            [(height, rid, list(tuples)) for height, rid, tuples in rel.batches],
+        )
     horizon = model.horizon
     clock = None
     if isinstance(horizon, Horizon):
@@ -51,8 +56,10 @@ def dump_model(model: Model) -> bytes:
             horizon.now,
             {rid: [x if type(x) is not Fraction else _instant(x) for x in xs] for rid, xs in horizon.instants.items()},
             sorted(horizon.moving),
-            {rid: [(x if type(x) is not Fraction else _instant(x), bs) for x, bs in at.items()]
-             for rid, at in horizon.at.items()},
+            {
+                rid: [(x if type(x) is not Fraction else _instant(x), bs) for x, bs in at.items()]
+                for rid, at in horizon.at.items()
+            },
             _instant(horizon.lo),
             _instant(horizon.hi),
         )

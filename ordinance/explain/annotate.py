@@ -34,8 +34,9 @@ def _window(facts: Mapping[str, Iterable[tuple[Any, ...]]], claim: Any) -> str |
     return None
 
 
-def annotator(store: Store, revision: int, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None,
-              *, lookups: bool = True) -> Annotate:
+def annotator(
+    store: Store, revision: int, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None, *, lookups: bool = True
+) -> Annotate:
     """An `annotate(relation, tuple)` for the engine's renderers: where the
     fact came from in the store at `revision`, and when it is valid. Reads
     only the events behind the facts it is asked about (`Store.asserting`);

@@ -74,8 +74,9 @@ def _reason_json(r: Reason, renderer: Renderer | None) -> dict[str, Any]:
     return out
 
 
-def decision_json(d: Decision, annotate: Annotate | None = None, program: CheckedProgram | None = None,
-                  *, proofs: bool = True) -> dict[str, Any]:
+def decision_json(
+    d: Decision, annotate: Annotate | None = None, program: CheckedProgram | None = None, *, proofs: bool = True
+) -> dict[str, Any]:
     """The decision's JSON (see README, "JSON output"): the request, allowed,
     `now` as ISO-8601, revision, policy hash, reasons and flags (each with its
     proof unless `proofs` is false), errors, and the log `seq` once logged."""

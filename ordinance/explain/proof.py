@@ -27,14 +27,30 @@ from ..values import escape, format_value, json_value
 if TYPE_CHECKING:  # networkx is imported when a graph is drawn: it costs a command's start 0.2 s
     import networkx as nx
 
-__all__ = ["Annotate", "Renderer", "to_text", "to_json", "to_dot", "graph_to_dot", "text_lines", "MAX_INDENT", "MAX_JSON_DEPTH"]
+__all__ = [
+    "Annotate",
+    "Renderer",
+    "to_text",
+    "to_json",
+    "to_dot",
+    "graph_to_dot",
+    "text_lines",
+    "MAX_INDENT",
+    "MAX_JSON_DEPTH",
+]
 
 Annotate = Callable[[str, tuple[Any, ...]], "str | None"]
 Bindings = tuple[tuple[str, Any], ...]
 MAX_INDENT = 40  # levels of indentation in text; deeper lines say their depth
 MAX_JSON_DEPTH = 200  # levels of nesting in JSON (json.dumps recurses)
-_FAILED = {"missing": "no such fact", "present": "blocked by", "false": "is false", "empty": "aggregates nothing",
-           "chosen": "its `choice-domain` key is taken by", "dominated": "dominated by"}
+_FAILED = {
+    "missing": "no such fact",
+    "present": "blocked by",
+    "false": "is false",
+    "empty": "aggregates nothing",
+    "chosen": "its `choice-domain` key is taken by",
+    "dominated": "dominated by",
+}
 
 
 class Renderer:
@@ -101,7 +117,9 @@ class Renderer:
 
     def failure_line(self, f: Failure) -> str:
         needed = ", ".join(self.atom(r, t) for r, t in f.needed)
-        return f"fails at {f.text}: {_FAILED[f.kind]}" + (f" {needed}" if f.kind in ("present", "chosen", "dominated") else "")
+        return f"fails at {f.text}: {_FAILED[f.kind]}" + (
+            f" {needed}" if f.kind in ("present", "chosen", "dominated") else ""
+        )
 
 
 def _walk(root: ProofNode) -> Iterator[tuple[ProofNode, int, ProofNode | None]]:
@@ -151,7 +169,9 @@ def _why_not_lines(node: WhyNot, r: Renderer, depth: int) -> list[str]:
     return lines
 
 
-def to_json(node: ProofNode | WhyNot, annotate: Annotate | None = None, program: CheckedProgram | None = None) -> dict[str, Any]:
+def to_json(
+    node: ProofNode | WhyNot, annotate: Annotate | None = None, program: CheckedProgram | None = None
+) -> dict[str, Any]:
     """The JSON shape of a proof or a why-not answer (see README, "JSON output")."""
     r = Renderer(program, annotate)
     return proof_json(node, r) if isinstance(node, ProofNode) else why_not_json(node, r)
@@ -217,7 +237,9 @@ def add_to_graph(g: nx.DiGraph, node: ProofNode | WhyNot, r: Renderer, names: It
     """Add a proof or why-not answer to `g` (edges point to premises); its root's name."""
     if isinstance(node, WhyNot):
         name = next(names)
-        g.add_node(name, label=r.atom(node.relation, node.tuple) + (" holds" if node.holds else " does not hold"), shape="box")
+        g.add_node(
+            name, label=r.atom(node.relation, node.tuple) + (" holds" if node.holds else " does not hold"), shape="box"
+        )
         for f in node.failures:
             fname = next(names)
             g.add_node(fname, label=f"{r.cite(f.rule)} fails at {f.text} ({f.kind})", shape="ellipse")

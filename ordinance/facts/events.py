@@ -60,8 +60,9 @@ KIND_RELATIONS: dict[str, frozenset[str] | None] = {
 }
 
 # relation -> the fact kind it is logged as (anything else: assert)
-_KIND_OF = {rel: kind for kind, rels in KIND_RELATIONS.items()
-            if kind in FACT_KINDS and rels is not None for rel in rels}
+_KIND_OF = {
+    rel: kind for kind, rels in KIND_RELATIONS.items() if kind in FACT_KINDS and rels is not None for rel in rels
+}
 
 
 def kind_of(relation: str) -> str:

@@ -70,7 +70,9 @@ def _rows(text: str, delimiter: str, rfc4180: bool) -> Iterable[tuple[int, str, 
         for n, line in enumerate(text.splitlines(), 1):
             yield n, line, line.split(delimiter)
         return
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quotechar='"', doublequote=True, strict=True)
+    reader = csv.reader(
+        io.StringIO(text, newline=""), delimiter=delimiter, quotechar='"', doublequote=True, strict=True
+    )
     start = 1
     while True:
         try:
@@ -223,10 +225,18 @@ def read_inputs(program: CheckedProgram, facts_dir: str) -> dict[str, list[tuple
             with open(path, encoding="utf-8", newline="") as f:
                 text = f.read()
         except OSError as e:
-            found.append(Diagnostic("fact_file", f"cannot read `{path}` for `.input {d.relation}`: {(e.strerror or str(e)).lower()}", d.span))
+            found.append(
+                Diagnostic(
+                    "fact_file",
+                    f"cannot read `{path}` for `.input {d.relation}`: {(e.strerror or str(e)).lower()}",
+                    d.span,
+                )
+            )
             continue
         except UnicodeDecodeError as e:
-            found.append(Diagnostic("fact_file", f"`{path}` is not valid utf-8 (byte {e.start})", Span(1, 1, 1, 2, path)))
+            found.append(
+                Diagnostic("fact_file", f"`{path}` is not valid utf-8 (byte {e.start})", Span(1, 1, 1, 2, path))
+            )
             continue
         opts = _options(d)
         delimiter = _delimiter(opts)
@@ -236,13 +246,23 @@ def read_inputs(program: CheckedProgram, facts_dir: str) -> dict[str, list[tuple
             parsed = list(_rows(text, delimiter, _rfc4180(opts)))
         except ValueError as e:
             line_no = e.args[1]
-            found.append(Diagnostic("fact_file", f"malformed quoted field: {str(e.args[0]).lower()}", Span(line_no, 1, line_no, 2, path)))
+            found.append(
+                Diagnostic(
+                    "fact_file", f"malformed quoted field: {str(e.args[0]).lower()}", Span(line_no, 1, line_no, 2, path)
+                )
+            )
             continue
         for n, line, fields in parsed:
             if n == 1 and opts.get("headers") == "true" or line == "":
                 continue
             if len(fields) != rel.arity:
-                found.append(Diagnostic("fact_file", f"`{d.relation}` has {rel.arity} columns, this line has {len(fields)}", Span(n, 1, n, len(line) + 1, path)))
+                found.append(
+                    Diagnostic(
+                        "fact_file",
+                        f"`{d.relation}` has {rel.arity} columns, this line has {len(fields)}",
+                        Span(n, 1, n, len(line) + 1, path),
+                    )
+                )
                 continue
             row: list[Any] = []
             column = 1
@@ -252,7 +272,13 @@ def read_inputs(program: CheckedProgram, facts_dir: str) -> dict[str, list[tuple
                 except ValueError as e:
                     want = e.args[0] if e.args and " " in str(e.args[0]) else f"a {type_}"
                     shown = field if len(field) <= 24 else field[:21] + "..."
-                    found.append(Diagnostic("fact_file", f"`{shown}` is not {want} (column {len(row) + 1} of `{d.relation}`)", Span(n, column, n, column + len(field), path)))
+                    found.append(
+                        Diagnostic(
+                            "fact_file",
+                            f"`{shown}` is not {want} (column {len(row) + 1} of `{d.relation}`)",
+                            Span(n, column, n, column + len(field), path),
+                        )
+                    )
                     break
                 column += len(field) + len(delimiter)
             else:

@@ -51,8 +51,7 @@ def decode_text(data: bytes, name: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise StoreError([Diagnostic(
-            "encoding", f"{name}:{line}: invalid UTF-8 at byte {err.start}")]) from None
+        raise StoreError([Diagnostic("encoding", f"{name}:{line}: invalid UTF-8 at byte {err.start}")]) from None
 
 
 def _json(line: str) -> tuple[Any, str | None]:
@@ -131,8 +130,14 @@ def import_jsonl(store: Store, fp: IO[str]) -> int:
     return store._import(events)
 
 
-def read_facts(fp: Iterable[str], schema: Mapping[str, Sequence[str]] | None, source: str, author: str,
-               name: str = "jsonl", layer: str = DEFAULT_LAYER) -> list[Event]:
+def read_facts(
+    fp: Iterable[str],
+    schema: Mapping[str, Sequence[str]] | None,
+    source: str,
+    author: str,
+    name: str = "jsonl",
+    layer: str = DEFAULT_LAYER,
+) -> list[Event]:
     """Lines `{"relation": ..., "args": [...]}` (optional "source", "author",
     "layer"; `layer` for lines without one) as fact events; arguments of `time` and `duration` columns may be written
     `2026-08-14T12:00:00Z` / `4h`. Every line is checked by `validate`, as the
@@ -167,12 +172,20 @@ def read_facts(fp: Iterable[str], schema: Mapping[str, Sequence[str]] | None, so
             args = tuple(
                 to_value(v, t) if isinstance(v, str) and t in ("time", "duration") else v
                 for v, t in zip(obj["args"], types)
-            ) + tuple(obj["args"][len(types):])
+            ) + tuple(obj["args"][len(types) :])
         except ValueError as err:
             bad(lineno, "type_mismatch", str(err))
             continue
-        events.append(Event(kind_of(relation), relation, args, obj.get("source", source), obj.get("author", author),
-                            layer=obj.get("layer", layer)))
+        events.append(
+            Event(
+                kind_of(relation),
+                relation,
+                args,
+                obj.get("source", source),
+                obj.get("author", author),
+                layer=obj.get("layer", layer),
+            )
+        )
         lines.append(lineno)
     for d in validate(events, schema):  # "event N: ...", N counting the facts read
         number, _, message = d.message.partition(": ")

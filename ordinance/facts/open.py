@@ -38,7 +38,7 @@ def open_store(url: str, schema: Mapping[str, Sequence[str]] | None = None, *, c
             ) from None
         return PostgresStore(url, schema, create=create)
     if url.startswith("sqlite://"):
-        url = url[len("sqlite://"):]
+        url = url[len("sqlite://") :]
     elif "://" in url:
         raise _error("unknown_backend", f"no store backend for `{url.split('://')[0]}://` urls")
     if not url:

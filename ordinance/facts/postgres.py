@@ -22,9 +22,13 @@ __all__ = ["PostgresStore"]
 T = TypeVar("T")
 _INIT_LOCK = 0x6F7264  # advisory lock key: concurrent first opens create the schema once
 
-_HAS_LAYER = ("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-              "AND table_name = 'events' AND column_name = 'layer'")
-_DDL = tables_sql("BIGINT") + """
+_HAS_LAYER = (
+    "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+    "AND table_name = 'events' AND column_name = 'layer'"
+)
+_DDL = (
+    tables_sql("BIGINT")
+    + """
 CREATE OR REPLACE FUNCTION ordinance_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION 'events are append-only: no %', lower(TG_OP); END $$;
 CREATE OR REPLACE TRIGGER events_no_change BEFORE UPDATE OR DELETE ON events
@@ -32,6 +36,7 @@ CREATE OR REPLACE TRIGGER events_no_change BEFORE UPDATE OR DELETE ON events
 CREATE OR REPLACE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
     FOR EACH STATEMENT EXECUTE FUNCTION ordinance_append_only();
 """
+)
 
 
 def _redacted(url: str) -> str:
@@ -74,8 +79,11 @@ class PostgresStore(SqlStore):
             self.db = psycopg.connect(url, autocommit=True)
             if not create and self.db.execute("SELECT to_regclass('events')").fetchone()[0] is None:
                 self.db.close()
-                raise StoreError(f"no store at `{_redacted(url)}` (the database has no ordinance tables: "
-                                 "run `ordinance init --db URL`)", code="no_store")
+                raise StoreError(
+                    f"no store at `{_redacted(url)}` (the database has no ordinance tables: "
+                    "run `ordinance init --db URL`)",
+                    code="no_store",
+                )
             with self.db.transaction():
                 self.db.execute("SELECT pg_advisory_xact_lock(%s)", (_INIT_LOCK,))
                 self.db.execute(_DDL)

@@ -74,7 +74,8 @@ def schema_of(program: Any) -> Schema:
     structured = getattr(program, "structures", {})
     return Schema(
         {
-            name: tuple(RECORD if t in structured else t for t in rel.types) if rel.types is not None
+            name: tuple(RECORD if t in structured else t for t in rel.types)
+            if rel.types is not None
             else ("any",) * rel.arity
             for name, rel in program.relations.items()
         },
@@ -125,8 +126,11 @@ def _json_problem(value: Any, depth: int = 0) -> tuple[str, str] | None:
                 return found
         return None
     if value is None or isinstance(value, (bool, float)):
-        return None if not isinstance(value, float) or value == value and abs(value) != float("inf") else (
-            "bad_payload", "holds a number that is not finite")
+        return (
+            None
+            if not isinstance(value, float) or value == value and abs(value) != float("inf")
+            else ("bad_payload", "holds a number that is not finite")
+        )
     if isinstance(value, (str, int)):
         return value_problem(value)
     return "bad_payload", f"holds {type(value).__name__}, not JSON"
@@ -224,8 +228,11 @@ def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[
         yield diag("type_mismatch", f"the arguments of `{event.relation}` must be a tuple")
         return
     if event.payload is not None:
-        problem = _json_problem(event.payload) if isinstance(event.payload, Mapping) else (
-            "bad_payload", "is not a JSON object")
+        problem = (
+            _json_problem(event.payload)
+            if isinstance(event.payload, Mapping)
+            else ("bad_payload", "is not a JSON object")
+        )
         if problem is not None:
             yield diag(problem[0], f"the payload {problem[1]}")
             return

@@ -20,12 +20,15 @@ __all__ = ["SqliteStore"]
 T = TypeVar("T")
 BUSY_TIMEOUT_S = 60.0
 
-_DDL = tables_sql("INTEGER") + """
+_DDL = (
+    tables_sql("INTEGER")
+    + """
 CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'events are append-only: no update'); END;
 CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'events are append-only: no delete'); END;
 """
+)
 
 
 class _Txn(SqlTxn):
@@ -51,15 +54,17 @@ class SqliteStore(SqlStore):
         super().__init__(path, schema)
         if path != ":memory:" and not os.path.exists(path):
             if not create:
-                raise StoreError(f"no store at `{path}` (run `ordinance init`, or pass --db / set ORDINANCE_DB)",
-                                 code="no_store")
+                raise StoreError(
+                    f"no store at `{path}` (run `ordinance init`, or pass --db / set ORDINANCE_DB)", code="no_store"
+                )
             try:  # a new store is private to its owner: 0600, before SQLite writes a byte
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             except FileExistsError:
                 pass
             except OSError as err:
-                raise StoreError(f"cannot create the store `{path}`: {(err.strerror or str(err)).lower()}",
-                                 code="store_failed") from None
+                raise StoreError(
+                    f"cannot create the store `{path}`: {(err.strerror or str(err)).lower()}", code="store_failed"
+                ) from None
         try:
             # check_same_thread off: the store's lock serializes threads
             self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
@@ -68,8 +73,13 @@ class SqliteStore(SqlStore):
             self.db.execute("PRAGMA synchronous = FULL")
             self.db.executescript("BEGIN IMMEDIATE;" + _DDL + "COMMIT;")
             if "layer" not in self._columns():  # a store from before layers: add the column, once
-                self._write(lambda txn: None if "layer" in self._columns()
-                            else self.db.execute(f"ALTER TABLE events ADD COLUMN {LAYER_COLUMN}"))
+                self._write(
+                    lambda txn: (
+                        None
+                        if "layer" in self._columns()
+                        else self.db.execute(f"ALTER TABLE events ADD COLUMN {LAYER_COLUMN}")
+                    )
+                )
         except sqlite3.Error as exc:
             raise self._driver_error(exc) from None
 

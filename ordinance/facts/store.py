@@ -37,8 +37,18 @@ from .events import (
 )
 from .schema import Schema, fence_problem, validate
 
-__all__ = ["Store", "StoreView", "Facts", "Row", "WriteTxn", "SqlTxn", "SqlStore", "COLUMNS", "LAYER_COLUMN",
-           "tables_sql"]
+__all__ = [
+    "Store",
+    "StoreView",
+    "Facts",
+    "Row",
+    "WriteTxn",
+    "SqlTxn",
+    "SqlStore",
+    "COLUMNS",
+    "LAYER_COLUMN",
+    "tables_sql",
+]
 
 # seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON), layer
 Row = tuple[int, str, str, str, str, str, str, str | None, int | None, str | None, str]
@@ -127,9 +137,7 @@ class Store(ABC):
 
     # ---------------------------------------------------------------- writing
 
-    def append(
-        self, events: Iterable[Event], *, fence: tuple[str, int] | None = None
-    ) -> int:
+    def append(self, events: Iterable[Event], *, fence: tuple[str, int] | None = None) -> int:
         """Append a batch atomically; return the new revision.
 
         The batch gets seqs `revision - len(batch) + 1 .. revision` in order.
@@ -190,8 +198,9 @@ class Store(ABC):
     ) -> int:
         """Append a decision event (payload: a JSON object) in privacy
         `layer`; return its seq."""
-        return self.append([Event("decision", "decision", (), source, author, payload=payload, layer=layer)],
-                           fence=fence)
+        return self.append(
+            [Event("decision", "decision", (), source, author, payload=payload, layer=layer)], fence=fence
+        )
 
     def purge(
         self, seqs: Iterable[int], reason: str, *, source: str = "", author: str = "", retract: bool = False
@@ -280,8 +289,19 @@ class Store(ABC):
                 written, rows = written + len(rows), []
                 self._check_purge(txn, n, e.args)
             rows.append(
-                (seq, e.kind, e.relation, encode_args(e.args), e.source, e.author, time,
-                 resource_, epoch_, encode_payload(e.payload), e.layer)
+                (
+                    seq,
+                    e.kind,
+                    e.relation,
+                    encode_args(e.args),
+                    e.source,
+                    e.author,
+                    time,
+                    resource_,
+                    epoch_,
+                    encode_payload(e.payload),
+                    e.layer,
+                )
             )
         if rows:
             txn.insert(rows)
@@ -293,10 +313,15 @@ class Store(ABC):
         else record it. The one check every fenced write runs, in its transaction."""
         newest = txn.newest_epoch(resource)
         if newest is not None and epoch < newest:
-            raise StaleEpochError([Diagnostic(
-                "stale_epoch",
-                f"{where}epoch {epoch} for `{resource}` is older than the newest epoch {newest} (revision {revision})",
-            )])
+            raise StaleEpochError(
+                [
+                    Diagnostic(
+                        "stale_epoch",
+                        f"{where}epoch {epoch} for `{resource}` is older than the newest epoch {newest} "
+                        f"(revision {revision})",
+                    )
+                ]
+            )
         if newest is None or epoch > newest:
             txn.set_epoch(resource, epoch)
 
@@ -314,9 +339,7 @@ class Store(ABC):
 
     # ---------------------------------------------------------------- reading
 
-    def events(
-        self, since: int = 0, until: int | None = None, kinds: Iterable[str] | None = None
-    ) -> list[Event]:
+    def events(self, since: int = 0, until: int | None = None, kinds: Iterable[str] | None = None) -> list[Event]:
         """Events with since < seq <= until, in order, optionally of some kinds only."""
         wanted = None if kinds is None else tuple(kinds)
         if wanted is not None and not set(wanted) <= set(KINDS):
@@ -348,10 +371,7 @@ class Store(ABC):
         """The fold: relation -> set of argument tuples at `revision` (latest if None)."""
         rev = self.revision() if revision is None else revision
         exclude = sorted(self.purged(rev))
-        return {
-            relation: set(map(tuple, json.loads(arrays)))
-            for relation, arrays in self._fact_groups(rev, exclude)
-        }
+        return {relation: set(map(tuple, json.loads(arrays))) for relation, arrays in self._fact_groups(rev, exclude)}
 
     def fact_digest(self, revision: int) -> str:
         """A sha256 of the replay at `revision`: the live fact events up to
@@ -395,8 +415,17 @@ class Store(ABC):
         """The number of events of `kind`."""
 
     @abstractmethod
-    def _decision_rows(self, after: int, limit: int | None, newest: bool, denied: bool, agent: str | None,
-                       request: str | None, since: str | None, exclude: Sequence[int]) -> list[Row]:
+    def _decision_rows(
+        self,
+        after: int,
+        limit: int | None,
+        newest: bool,
+        denied: bool,
+        agent: str | None,
+        request: str | None,
+        since: str | None,
+        exclude: Sequence[int],
+    ) -> list[Row]:
         """The rows `decision_page` returns."""
 
     def as_of(self, revision: int) -> StoreView:
@@ -566,8 +595,17 @@ class SqlStore(Store):
         rows = self._query(sql, params)
         return str(rows[0][0] or "") if rows else ""
 
-    def _decision_rows(self, after: int, limit: int | None, newest: bool, denied: bool, agent: str | None,
-                       request: str | None, since: str | None, exclude: Sequence[int]) -> list[Row]:
+    def _decision_rows(
+        self,
+        after: int,
+        limit: int | None,
+        newest: bool,
+        denied: bool,
+        agent: str | None,
+        request: str | None,
+        since: str | None,
+        exclude: Sequence[int],
+    ) -> list[Row]:
         txn, mark = self.txn(self.db), self.txn.mark
         sql = f"SELECT {COLUMNS} FROM events WHERE kind = 'decision' AND seq > {mark}"
         params: list[object] = [after]
@@ -597,7 +635,9 @@ class SqlStore(Store):
         mark = self.txn.mark
         rows = self._query(
             f"SELECT seq FROM events WHERE relation = {mark} AND args = {mark} "
-            f"AND kind IN ({_FACT_KINDS_SQL}) ORDER BY seq", (relation, args))
+            f"AND kind IN ({_FACT_KINDS_SQL}) ORDER BY seq",
+            (relation, args),
+        )
         return [int(r[0]) for r in rows]
 
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
@@ -614,8 +654,10 @@ class SqlStore(Store):
 
     def _rows_of(self, relation: str, args: str, revision: int) -> list[Row]:
         mark = self.txn.mark
-        sql = (f"SELECT {COLUMNS} FROM events WHERE relation = {mark} AND args = {mark} AND seq <= {mark} "
-               f"AND kind IN ({_FACT_KINDS_SQL}) ORDER BY seq")
+        sql = (
+            f"SELECT {COLUMNS} FROM events WHERE relation = {mark} AND args = {mark} AND seq <= {mark} "
+            f"AND kind IN ({_FACT_KINDS_SQL}) ORDER BY seq"
+        )
         return self.db.execute(sql, (relation, args, revision)).fetchall()  # type: ignore[no-any-return]
 
     def revision(self) -> int:

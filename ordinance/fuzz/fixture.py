@@ -80,13 +80,20 @@ def to_toml(
     ]
     if seed is not None:
         out.append(f"seed = {seed}")
-    out += ["", "[policy]", f"include = [{json.dumps(policy)}]", 'rules = ""', "",
-            "[[step]]", 'label = "start"', "facts = []"]
+    out += [
+        "",
+        "[policy]",
+        f"include = [{json.dumps(policy)}]",
+        'rules = ""',
+        "",
+        "[[step]]",
+        'label = "start"',
+        "facts = []",
+    ]
     label, now, dirty, asked = "start", history.base, True, iter(decisions)
 
     def project(what: str) -> None:
-        out.extend(["", "[[project]]", f"name = {json.dumps(what)}", f'at = "{label}"',
-                    f"now = {format_instant(now)}"])
+        out.extend(["", "[[project]]", f"name = {json.dumps(what)}", f'at = "{label}"', f"now = {format_instant(now)}"])
 
     for n, step in enumerate(history.steps, 1):
         if isinstance(step, Fact):
@@ -102,17 +109,30 @@ def to_toml(
             decision = next(asked, None)
             if decision is None:
                 break
-            out += ["", "[[check]]", f'name = "event {n}"', f'at = "{label}"',
-                    f"now = {format_instant(now)}", f"allowed = {'true' if decision.allowed else 'false'}",
-                    f"codes = {_array(list(decision.codes))}", "[check.request]", *_request(step.request)]
+            out += [
+                "",
+                "[[check]]",
+                f'name = "event {n}"',
+                f'at = "{label}"',
+                f"now = {format_instant(now)}",
+                f"allowed = {'true' if decision.allowed else 'false'}",
+                f"codes = {_array(list(decision.codes))}",
+                "[check.request]",
+                *_request(step.request),
+            ]
     if dirty:
         project("invariants at the end")
     return "\n".join(out) + "\n"
 
 
 def save(
-    harness: Harness, history: History, breach: Breach, path: str | os.PathLike[str],
-    policy_file: str, *, seed: int | None = None,
+    harness: Harness,
+    history: History,
+    breach: Breach,
+    path: str | os.PathLike[str],
+    policy_file: str,
+    *,
+    seed: int | None = None,
 ) -> None:
     """Write the fixture for `history` to `path` (the policy included relative to it)."""
     from .runner import run_history

@@ -88,9 +88,7 @@ class History:
                 out.append(f"{n:>3}. {'advance':<10} {format_duration(step.seconds)} (now {after})")
             else:
                 facts = step.request.facts()
-                shown = ", ".join(
-                    show_fact(rel, t, types) for rel in facts for t in sorted(facts[rel])
-                )
+                shown = ", ".join(show_fact(rel, t, types) for rel in facts for t in sorted(facts[rel]))
                 out.append(f"{n:>3}. {'request':<10} {shown}")
         return out
 

@@ -25,9 +25,7 @@ def binding_text(breach: Breach) -> str:
     t = breach.target
     if not t.variables:
         return "(the body holds; it has no variables)"
-    return ", ".join(
-        f"{v} = {format_value(x, ty)}" for v, x, ty in zip(t.variables, breach.binding, t.types)
-    )
+    return ", ".join(f"{v} = {format_value(x, ty)}" for v, x, ty in zip(t.variables, breach.binding, t.types))
 
 
 def breach_annotator(breach: Breach, given: str = "policy fact") -> Annotate:
@@ -45,7 +43,9 @@ def breach_annotator(breach: Breach, given: str = "policy fact") -> Annotate:
     return annotate
 
 
-def proof_lines(harness: Harness, node: ProofNode, breach: Breach, depth: int = 0, given: str = "policy fact") -> list[str]:
+def proof_lines(
+    harness: Harness, node: ProofNode, breach: Breach, depth: int = 0, given: str = "policy fact"
+) -> list[str]:
     """The proof tree, one line per node, indented `depth` levels."""
     return text_lines(node, Renderer(harness.program, breach_annotator(breach, given)), depth)
 
@@ -54,12 +54,14 @@ def report(harness: Harness, history: History, breach: Breach, *, shrunk: bool =
     """The whole counterexample, ready to print."""
     types = harness.types
     t = breach.target
-    lines = [f'invariant {format_value(t.name)} is broken ({where(t)})']
+    lines = [f"invariant {format_value(t.name)} is broken ({where(t)})"]
     lines.append(history.render(types).replace("history (", "history (shrunk, " if shrunk else "history (", 1))
     at = f"at now {format_instant(breach.now)}, store revision {breach.revision}"
     if breach.request is not None:
-        lines.append(f"broken when event {breach.step} asked the gate for request "
-                     f"{format_value(breach.request.request.id)}, {at}")
+        lines.append(
+            f"broken when event {breach.step} asked the gate for request "
+            f"{format_value(breach.request.request.id)}, {at}"
+        )
     elif breach.step == 0:
         lines.append(f"broken before any event, {at}")
     else:

@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True, slots=True)
 class Breach:
     """A binding that makes an invariant's body true, and where."""
@@ -59,8 +58,9 @@ class Breach:
 class _Replay:
     """One history going through one fresh store."""
 
-    def __init__(self, harness: Harness, store: Store, targets: tuple[InvariantRule, ...],
-                 matched: set[str] | None = None):
+    def __init__(
+        self, harness: Harness, store: Store, targets: tuple[InvariantRule, ...], matched: set[str] | None = None
+    ):
         self.harness = harness
         self.store = store
         self.targets = targets
@@ -93,8 +93,9 @@ class _Replay:
             found = sorted(model.tuples(target.relation), key=repr)
             if found:
                 t = found[0]
-                return Breach(target, t, now, self.store.revision(), step, ask,
-                              why(model, target.relation, t), dict(self.origins))
+                return Breach(
+                    target, t, now, self.store.revision(), step, ask, why(model, target.relation, t), dict(self.origins)
+                )
         return None
 
     def run(self, history: History) -> Breach | None:
@@ -168,9 +169,7 @@ def search(
     looking for one that breaks `target`; return it shrunk, or None.
     `matched` collects the body atoms seen matching; `on_example` is called
     after each history."""
-    strategy = strategies.histories(
-        harness.program, harness.relevant(target), gated=harness.gated, max_steps=max_steps
-    )
+    strategy = strategies.histories(harness.program, harness.relevant(target), gated=harness.gated, max_steps=max_steps)
 
     @seed_decorator(seed)
     @settings(
@@ -205,7 +204,7 @@ def minimize(harness: Harness, target: InvariantRule, history: History, breach: 
     steps = list(history.steps)
     i = len(steps) - 1
     while i >= 0:
-        candidate = History(history.base, tuple(steps[:i] + steps[i + 1:]))
+        candidate = History(history.base, tuple(steps[:i] + steps[i + 1 :]))
         found, _ = run_history(harness, candidate, (target,))
         if found is not None:
             steps, breach = list(candidate.steps), found

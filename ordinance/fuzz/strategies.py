@@ -58,18 +58,30 @@ AGENTS = ("alice", "bob", "carol")
 CLAIMS = ("c1", "c2", "c3")
 ACTIONS = ("x1", "x2")
 _NAMED: dict[str, tuple[Any, ...]] = {
-    "c": CLAIMS, "c1": CLAIMS, "c2": CLAIMS, "new": CLAIMS, "old": CLAIMS, "claim": CLAIMS,
+    "c": CLAIMS,
+    "c1": CLAIMS,
+    "c2": CLAIMS,
+    "new": CLAIMS,
+    "old": CLAIMS,
+    "claim": CLAIMS,
     "subject": ("s1", "s2"),
     "attribute": ("state", "owner"),
-    "value": ("open", "merged"), "v1": ("open", "merged"), "v2": ("open", "merged"),
+    "value": ("open", "merged"),
+    "v1": ("open", "merged"),
+    "v2": ("open", "merged"),
     "source": ("alice", "bob", "gh"),
-    "agent": AGENTS, "by": AGENTS, "observer": AGENTS, "other": AGENTS,
+    "agent": AGENTS,
+    "by": AGENTS,
+    "observer": AGENTS,
+    "other": AGENTS,
     "scope": ("hub", "deploy"),
     "work": ("job", "deploy"),
     "target": ("job", "deploy", "hub"),
     "key": ("k1", "k2"),
-    "t": ("t1", "t2"), "route": ("r1", "r2"),
-    "action": ACTIONS, "prior": ACTIONS,
+    "t": ("t1", "t2"),
+    "route": ("r1", "r2"),
+    "action": ACTIONS,
+    "prior": ACTIONS,
     "a": ("a1", "a2"),
     "result": ("ok", "mismatch"),
     "domain": ("host-a", "host-b"),
@@ -115,7 +127,7 @@ def pools(program: CheckedProgram) -> Pools:
         out[name] = tuple(_pool(name, i, n, t) for i, (n, t) in enumerate(zip(names, types)))
     for (name, i), values in policy_constants(program).items():  # what the rules test for is drawn too
         if name in out and i < len(out[name]):
-            out[name] = out[name][:i] + (tuple(dict.fromkeys(out[name][i] + values)),) + out[name][i + 1:]
+            out[name] = out[name][:i] + (tuple(dict.fromkeys(out[name][i] + values)),) + out[name][i + 1 :]
     for hint in program.hints:
         if hint.relation not in out:
             continue
@@ -148,11 +160,15 @@ def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:
     (and, when requests go through the gate, not a request relation; not a
     relation with a record or ADT argument, which the store never holds)."""
     heads = {r.head.relation for r in program.rules}
-    return tuple(sorted(
-        name for name, rel in program.relations.items()
-        if name not in heads and not (gated and is_request_side(name))
-        and not any(t in program.structures for t in rel.types or ())
-    ))
+    return tuple(
+        sorted(
+            name
+            for name, rel in program.relations.items()
+            if name not in heads
+            and not (gated and is_request_side(name))
+            and not any(t in program.structures for t in rel.types or ())
+        )
+    )
 
 
 # ---------------------------------------------------------------- strategies
@@ -183,8 +199,11 @@ def requests(used: set[str], pool: Pools) -> st.SearchStrategy[Request]:
 
     return st.builds(
         Request,
-        id=of("request", 0), kind=of("request", 1), target=of("request", 2),
-        agent=of("request", 3), epoch=of("request", 4),
+        id=of("request", 0),
+        kind=of("request", 1),
+        target=of("request", 2),
+        agent=of("request", 3),
+        epoch=of("request", 4),
         scope=st.sampled_from(pool["request_scope"][1]) if "request_scope" in pool else st.none(),
         uses=some("request_uses", of("request_uses", 1)),
         needs=some("request_needs", st.tuples(*(of("request_needs", i) for i in (1, 2, 3)))),
@@ -203,19 +222,45 @@ def requests(used: set[str], pool: Pools) -> st.SearchStrategy[Request]:
 # synonyms below) and type; a request takes its fields likewise.
 
 _ROLE = {
-    "by": "agent", "observer": "agent", "other": "agent",
-    "c1": "c", "c2": "c", "new": "c", "old": "c", "claim": "c",
-    "prior": "action", "v1": "value", "v2": "value",
+    "by": "agent",
+    "observer": "agent",
+    "other": "agent",
+    "c1": "c",
+    "c2": "c",
+    "new": "c",
+    "old": "c",
+    "claim": "c",
+    "prior": "action",
+    "v1": "value",
+    "v2": "value",
 }
 _FIELD = {  # request field <- role
-    "agent": "agent", "scope": "scope", "epoch": "epoch", "work": "target", "target": "target",
-    "c": "uses", "route": "routes", "action": "requires", "key": "key",
+    "agent": "agent",
+    "scope": "scope",
+    "epoch": "epoch",
+    "work": "target",
+    "target": "target",
+    "c": "uses",
+    "route": "routes",
+    "action": "requires",
+    "key": "key",
 }
-_FIELD_POOL = {"agent": ("request", 3), "epoch": ("request", 4), "target": ("request", 2),
-               "scope": ("request_scope", 1), "uses": ("request_uses", 1), "routes": ("request_route", 1),
-               "requires": ("request_requires", 1), "key": ("request_key", 1)}
-_FIELD_RELATION = {"uses": "request_uses", "routes": "request_route",
-                   "requires": "request_requires", "key": "request_key"}
+_FIELD_POOL = {
+    "agent": ("request", 3),
+    "epoch": ("request", 4),
+    "target": ("request", 2),
+    "scope": ("request_scope", 1),
+    "uses": ("request_uses", 1),
+    "routes": ("request_route", 1),
+    "requires": ("request_requires", 1),
+    "key": ("request_key", 1),
+}
+_FIELD_RELATION = {
+    "uses": "request_uses",
+    "routes": "request_route",
+    "requires": "request_requires",
+    "key": "request_key",
+}
 
 
 def _role(name: str) -> str:

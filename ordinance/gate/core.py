@@ -59,9 +59,16 @@ def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ..
 class Gate:
     """`Gate(policy, store).check(request, now) -> Decision`."""
 
-    def __init__(self, policy: CheckedProgram, store: Store, *, limits: Limits | None = None,
-                 snapshot: bool | str | os.PathLike[str] = False, eager: bool = True,
-                 settle: bool = False) -> None:
+    def __init__(
+        self,
+        policy: CheckedProgram,
+        store: Store,
+        *,
+        limits: Limits | None = None,
+        snapshot: bool | str | os.PathLike[str] = False,
+        eager: bool = True,
+        settle: bool = False,
+    ) -> None:
         """`limits` bound each evaluation the gate runs; the default keeps the
         engine's tuple and round limits and adds a deadline of
         GATE_DEADLINE_S seconds, so a decision always ends (a request that
@@ -84,7 +91,7 @@ class Gate:
         engine/heap.py)."""
         for rel in GATE_RELATIONS:
             if rel not in policy.relations:
-                raise GateError(f"policy has no `{rel}` relation; include \"continuity\"")
+                raise GateError(f'policy has no `{rel}` relation; include "continuity"')
         self.policy = policy
         self.store = store
         self.limits = limits if limits is not None else Limits(deadline=GATE_DEADLINE_S)
@@ -157,8 +164,9 @@ class Gate:
         up to `rev` (the caller then extends it to `rev`)."""
         assert self.snapshot_path is not None
         started = time.perf_counter()
-        found = read_snapshot(self.snapshot_path, self.store, prepared(self.policy), self.policy.source_hash,
-                              rev, self.limits)
+        found = read_snapshot(
+            self.snapshot_path, self.store, prepared(self.policy), self.policy.source_hash, rev, self.limits
+        )
         if found is None:
             return
         model, at = found
@@ -255,8 +263,9 @@ class Gate:
             self._warm.move_to_end(key)
         return model
 
-    def overlay(self, request: Request | None, now: int, revision: int | None = None, *,
-                given: Facts | None = None) -> Any:
+    def overlay(
+        self, request: Request | None, now: int, revision: int | None = None, *, given: Facts | None = None
+    ) -> Any:
         """A scratch model: the warm model plus the request's facts, at `now`
         (the model a decision is made on; `why(model, "forbid", t)` explains
         it). `given` adds facts of other relations beside them, as if stored
@@ -295,22 +304,35 @@ class Gate:
             noted: tuple[Reason, ...] = ()
             if forbids or flags or not permits:  # most checks have no reason to give
                 prove = partial(self._prove, model, self._generation, request, now, rev)
-                reasons = [Reason(str(t[1]), str(t[2]), FORBID, partial(prove, why, "forbid", t))
-                           for t in forbids]
+                reasons = [Reason(str(t[1]), str(t[2]), FORBID, partial(prove, why, "forbid", t)) for t in forbids]
                 if not permits:
-                    reasons.append(Reason("no-grant", request.authority_scope, MISSING_PERMIT,
-                                          partial(prove, why_not, "permit", (request.id,))))
-                noted = tuple(Reason(str(t[1]), str(t[2]), FLAG, partial(prove, why, "flag", t))
-                              for t in flags)
+                    reasons.append(
+                        Reason(
+                            "no-grant",
+                            request.authority_scope,
+                            MISSING_PERMIT,
+                            partial(prove, why_not, "permit", (request.id,)),
+                        )
+                    )
+                noted = tuple(Reason(str(t[1]), str(t[2]), FLAG, partial(prove, why, "flag", t)) for t in flags)
         except Exception as exc:  # an error denies, as data
             code, message = error_pair(exc)
-            return Decision(request, False, (Reason(code, message, ERROR),), rev, digest, now,
-                            errors=(diagnostic_of(exc),))
-        return Decision(request, bool(permits) and not forbids, tuple(reasons), rev, digest, now,
-                        flags=noted)
+            return Decision(
+                request, False, (Reason(code, message, ERROR),), rev, digest, now, errors=(diagnostic_of(exc),)
+            )
+        return Decision(request, bool(permits) and not forbids, tuple(reasons), rev, digest, now, flags=noted)
 
-    def _prove(self, model: Any, generation: int, request: Request, now: int, rev: int,
-               explain: Callable[..., Any], relation: str, t: tuple[Any, ...]) -> Any:
+    def _prove(
+        self,
+        model: Any,
+        generation: int,
+        request: Request,
+        now: int,
+        rev: int,
+        explain: Callable[..., Any],
+        relation: str,
+        t: tuple[Any, ...],
+    ) -> Any:
         """A proof from the decision's scratch model, or, if the warm model
         has been extended since, from a fresh one at the decision's revision."""
         if generation != self._generation:
@@ -320,8 +342,9 @@ class Gate:
     def check(self, request: Request, now: int) -> Decision:
         """Decide and append the decision to the store's decision log."""
         decision = self.decide(request, now)
-        seq = self.store.log_decision(decision.payload(), source="gate", author=request.agent,
-                                      layer=self.layers.default)
+        seq = self.store.log_decision(
+            decision.payload(), source="gate", author=request.agent, layer=self.layers.default
+        )
         if seq == self._seen_revision + 1:  # only our decision was added: no new facts
             self._seen_revision = seq
         object.__setattr__(decision, "seq", seq)
@@ -335,8 +358,12 @@ class Gate:
         if not decisions:
             return []
         layer = self.layers.default
-        last = self.store.append([Event("decision", "decision", (), "gate", d.request.agent, payload=d.payload(),
-                                        layer=layer) for d in decisions])
+        last = self.store.append(
+            [
+                Event("decision", "decision", (), "gate", d.request.agent, payload=d.payload(), layer=layer)
+                for d in decisions
+            ]
+        )
         first = last - len(decisions) + 1
         if first == self._seen_revision + 1:  # only our decisions were added: no new facts
             self._seen_revision = last
@@ -344,8 +371,9 @@ class Gate:
             object.__setattr__(decision, "seq", first + n)
         return decisions
 
-    def replay(self, logged: Event | Mapping[str, Any], *, revision: int | None = None,
-               what_if: bool = False) -> Decision:
+    def replay(
+        self, logged: Event | Mapping[str, Any], *, revision: int | None = None, what_if: bool = False
+    ) -> Decision:
         """Decide a logged decision (its event or payload) again, from its
         request and `now`, over the store at its revision, or at `revision`
         (the decision made again reports that revision); nothing is logged.
@@ -392,8 +420,9 @@ class Gate:
         `resource` (default: the request's target); see guard.py."""
         return guard(self, request, effect, now, resource=resource)
 
-    def guarded(self, request: Request | Callable[..., Request], now: int | None = None, *,
-                resource: str | None = None) -> Guarded:
+    def guarded(
+        self, request: Request | Callable[..., Request], now: int | None = None, *, resource: str | None = None
+    ) -> Guarded:
         """`guard` as a decorator or a context manager, fenced the same way:
 
             with gate.guarded(request, now):       # raises Blocked if denied

@@ -98,14 +98,22 @@ class Decision:
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any], seq: int | None = None) -> Decision:
         """The decision a log payload records (its reasons without proofs)."""
+
         def reasons(key: str) -> tuple[Reason, ...]:
-            return tuple(Reason(str(r["code"]), str(r["detail"]), str(r.get("kind", FORBID)))
-                         for r in payload.get(key, ()))
+            return tuple(
+                Reason(str(r["code"]), str(r["detail"]), str(r.get("kind", FORBID))) for r in payload.get(key, ())
+            )
+
         return cls(
-            Request.from_json(payload["request"]), bool(payload["allowed"]), reasons("reasons"),
-            int(payload["revision"]), str(payload["policy_hash"]), int(payload["now"]),
+            Request.from_json(payload["request"]),
+            bool(payload["allowed"]),
+            reasons("reasons"),
+            int(payload["revision"]),
+            str(payload["policy_hash"]),
+            int(payload["now"]),
             tuple(Diagnostic(str(e["code"]), str(e["message"])) for e in payload.get("errors", ())),
-            reasons("flags"), seq,
+            reasons("flags"),
+            seq,
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -36,8 +36,7 @@ class Blocked(GateError):
 
     def __init__(self, decision: Decision, error: tuple[str, str] | None = None) -> None:
         why = error[1] if error else ", ".join(decision.codes) or "not permitted"
-        super().__init__(f"request `{decision.request.id}` blocked: {why}",
-                         code=error[0] if error else "blocked")
+        super().__init__(f"request `{decision.request.id}` blocked: {why}", code=error[0] if error else "blocked")
         self.decision = decision
         self.error = error
 
@@ -68,8 +67,10 @@ def intent(gate: Any, request: Request, now: int, resource: str | None = None, s
     fenced, in the policy's default layer; return its revision
     (StaleEpochError if the fence refuses it)."""
     a, who, layer = request.id, request.agent, gate.layers.default
-    events = [Event("receipt", "receipt", (a, "intent", who, now), source, who, layer=layer),
-              Event("assert", "action_scope", (a, request.authority_scope), source, who, layer=layer)]
+    events = [
+        Event("receipt", "receipt", (a, "intent", who, now), source, who, layer=layer),
+        Event("assert", "action_scope", (a, request.authority_scope), source, who, layer=layer),
+    ]
     if request.key is not None:
         events.append(Event("assert", "receipt_key", (a, request.key), source, who, layer=layer))
     return int(gate.store.append(events, fence=_fence(request, resource)))
@@ -77,8 +78,16 @@ def intent(gate: Any, request: Request, now: int, resource: str | None = None, s
 
 def outcome(gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
     """Write the outcome receipt, under the same fence and in the same layer as its intent."""
-    events = [Event("receipt", "receipt", (request.id, "outcome", request.agent, now), source, request.agent,
-                    layer=gate.layers.default)]
+    events = [
+        Event(
+            "receipt",
+            "receipt",
+            (request.id, "outcome", request.agent, now),
+            source,
+            request.agent,
+            layer=gate.layers.default,
+        )
+    ]
     return int(gate.store.append(events, fence=_fence(request, resource)))
 
 
@@ -111,8 +120,9 @@ def guard(
 class Guarded:
     """`gate.guarded(request, now)`: a decorator and a context manager."""
 
-    def __init__(self, gate: Any, request: Request | Callable[..., Request], now: int | None,
-                 resource: str | None) -> None:
+    def __init__(
+        self, gate: Any, request: Request | Callable[..., Request], now: int | None, resource: str | None
+    ) -> None:
         self.gate, self.request, self.now, self.resource = gate, request, now, resource
         self.decision: Decision | None = None
         self.intent_seq: int | None = None
@@ -139,8 +149,7 @@ class Guarded:
         self._active = self._begin(self.request)
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         active, self._active = self._active, None
         if kind is None and active is not None:
             self._end(*active)

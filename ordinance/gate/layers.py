@@ -41,10 +41,13 @@ class Layers:
         sees: dict[str, set[str]] = {}
         for audience, layer in model.tuples("sees") if "sees" in policy.relations else ():
             sees.setdefault(str(audience), set()).add(str(layer))
-        defaults = sorted(str(d) for (d,) in model.tuples("default_layer")) if "default_layer" in policy.relations else []
+        defaults = (
+            sorted(str(d) for (d,) in model.tuples("default_layer")) if "default_layer" in policy.relations else []
+        )
         if len(defaults) > 1:
-            raise ProjectionError(f"the policy names {len(defaults)} default layers: `{'`, `'.join(defaults)}`",
-                                  code="bad_layers")
+            raise ProjectionError(
+                f"the policy names {len(defaults)} default layers: `{'`, `'.join(defaults)}`", code="bad_layers"
+            )
         default = defaults[0] if defaults else PUBLIC
         if default not in ranks:
             raise ProjectionError(f"the default layer `{default}` is not a declared layer", code="bad_layers")

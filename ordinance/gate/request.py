@@ -132,8 +132,10 @@ class Request:
         object.__setattr__(self, "attributes", tuple(sorted(set(self.attributes), key=repr)))
         for rel, _args in self.attributes:
             if not is_request_side(rel) or rel in REQUEST_RELATIONS:
-                raise GateError(f"`{rel}` is not a request attribute: its name must start with `{REQUEST_PREFIX}`"
-                                " and it must not be one of the request's own fields")
+                raise GateError(
+                    f"`{rel}` is not a request attribute: its name must start with `{REQUEST_PREFIX}`"
+                    " and it must not be one of the request's own fields"
+                )
         for name, value in self._values():  # the values check every edge applies
             problem = value_problem(value)
             if problem is not None:
@@ -209,8 +211,22 @@ class Request:
         """A request from its JSON object (unknown fields are an error)."""
         if not isinstance(data, Mapping):
             raise GateError("a request is a JSON object")
-        known = {"id", "kind", "target", "agent", "epoch", "scope", "uses", "needs",
-                 "routes", "requires", "irreversible", "key", "lease_epoch", "attributes"}
+        known = {
+            "id",
+            "kind",
+            "target",
+            "agent",
+            "epoch",
+            "scope",
+            "uses",
+            "needs",
+            "routes",
+            "requires",
+            "irreversible",
+            "key",
+            "lease_epoch",
+            "attributes",
+        }
         extra = sorted(set(data) - known)
         if extra:
             raise GateError(f"unknown request field `{extra[0]}`")
@@ -238,8 +254,9 @@ class Request:
             raise GateError(f"request field `{missing.args[0]}` is missing") from None
 
     @classmethod
-    def from_facts(cls, given: Mapping[str, Iterable[tuple[Any, ...]]] | Iterable[tuple[str, tuple[Any, ...]]]
-                   ) -> Request:
+    def from_facts(
+        cls, given: Mapping[str, Iterable[tuple[Any, ...]]] | Iterable[tuple[str, tuple[Any, ...]]]
+    ) -> Request:
         """The Request whose overlay facts (`facts()`) are exactly `given`
         plus the defaults (relation -> tuples, or (relation, tuple) pairs):
         one `request(A, Kind, Target, Agent, Epoch)` plus request-side facts

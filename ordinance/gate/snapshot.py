@@ -82,8 +82,9 @@ def snapshot_path(store: Store) -> Path | None:
     return Path(url + ".snapshot")
 
 
-def read_snapshot(path: Path, store: Store, prepared: Prepared, policy_hash: str, revision: int,
-                  limits: Limits | None) -> tuple[Model, int] | None:
+def read_snapshot(
+    path: Path, store: Store, prepared: Prepared, policy_hash: str, revision: int, limits: Limits | None
+) -> tuple[Model, int] | None:
     """(the model, the revision R it reflects) from the snapshot at `path`
     if it matches the store at R <= `revision` and the policy; else None."""
     found = sealed.unseal(path)

@@ -95,8 +95,7 @@ class Projector:
         """Projection `name` at (revision, this policy, `now`, `audience`)."""
         sources = self.sources(audience, revision)
         model = self.model(sources, audience, now)
-        return render_projection(model, sources, self.policy, name, audience=audience, agent=agent, cap=cap,
-                                 now=now)
+        return render_projection(model, sources, self.policy, name, audience=audience, agent=agent, cap=cap, now=now)
 
     def next_change(self, audience: str | None, now: int) -> int | None:
         """The first instant after `now` at which the newest rendering for

@@ -59,8 +59,7 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def records(projector: Projector, name: str, now: int, *, audience: str | None = None,
-            agent: str | None = None) -> str:
+def records(projector: Projector, name: str, now: int, *, audience: str | None = None, agent: str | None = None) -> str:
     """Projection `name` as Markdown records, one per line, uncapped."""
     projection = projector.render(name, now, audience=audience, cap=None, agent=agent)
     sources = projector.sources(audience)
@@ -70,8 +69,11 @@ def records(projector: Projector, name: str, now: int, *, audience: str | None =
         events = [sources.event(s) for s in line.events]
         kinds = {str(e.args[2]) for e in events if e.relation == "claim_source" and len(e.args) == 3}
         layer = max((e.layer for e in events), key=lambda la: (ranks.get(la, len(ranks)), la), default="public")
-        who = line.stamp.split(" ")[1] if line.stamp.startswith(("verified ", "asserted ")) else (
-            agent or projection.agent or (max(events, key=lambda e: e.seq).author if events else ""))
+        who = (
+            line.stamp.split(" ")[1]
+            if line.stamp.startswith(("verified ", "asserted "))
+            else (agent or projection.agent or (max(events, key=lambda e: e.seq).author if events else ""))
+        )
         front = [
             "---",
             f"type: {_scalar(name)}",
@@ -84,9 +86,19 @@ def records(projector: Projector, name: str, now: int, *, audience: str | None =
             f"events: {json.dumps(list(line.events))}",
             "---",
         ]
-        facts = [json.dumps({"relation": e.relation, "args": list(e.args), "source": e.source,
-                             "author": e.author, "layer": e.layer}, ensure_ascii=False).replace("`", "\\u0060")
-                 for e in events]
+        facts = [
+            json.dumps(
+                {
+                    "relation": e.relation,
+                    "args": list(e.args),
+                    "source": e.source,
+                    "author": e.author,
+                    "layer": e.layer,
+                },
+                ensure_ascii=False,
+            ).replace("`", "\\u0060")
+            for e in events
+        ]
         out.append("\n".join(front + [line.render(), "", "```jsonl", *facts, "```", ""]))
     return "\n".join(out)
 

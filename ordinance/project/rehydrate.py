@@ -57,9 +57,11 @@ def log_line(e: Event, policy: CheckedProgram | None = None) -> str:
     decl = policy.relations.get(e.relation) if policy is not None else None
     types = decl.types if decl is not None and decl.types and len(decl.types) == len(e.args) else None
     args = ", ".join(_arg(a, types[i] if types else None) for i, a in enumerate(e.args))
-    return (f"r{e.seq} {clock} {escape(e.kind)} {escape(e.relation)}({args}) by "
-            f"{json.dumps(e.author, ensure_ascii=False)} via {json.dumps(e.source, ensure_ascii=False)} "
-            f"[{escape(e.layer)}]")
+    return (
+        f"r{e.seq} {clock} {escape(e.kind)} {escape(e.relation)}({args}) by "
+        f"{json.dumps(e.author, ensure_ascii=False)} via {json.dumps(e.source, ensure_ascii=False)} "
+        f"[{escape(e.layer)}]"
+    )
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,9 @@ def rehydrate(
     room = bound - len(head.encode())
     label = "=== open decisions ===\n"
     if room <= len(label):
-        raise ProjectionError(f"a bound of {bound} bytes cannot hold the state and the open decisions",
-                              code="bad_bound")
+        raise ProjectionError(
+            f"a bound of {bound} bytes cannot hold the state and the open decisions", code="bad_bound"
+        )
     decisions = projector.render("decisions", now, audience=audience, cap=room - len(label), agent=agent)
     part = label + decisions.text
     room -= len(part.encode())

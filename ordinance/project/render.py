@@ -57,8 +57,14 @@ class Line:
         return f"- {head}{notes} [{self.stamp}]{seqs}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"section": self.section, "key": self.key, "text": self.text, "notes": list(self.notes),
-                "stamp": self.stamp, "events": list(self.events)}
+        return {
+            "section": self.section,
+            "key": self.key,
+            "text": self.text,
+            "notes": list(self.notes),
+            "stamp": self.stamp,
+            "events": list(self.events),
+        }
 
 
 @dataclass(frozen=True)
@@ -77,15 +83,21 @@ class Projection:
     text: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"projection": self.name, "revision": self.revision, "policy_hash": self.policy_hash,
-                "now": format_instant(self.now), "audience": self.audience, "agent": self.agent,
-                "cap": self.cap, "lines": [line.to_json() for line in self.lines],
-                "left_out": dict(self.left_out)}
+        return {
+            "projection": self.name,
+            "revision": self.revision,
+            "policy_hash": self.policy_hash,
+            "now": format_instant(self.now),
+            "audience": self.audience,
+            "agent": self.agent,
+            "cap": self.cap,
+            "lines": [line.to_json() for line in self.lines],
+            "left_out": dict(self.left_out),
+        }
 
 
 def _sections(model: Any, name: str) -> dict[str, tuple[int, int]]:
-    return {str(s): (int(order), int(keep)) for p, s, order, keep in model.tuples("projection_section")
-            if p == name}
+    return {str(s): (int(order), int(keep)) for p, s, order, keep in model.tuples("projection_section") if p == name}
 
 
 def _prove(model: Any, relation: str, t: tuple[Any, ...]) -> list[tuple[str, tuple[Any, ...], bool]]:
@@ -129,13 +141,19 @@ class _Prover:
         for relation, args, _ in leaves:
             found = [sources.first(relation, args)]
             if relation.startswith("claim") and args:  # the window the stamp's time comes from
-                found += [sources.first("claim_valid", w)
-                          for w in sorted(model.query("claim_valid", (args[0], None, None)))[:1]]
+                found += [
+                    sources.first("claim_valid", w)
+                    for w in sorted(model.query("claim_valid", (args[0], None, None)))[:1]
+                ]
             events.update((e.seq, e) for e in found if e is not None)
-        line = self.done[t] = Line(section, key, text, tuple(str(n[3]) for n in mine),
-                                   stamp(leaves, self.valid_from, list(events.values()), self.agent, self.now,
-                                         self.shares_domain),
-                                   tuple(sorted(events)))
+        line = self.done[t] = Line(
+            section,
+            key,
+            text,
+            tuple(str(n[3]) for n in mine),
+            stamp(leaves, self.valid_from, list(events.values()), self.agent, self.now, self.shares_domain),
+            tuple(sorted(events)),
+        )
         return line
 
 
@@ -156,19 +174,23 @@ def render_projection(
     at = model.now if now is None else now
     sections = _sections(model, name)
     if not sections:
-        raise ProjectionError(f"the policy declares no projection `{name}` (no `projection_section` for it)",
-                              code="unknown_projection")
+        raise ProjectionError(
+            f"the policy declares no projection `{name}` (no `projection_section` for it)", code="unknown_projection"
+        )
     if agent is None:
         agents = sorted(str(a) for (a,) in model.tuples("standing_agent"))
         agent = agents[0] if len(agents) == 1 else None
     raw = model.query("projection_line", (name, None, None, None))
     for t in raw:
         if str(t[1]) not in sections:
-            raise ProjectionError(f"line `{t[2]}` is in section `{t[1]}`, which `{name}` does not declare",
-                                  code="unknown_section")
+            raise ProjectionError(
+                f"line `{t[2]}` is in section `{t[1]}`, which `{name}` does not declare", code="unknown_section"
+            )
     who = f" of {escape(agent)}" if agent else ""
-    header = (f"# {escape(name)}{who} · revision {sources.revision} · now {format_instant(at)} · "
-              f"audience {escape(audience or 'all')} · policy {policy.source_hash[:12]}")
+    header = (
+        f"# {escape(name)}{who} · revision {sources.revision} · now {format_instant(at)} · "
+        f"audience {escape(audience or 'all')} · policy {policy.source_hash[:12]}"
+    )
 
     def order(t: tuple[Any, ...]) -> tuple[Any, ...]:
         return (sections[str(t[1])][0], str(t[1]), str(t[2]), str(t[3]))
@@ -220,8 +242,9 @@ def render_projection(
     if left_out:
         out.append(_trailer(cap or 0, left_out))
     text = "\n".join(out) + "\n"
-    return Projection(name, sources.revision, policy.source_hash, at, audience, agent, cap,
-                      tuple(kept), tuple(left_out), text)
+    return Projection(
+        name, sources.revision, policy.source_hash, at, audience, agent, cap, tuple(kept), tuple(left_out), text
+    )
 
 
 def _trailer(cap: int, left: list[tuple[str, int]]) -> str:

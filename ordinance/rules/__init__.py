@@ -1,9 +1,9 @@
 """The rule language: text -> AST -> checked program, or precise diagnostics.
 
-    program = parse(text, "policy.rules")      # ParseError: every syntax error
-    checked = check(program)                   # CheckError: every finding
-    checked = load("policy.rules")             # both, from a file
-    print(render_diagnostics(err.diagnostics, {"policy.rules": text}))
+program = parse(text, "policy.rules")      # ParseError: every syntax error
+checked = check(program)                   # CheckError: every finding
+checked = load("policy.rules")             # both, from a file
+print(render_diagnostics(err.diagnostics, {"policy.rules": text}))
 """
 
 from __future__ import annotations

@@ -371,8 +371,21 @@ class IODirective:
     span: Span = _span()
 
 
-Item = Union[Decl, Include, Rule, TestBlock, Invariant, Hint, TypeDecl, IODirective, "RecordType", "AdtType",
-             "Component", "Init", "Subsumption"]
+Item = Union[
+    Decl,
+    Include,
+    Rule,
+    TestBlock,
+    Invariant,
+    Hint,
+    TypeDecl,
+    IODirective,
+    "RecordType",
+    "AdtType",
+    "Component",
+    "Init",
+    "Subsumption",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,8 +123,12 @@ def cached_load(path: str, load: Callable[..., CheckedProgram], **check_kwargs: 
     if found is not None:
         header, payload = found
         try:
-            if header.get("format") == FORMAT and header.get("code") == code and header.get("key") == key \
-                    and header.get("witness") == _witness(tuple(f[0] for f in header["witness"]["files"])):
+            if (
+                header.get("format") == FORMAT
+                and header.get("code") == code
+                and header.get("key") == key
+                and header.get("witness") == _witness(tuple(f[0] for f in header["witness"]["files"]))
+            ):
                 return decode_program(marshal.loads(payload))
         except (OSError, ValueError, TypeError, KeyError, EOFError):
             pass  # gone, changed or unreadable: load afresh

@@ -79,12 +79,17 @@ class _Expander:
             if isinstance(item, ast.Component):
                 first = components.setdefault(item.name, item)
                 if first is not item:
-                    self._error("duplicate_component", f"component `{item.name}` is declared twice", item.span,
-                                (Related("first declared here", first.span),))
+                    self._error(
+                        "duplicate_component",
+                        f"component `{item.name}` is declared twice",
+                        item.span,
+                        (Related("first declared here", first.span),),
+                    )
         return _Scope(components, parent)
 
-    def resolve(self, ref: ast.ComponentType, scope: _Scope, binding: Binding
-                ) -> tuple[ast.Component, _Scope, dict[str, str | None]] | None:
+    def resolve(
+        self, ref: ast.ComponentType, scope: _Scope, binding: Binding
+    ) -> tuple[ast.Component, _Scope, dict[str, str | None]] | None:
         """The component `ref` names, its scope, and the binding of its type
         parameters; None (reported) when there is none."""
         name = binding.get(ref.name, ref.name)
@@ -98,8 +103,7 @@ class _Expander:
         comp, home = found
         if len(ref.args) != len(comp.params):
             want = len(comp.params)
-            message = (f"component `{comp.name}` takes {want} type argument{'s' * (want != 1)}, "
-                       f"got {len(ref.args)}")
+            message = f"component `{comp.name}` takes {want} type argument{'s' * (want != 1)}, got {len(ref.args)}"
             self._error("type_argument_count", message, ref.span, (Related("declared here", comp.span),))
             return None
         # as in Soufflé, a component sees its own parameters only, not those
@@ -108,8 +112,9 @@ class _Expander:
 
     # ------------------------------------------------------------ expansion
 
-    def instantiate(self, init: ast.Init, scope: _Scope, binding: Binding,
-                    stack: tuple[ast.Component, ...]) -> list[Content]:
+    def instantiate(
+        self, init: ast.Init, scope: _Scope, binding: Binding, stack: tuple[ast.Component, ...]
+    ) -> list[Content]:
         resolved = self.resolve(init.component, scope, binding)
         if resolved is None:
             return []
@@ -120,12 +125,20 @@ class _Expander:
             raise _TooLarge(init.span)
         return _prefixed(init.name, content)
 
-    def collect(self, comp: ast.Component, home: _Scope, binding: Binding, overridden: frozenset[str],
-                stack: tuple[ast.Component, ...], at: Span, inherits: bool = False) -> list[Content]:
+    def collect(
+        self,
+        comp: ast.Component,
+        home: _Scope,
+        binding: Binding,
+        overridden: frozenset[str],
+        stack: tuple[ast.Component, ...],
+        at: Span,
+        inherits: bool = False,
+    ) -> list[Content]:
         """The items of `comp` before its instance's prefix: its bases', its
         nested instances', its own; rules for `overridden` relations dropped."""
         if any(c is comp for c in stack):
-            cycle = " -> ".join(f"`{c.name}`" for c in stack[[id(c) for c in stack].index(id(comp)):])
+            cycle = " -> ".join(f"`{c.name}`" for c in stack[[id(c) for c in stack].index(id(comp)) :])
             how = "inherits from" if inherits else "contains an instance of"
             self._error("component_cycle", f"component `{comp.name}` {how} itself ({cycle} -> `{comp.name}`)", at)
             return []
@@ -145,7 +158,9 @@ class _Expander:
                 complete = False
                 continue
             base, base_home, base_binding = resolved
-            out.extend(self.collect(base, base_home, base_binding, overridden | overrides.keys(), stack, ref.span, True))
+            out.extend(
+                self.collect(base, base_home, base_binding, overridden | overrides.keys(), stack, ref.span, True)
+            )
         inherited = {d.name: d for d in out if isinstance(d, ast.Decl)}
         for name, o in overrides.items():
             decl = inherited.get(name)
@@ -154,8 +169,12 @@ class _Expander:
             if decl is None:
                 self._error("bad_override", f"no base component of `{comp.name}` declares `{name}`", o.span)
             elif "overridable" not in decl.qualifiers:
-                self._error("bad_override", f"`{name}` is not `overridable`, so `{comp.name}` cannot override it",
-                           o.span, (Related("declared here", decl.span),))
+                self._error(
+                    "bad_override",
+                    f"`{name}` is not `overridable`, so `{comp.name}` cannot override it",
+                    o.span,
+                    (Related("declared here", decl.span),),
+                )
         names: dict[str, ast.Item] = {}
         for item in comp.items:
             if isinstance(item, ast.Init):
@@ -182,8 +201,11 @@ class _Expander:
         first = seen.setdefault(init.name, init)
         if first is not init:
             what = {ast.Component: "a component", ast.Decl: "a relation", ast.TypeDecl: "a type"}.get(type(first))
-            message = f"instance `{init.name}` is declared twice" if what is None else \
-                f"instance `{init.name}` has the name of {what}"
+            message = (
+                f"instance `{init.name}` is declared twice"
+                if what is None
+                else f"instance `{init.name}` has the name of {what}"
+            )
             self._error("duplicate_instance", message, init.span, (Related("first declared here", first.span),))
 
     def check_unreached(self, components: Iterable[ast.Component], scope: _Scope, open_params: frozenset[str]) -> None:
@@ -259,14 +281,20 @@ class _Renamer:
 
     def item(self, item: Content) -> Content:
         if isinstance(item, ast.Rule):
-            return replace(item, head=self.atom(item.head), body=self.body(item.body),
-                           more_heads=tuple(map(self.atom, item.more_heads)))
+            return replace(
+                item,
+                head=self.atom(item.head),
+                body=self.body(item.body),
+                more_heads=tuple(map(self.atom, item.more_heads)),
+            )
         if isinstance(item, ast.Decl):
             params = tuple(replace(p, type=self.type(p.type)) for p in item.params)
             return replace(item, name=self.rel(item.name), params=params)
         if isinstance(item, ast.TypeDecl):
             supertype = None if item.supertype is None else self.type(item.supertype)
-            return replace(item, name=self.type(item.name), supertype=supertype, union=tuple(map(self.type, item.union)))
+            return replace(
+                item, name=self.type(item.name), supertype=supertype, union=tuple(map(self.type, item.union))
+            )
         if isinstance(item, ast.IODirective):
             return replace(item, relation=self.rel(item.relation))
         return item

@@ -38,10 +38,7 @@ def uses_of(body: Iterable[Literal]) -> Iterator[Use]:
 
 
 def _matches(head: Atom, pattern: tuple[Any, ...]) -> bool:
-    return all(
-        want is None or not isinstance(arg, Const) or arg.value == want
-        for arg, want in zip(head.args, pattern)
-    )
+    return all(want is None or not isinstance(arg, Const) or arg.value == want for arg, want in zip(head.args, pattern))
 
 
 def depends_on(program: CheckedProgram, body: Iterable[Literal]) -> set[str]:

@@ -21,7 +21,9 @@ from .scope import aggregate_vars, injected_vars, outside_vars
 __all__ = ["expand_rule", "expand_invariant", "expand_subsumption", "eqrel_rules", "MAX_BRANCHES"]
 
 MAX_BRANCHES = 4096  # rules one clause may expand into
-_IN_AGGREGATE = "`;` inside an aggregate body is supported in a rule's own aggregates only; use a relation for the alternatives"
+_IN_AGGREGATE = (
+    "`;` inside an aggregate body is supported in a rule's own aggregates only; use a relation for the alternatives"
+)
 
 
 def _conjunctions(body: tuple[ast.Literal, ...]) -> list[tuple[ast.Literal, ...]]:
@@ -59,7 +61,9 @@ def _bodies(body: tuple[ast.Literal, ...], span: Span, found: list[Diagnostic]) 
     try:
         return _conjunctions(body)
     except OverflowError:
-        found.append(Diagnostic("too_large", f"the clause's disjunctions expand into more than {MAX_BRANCHES} rules", span))
+        found.append(
+            Diagnostic("too_large", f"the clause's disjunctions expand into more than {MAX_BRANCHES} rules", span)
+        )
         return None
 
 
@@ -70,8 +74,12 @@ def expand_rule(rule: ast.Rule, found: list[Diagnostic]) -> list[ast.Rule]:
     bodies = _bodies(rule.body, rule.span, found)
     if bodies is None:
         return []
-    return [r for head in (rule.head, *rule.more_heads) for body in bodies
-            for r in _materialize(ast.Rule(head, body, rule.span), found)]
+    return [
+        r
+        for head in (rule.head, *rule.more_heads)
+        for body in bodies
+        for r in _materialize(ast.Rule(head, body, rule.span), found)
+    ]
 
 
 def _materialize(rule: ast.Rule, found: list[Diagnostic]) -> list[ast.Rule]:
@@ -82,7 +90,8 @@ def _materialize(rule: ast.Rule, found: list[Diagnostic]) -> list[ast.Rule]:
     relation is named by the aggregate's text, so the same aggregate twice
     is one relation."""
     if not any(True for _ in _in_aggregates(rule.body)) and not any(
-            isinstance(d, ast.Disjunction) for t in rule.head.args for a in _aggregates(t) for d in a.body):
+        isinstance(d, ast.Disjunction) for t in rule.head.args for a in _aggregates(t) for d in a.body
+    ):
         return [rule]
     outside = outside_vars(rule.head.args, rule.body)
     made: list[ast.Rule] = []
@@ -99,16 +108,29 @@ def _materialize(rule: ast.Rule, found: list[Diagnostic]) -> list[ast.Rule]:
         try:
             branches = _conjunctions(t.body)
         except OverflowError:
-            found.append(Diagnostic("too_large", f"the aggregate's disjunctions expand into more than {MAX_BRANCHES} rules", t.span))
+            found.append(
+                Diagnostic(
+                    "too_large", f"the aggregate's disjunctions expand into more than {MAX_BRANCHES} rules", t.span
+                )
+            )
             failed = True
             return t
         common = set.intersection(*(outside_vars((), b) for b in branches))
         flat = ast.Aggregate(t.func, t.target, tuple(lit for b in branches for lit in b))
-        bound = set.intersection(*({a.name for lit in b if isinstance(lit, ast.Atom) for a in lit.args
-                                    if isinstance(a, ast.Var)} for b in branches))
+        bound = set.intersection(
+            *(
+                {a.name for lit in b if isinstance(lit, ast.Atom) for a in lit.args if isinstance(a, ast.Var)}
+                for b in branches
+            )
+        )
         for v in sorted(injected_vars(flat, outside) - bound):
-            found.append(Diagnostic("unsupported", f"`{v}` comes from the rule: every branch of the `;` inside the "
-                                    "aggregate must bind it in an atom", t.span))
+            found.append(
+                Diagnostic(
+                    "unsupported",
+                    f"`{v}` comes from the rule: every branch of the `;` inside the aggregate must bind it in an atom",
+                    t.span,
+                )
+            )
             failed = True
         target = aggregate_vars(ast.Aggregate("count", t.target, ())) if t.target is not None else set()
         cols = tuple(ast.Var(v, t.span) for v in sorted(common | target))

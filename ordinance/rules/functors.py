@@ -417,7 +417,9 @@ def regex(pattern: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern)
     except re.error as e:
-        raise FunctorError(code="invalid_regex", message=f"invalid regular expression `{_clip(pattern)}`: {e.msg}") from None
+        raise FunctorError(
+            code="invalid_regex", message=f"invalid regular expression `{_clip(pattern)}`: {e.msg}"
+        ) from None
 
 
 @functools.lru_cache(maxsize=1024)

@@ -28,21 +28,36 @@ def parse_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tup
             raise ParseError(f"{what} {n} is empty", code="syntax")
         for item in program.items:
             if not isinstance(item, Rule) or not item.is_fact:
-                raise ParseError([Diagnostic(
-                    "not_a_fact", f"{what} {n}: expected a fact such as `grant(\"alice\", \"deploy\", 1).`",
-                    item.span,
-                )])
+                raise ParseError(
+                    [
+                        Diagnostic(
+                            "not_a_fact",
+                            f'{what} {n}: expected a fact such as `grant("alice", "deploy", 1).`',
+                            item.span,
+                        )
+                    ]
+                )
             structured = next((a for a in item.head.args if isinstance(a, (Record, Branch))), None)
             if structured is not None:
-                raise ParseError([Diagnostic(
-                    "unsupported", f"{what} {n}: `{item.head.relation}` has a record or ADT value; the store keeps none",
-                    structured.span,
-                )])
+                raise ParseError(
+                    [
+                        Diagnostic(
+                            "unsupported",
+                            f"{what} {n}: `{item.head.relation}` has a record or ADT value; the store keeps none",
+                            structured.span,
+                        )
+                    ]
+                )
             if not all(isinstance(a, Const) for a in item.head.args):
-                raise ParseError([Diagnostic(
-                    "not_ground", f"{what} {n}: `{item.head.relation}` has a variable or expression; facts are ground",
-                    item.head.span,
-                )])
+                raise ParseError(
+                    [
+                        Diagnostic(
+                            "not_ground",
+                            f"{what} {n}: `{item.head.relation}` has a variable or expression; facts are ground",
+                            item.head.span,
+                        )
+                    ]
+                )
             # a float constant passes through: the store's schema check refuses it
             out.append((item.head.relation, tuple(a.value for a in item.head.args if isinstance(a, Const))))  # type: ignore[misc]
     return out

@@ -42,7 +42,6 @@ class InvariantRule:
         return self.invariant.name
 
 
-
 def invariant_head(n: int) -> str:
     """The relation whose tuples are the bindings breaking invariant `n`."""
     return f"invariant_{n}_broken"
@@ -74,9 +73,11 @@ def _body_variables(body: tuple[Any, ...]) -> dict[str, None]:
 
 def _is_bound(name: str, body: tuple[Any, ...]) -> bool:
     return any(
-        isinstance(lit, Atom) and any(v.name == name for a in lit.args for v in term_vars(a))
-        or isinstance(lit, Comparison) and lit.op == "=" and any(
-            isinstance(s, Var) and s.name == name for s in (lit.left, lit.right))
+        isinstance(lit, Atom)
+        and any(v.name == name for a in lit.args for v in term_vars(a))
+        or isinstance(lit, Comparison)
+        and lit.op == "="
+        and any(isinstance(s, Var) and s.name == name for s in (lit.left, lit.right))
         for lit in body
     )
 

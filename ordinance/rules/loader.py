@@ -145,8 +145,10 @@ class _Flattener:
                 return
             name, key = located, os.path.realpath(located)
             if self.roots and not _inside(located, self.roots):
-                message = (f"include `{inc.path}` is outside the policy's directory "
-                           "(allow its directory explicitly to include it)")
+                message = (
+                    f"include `{inc.path}` is outside the policy's directory "
+                    "(allow its directory explicitly to include it)"
+                )
                 self.diagnostics.append(Diagnostic("include_outside", message, inc.span))
                 return
             size = os.path.getsize(located)
@@ -211,6 +213,4 @@ def flatten(
         chain.append((os.path.realpath(root), root))
     flat.visit(program, directory, chain)
     flat.expand()
-    return Flattened(
-        tuple(flat.items), tuple(flat.files), flat.sources, flat.diagnostics, flat.syntax
-    )
+    return Flattened(tuple(flat.items), tuple(flat.files), flat.sources, flat.diagnostics, flat.syntax)

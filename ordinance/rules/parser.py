@@ -67,12 +67,42 @@ _FRIENDLY = {
     "$END": "end of input",
 }
 _TERM_START = {
-    "`$now`", "`$`", "`(`", "`_`", "`forever`", "`-`", "aggregate",
-    "duration", "identifier", "instant", "integer", "string",
-    "unsigned integer", "float", "`bnot` or `lnot`", "functor", "`nil`", "constructor", "`[`",
+    "`$now`",
+    "`$`",
+    "`(`",
+    "`_`",
+    "`forever`",
+    "`-`",
+    "aggregate",
+    "duration",
+    "identifier",
+    "instant",
+    "integer",
+    "string",
+    "unsigned integer",
+    "float",
+    "`bnot` or `lnot`",
+    "functor",
+    "`nil`",
+    "constructor",
+    "`[`",
 }
-_OPERATORS = {"`+`", "`-`", "`*`", "`/`", "`%`", "`^`", "comparison operator", "shift operator",
-              "band", "bor", "bxor", "land", "lor", "lxor"}
+_OPERATORS = {
+    "`+`",
+    "`-`",
+    "`*`",
+    "`/`",
+    "`%`",
+    "`^`",
+    "comparison operator",
+    "shift operator",
+    "band",
+    "bor",
+    "bxor",
+    "land",
+    "lor",
+    "lxor",
+}
 
 
 class _State(threading.local):
@@ -407,7 +437,9 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         builtin = FUNCTORS.get(name.value)
         if builtin is None:
             known = ", ".join(f"`{n}`" for n in sorted(FUNCTORS))
-            _error("unknown_functor", f"unknown functor `{_show(name.value)}`, expected one of {known}", _tok_span(name))
+            _error(
+                "unknown_functor", f"unknown functor `{_show(name.value)}`, expected one of {known}", _tok_span(name)
+            )
         elif not builtin.arity_ok(len(args)):
             n = len(builtin.params)
             want = (f"{n} to {builtin.most}" if builtin.most else f"at least {n}") if builtin.variadic else str(n)
@@ -435,9 +467,7 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
     def aggregate_atom(self, c: list[Any]) -> ast.Aggregate:
         return self._aggregate(c[0].value, c[1], (c[3],), c)
 
-    def _aggregate(
-        self, func: str, target: Any, body: tuple[ast.Literal, ...], c: list[Any]
-    ) -> ast.Aggregate:
+    def _aggregate(self, func: str, target: Any, body: tuple[ast.Literal, ...], c: list[Any]) -> ast.Aggregate:
         span = _cover(c)
         if func == "count" and target is not None:
             _error("syntax", "`count` takes no target expression", target.span)
@@ -584,7 +614,9 @@ def _lark_diagnostic(e: UnexpectedInput, fragment: str) -> Diagnostic:
     last = _previous_token(e)
     if tok.type == "LPAR" and last is not None and last.type == "NAME":
         known = ", ".join(f"`{n}`" for n in sorted(FUNCTORS))
-        return Diagnostic("unknown_functor", f"unknown functor `{_show(last.value)}`, expected one of {known}", _tok_span(last))
+        return Diagnostic(
+            "unknown_functor", f"unknown functor `{_show(last.value)}`, expected one of {known}", _tok_span(last)
+        )
     if "DOT" in acceptable and before is not None and before.end_line < span.line:
         line, column = before.end_line, before.end_column
         missing = Span(line, column, line, column + 1, _state.file)
@@ -666,8 +698,10 @@ def _deep_terms(items: list[ast.Item]) -> list[Diagnostic]:
                 break
             if isinstance(node, tuple):
                 stack.extend((x, depth) for x in node)
-            elif isinstance(node, (ast.BinOp, *ast.COMPOUND, ast.Aggregate, ast.Negation, ast.Comparison,
-                                   ast.Predicate, ast.Disjunction)):
+            elif isinstance(
+                node,
+                (ast.BinOp, *ast.COMPOUND, ast.Aggregate, ast.Negation, ast.Comparison, ast.Predicate, ast.Disjunction),
+            ):
                 stack.extend((getattr(node, f), depth + 1) for f in node.__slots__ if f != "span")
             elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect, ast.Component)):
                 stack.extend((getattr(node, f), depth) for f in node.__slots__ if f != "span")
@@ -749,9 +783,7 @@ def _finish(text: str, pos: int, line_offset: int, slow: list[ast.Item], found: 
         found.extend(_state.diagnostics)
 
 
-def _read(
-    text: str, pos: int, line_offset: int, found: list[Diagnostic]
-) -> tuple[list[ast.Item], list[ast.Item]]:
+def _read(text: str, pos: int, line_offset: int, found: list[Diagnostic]) -> tuple[list[ast.Item], list[ast.Item]]:
     """Items of text[pos:] (pos starts a line) and those of them lark built."""
     items: list[ast.Item] = []
     slow: list[ast.Item] = []

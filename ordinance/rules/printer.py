@@ -22,8 +22,21 @@ __all__ = [
 # Soufflé's binding strength of each binary operator (higher binds tighter);
 # UNARY is prefix `-`, `bnot`, `lnot` (and negative constants), PRIMARY the rest
 _PRECEDENCE = {
-    "lor": 1, "lxor": 2, "land": 3, "bor": 4, "bxor": 5, "band": 6,
-    "bshl": 7, "bshr": 7, "bshru": 7, "+": 8, "-": 8, "*": 9, "/": 9, "%": 9, "^": 11,
+    "lor": 1,
+    "lxor": 2,
+    "land": 3,
+    "bor": 4,
+    "bxor": 5,
+    "band": 6,
+    "bshl": 7,
+    "bshr": 7,
+    "bshru": 7,
+    "+": 8,
+    "-": 8,
+    "*": 9,
+    "/": 9,
+    "%": 9,
+    "^": 11,
 }
 UNARY, PRIMARY = 10, 12
 _PREFIX = ("bnot", "lnot")

@@ -34,8 +34,12 @@ def _has_multi(t: ast.Term) -> bool:
 def lift_ranges(rule: ast.Rule) -> ast.Rule:
     """The rule with each `range(...)` in a lifted place bound by `R = range(...)`."""
     places = [*rule.head.args, *(a for lit in rule.body if isinstance(lit, ast.Atom) for a in lit.args)]
-    places += [side for lit in rule.body if isinstance(lit, ast.Comparison) and not _assignment(lit)
-               for side in (lit.left, lit.right)]
+    places += [
+        side
+        for lit in rule.body
+        if isinstance(lit, ast.Comparison) and not _assignment(lit)
+        for side in (lit.left, lit.right)
+    ]
     if not any(_has_multi(t) for t in places):
         return rule
     names = FreshNames(rule_vars(rule))

@@ -1,8 +1,8 @@
 """Diagnostics as text, lint style: a header, the source line, a caret line.
 
-    policy.rules:3:12: error[unbound_variable]: variable `X` in the head ...
-      3 | ok(X) :- person(Y).
-        |    ^
+policy.rules:3:12: error[unbound_variable]: variable `X` in the head ...
+  3 | ok(X) :- person(Y).
+    |    ^
 """
 
 from __future__ import annotations

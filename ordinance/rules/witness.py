@@ -55,8 +55,13 @@ def ground_witnesses(rule: ast.Rule) -> ast.Rule:
 
     body: list[ast.Literal] = []
     for lit in rule.body:
-        if (isinstance(lit, ast.Comparison) and lit.op == "=" and isinstance(lit.left, (ast.Var, ast.Wildcard))
-                and isinstance(lit.right, ast.Aggregate) and _witnesses(lit.right, free)):
+        if (
+            isinstance(lit, ast.Comparison)
+            and lit.op == "="
+            and isinstance(lit.left, (ast.Var, ast.Wildcard))
+            and isinstance(lit.right, ast.Aggregate)
+            and _witnesses(lit.right, free)
+        ):
             # `N = max ...`, or `_ = max ...` (Soufflé's way to ask for the witnesses only)
             result = lit.left if isinstance(lit.left, ast.Var) else ast.Var(names.fresh("R"), lit.left.span)
             body.append(ast.Comparison("=", result, _inner(lit.right, _witnesses(lit.right, free), names), lit.span))
@@ -86,8 +91,9 @@ class FreshNames:
 
 def rule_vars(rule: ast.Rule) -> set[str]:
     """Every variable name a rule writes, inside aggregates too."""
-    return ({v for lit in rule.body for t in ast.literal_terms(lit) for v in _all_vars(t)}
-            | {v for t in rule.head.args for v in _all_vars(t)})
+    return {v for lit in rule.body for t in ast.literal_terms(lit) for v in _all_vars(t)} | {
+        v for t in rule.head.args for v in _all_vars(t)
+    }
 
 
 def _all_vars(t: ast.Term | None) -> set[str]:
@@ -119,9 +125,13 @@ def _witnesses(agg: ast.Aggregate, free: set[str]) -> set[str]:
     return {v for v in aggregate_vars(agg) if v in free and v not in target}
 
 
-def _ground(agg: ast.Aggregate, witnesses: set[str], outside: set[str], result: str, names: FreshNames) -> list[ast.Literal]:
-    return [ast.Comparison("=", ast.Var(result, agg.span), _inner(agg, witnesses, names), agg.span),
-            *_outer(agg, witnesses, outside, result, names)]
+def _ground(
+    agg: ast.Aggregate, witnesses: set[str], outside: set[str], result: str, names: FreshNames
+) -> list[ast.Literal]:
+    return [
+        ast.Comparison("=", ast.Var(result, agg.span), _inner(agg, witnesses, names), agg.span),
+        *_outer(agg, witnesses, outside, result, names),
+    ]
 
 
 def _inner(agg: ast.Aggregate, witnesses: set[str], names: FreshNames) -> ast.Aggregate:
@@ -130,14 +140,19 @@ def _inner(agg: ast.Aggregate, witnesses: set[str], names: FreshNames) -> ast.Ag
     return ast.Aggregate(agg.func, agg.target, tuple(_rename(lit, renamed) for lit in agg.body), agg.span)
 
 
-def _outer(agg: ast.Aggregate, witnesses: set[str], outside: set[str], result: str, names: FreshNames) -> list[ast.Literal]:
+def _outer(
+    agg: ast.Aggregate, witnesses: set[str], outside: set[str], result: str, names: FreshNames
+) -> list[ast.Literal]:
     """The aggregate's body outside, its local variables renamed, with the
     target equal to the result: the rows that attain it."""
     local = aggregate_vars(agg) - outside - witnesses
     renamed = {v: names.fresh(v) for v in sorted(local)}
     assert agg.target is not None
     target = _rename_term(agg.target, renamed)
-    return [*(_rename(lit, renamed) for lit in agg.body), ast.Comparison("=", target, ast.Var(result, agg.span), agg.span)]
+    return [
+        *(_rename(lit, renamed) for lit in agg.body),
+        ast.Comparison("=", target, ast.Var(result, agg.span), agg.span),
+    ]
 
 
 def _rename_term(t: ast.Term, names: Mapping[str, str]) -> ast.Term:
@@ -155,5 +170,3 @@ def _rename_term(t: ast.Term, names: Mapping[str, str]) -> ast.Term:
 
 def _rename(lit: ast.Literal, names: Mapping[str, str]) -> ast.Literal:
     return ast.map_terms(lit, lambda t: _rename_term(t, names))
-
-

@@ -11,5 +11,14 @@ from .identity import AuthError, Principal, Tokens, digest
 from .service import BadRequest, Forbidden, Service, error_data
 from .shell import simple_commands
 
-__all__ = ["AuthError", "BadRequest", "Forbidden", "Principal", "Service", "Tokens", "digest", "error_data",
-           "simple_commands"]
+__all__ = [
+    "AuthError",
+    "BadRequest",
+    "Forbidden",
+    "Principal",
+    "Service",
+    "Tokens",
+    "digest",
+    "error_data",
+    "simple_commands",
+]

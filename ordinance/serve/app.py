@@ -88,8 +88,14 @@ class Batcher:
             self.running = False
 
 
-def create_app(service: Service, tokens: Tokens | None = None, *, anonymous: Principal | None = None,
-               project: str | None = None, epoch: int = 1) -> Starlette:
+def create_app(
+    service: Service,
+    tokens: Tokens | None = None,
+    *,
+    anonymous: Principal | None = None,
+    project: str | None = None,
+    epoch: int = 1,
+) -> Starlette:
     """The ASGI app. Callers authenticate with `tokens`; without tokens,
     every caller is `anonymous` (which must then be given)."""
     if tokens is None and anonymous is None:
@@ -110,8 +116,7 @@ def create_app(service: Service, tokens: Tokens | None = None, *, anonymous: Pri
         try:
             return json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise BadRequest(f"the body is not JSON: {getattr(exc, 'msg', 'bad encoding')}",
-                             code="bad_json") from None
+            raise BadRequest(f"the body is not JSON: {getattr(exc, 'msg', 'bad encoding')}", code="bad_json") from None
 
     Handler = Callable[[HttpRequest], Awaitable[Any]]
 
@@ -121,6 +126,7 @@ def create_app(service: Service, tokens: Tokens | None = None, *, anonymous: Pri
                 return _json(await handler(req))
             except Exception as exc:  # every error is data, never a traceback
                 return _json(error_data(exc), _status(exc))
+
         return run
 
     async def health(req: HttpRequest) -> Any:
@@ -186,12 +192,24 @@ def create_app(service: Service, tokens: Tokens | None = None, *, anonymous: Pri
             return _json(claude_code.deny(f"ordinance: error[{err['code']}]: {err['message']}"))
         return _json(claude_code.handle(service, who, data, project=project, epoch=epoch))
 
-    handlers: dict[str, Any] = {"/health": health, "/openapi.json": openapi, "/check": check,
-                                "/assert": assert_, "/load": load, "/query": query, "/why": why,
-                                "/why-not": why_not, "/log": log, "/state": state,
-                                "/rehydrate": rehydrate}
-    routes = [Route(path, endpoint(handlers[path]), methods=[method.upper()])
-              for method, path, _s, _b, _a in ROUTES if path in handlers]
+    handlers: dict[str, Any] = {
+        "/health": health,
+        "/openapi.json": openapi,
+        "/check": check,
+        "/assert": assert_,
+        "/load": load,
+        "/query": query,
+        "/why": why,
+        "/why-not": why_not,
+        "/log": log,
+        "/state": state,
+        "/rehydrate": rehydrate,
+    }
+    routes = [
+        Route(path, endpoint(handlers[path]), methods=[method.upper()])
+        for method, path, _s, _b, _a in ROUTES
+        if path in handlers
+    ]
     routes.append(Route("/hooks/claude-code", hook, methods=["POST"]))
 
     async def http_error(req: HttpRequest, exc: Exception) -> Response:

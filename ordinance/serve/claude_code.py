@@ -56,13 +56,15 @@ def call_id(payload: Mapping[str, Any]) -> str:
     use = payload.get("tool_use_id")
     if isinstance(use, str) and use:
         return f"cc-{use}"
-    seen = json.dumps([payload.get("session_id"), payload.get("tool_name"), payload.get("tool_input")],
-                      sort_keys=True, default=str)
+    seen = json.dumps(
+        [payload.get("session_id"), payload.get("tool_name"), payload.get("tool_input")], sort_keys=True, default=str
+    )
     return "cc-" + hashlib.sha256(seen.encode()).hexdigest()[:16]
 
 
-def tool_request(payload: Mapping[str, Any], agent: str, declared: Mapping[str, int], *,
-                 project: str | None = None, epoch: int = 1) -> Request:
+def tool_request(
+    payload: Mapping[str, Any], agent: str, declared: Mapping[str, int], *, project: str | None = None, epoch: int = 1
+) -> Request:
     """The Request of a Claude Code hook payload (PreToolUse or PostToolUse)."""
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or not tool:
@@ -72,8 +74,11 @@ def tool_request(payload: Mapping[str, Any], agent: str, declared: Mapping[str, 
         raise OrdinanceError("the hook payload's `tool_input` is not an object", code="bad_hook_payload")
     cwd = normalize(str(payload.get("cwd") or project or "/"), "/")
     root = normalize(project, cwd) if project else cwd
-    facts: list[tuple[str, tuple[Any, ...]]] = [("request_tool", (tool,)), ("request_project", (root,)),
-                                                ("request_cwd", (cwd,))]
+    facts: list[tuple[str, tuple[Any, ...]]] = [
+        ("request_tool", (tool,)),
+        ("request_project", (root,)),
+        ("request_cwd", (cwd,)),
+    ]
     if isinstance(payload.get("session_id"), str):
         facts.append(("request_session", (payload["session_id"],)))
     for field, value in inputs.items():
@@ -92,14 +97,28 @@ def tool_request(payload: Mapping[str, Any], agent: str, declared: Mapping[str, 
     for rel, args in facts:
         if declared.get(rel) == len(args) + 1:
             attributes.setdefault(rel, []).append(list(args))
-    return Request.from_json({"id": call_id(payload), "kind": tool, "target": target, "agent": agent,
-                              "epoch": epoch, "scope": root, "attributes": attributes})
+    return Request.from_json(
+        {
+            "id": call_id(payload),
+            "kind": tool,
+            "target": target,
+            "agent": agent,
+            "epoch": epoch,
+            "scope": root,
+            "attributes": attributes,
+        }
+    )
 
 
 def _output(event: str, decision: str, reason: str) -> dict[str, Any]:
-    short = reason if len(reason) <= _REASON else reason[:_REASON - 1] + "…"
-    return {"hookSpecificOutput": {"hookEventName": event, "permissionDecision": decision,
-                                   "permissionDecisionReason": short}}
+    short = reason if len(reason) <= _REASON else reason[: _REASON - 1] + "…"
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": event,
+            "permissionDecision": decision,
+            "permissionDecisionReason": short,
+        }
+    }
 
 
 def deny(reason: str, event: str = "PreToolUse") -> dict[str, Any]:
@@ -120,8 +139,15 @@ def answer(decision: Decision, ask_codes: frozenset[str]) -> dict[str, Any]:
     return _output("PreToolUse", "allow", f"ordinance allowed (decision {decision.seq})")
 
 
-def pre_tool_use(service: Any, principal: Principal, payload: Mapping[str, Any], *,
-                 project: str | None = None, epoch: int = 1, now: int | None = None) -> dict[str, Any]:
+def pre_tool_use(
+    service: Any,
+    principal: Principal,
+    payload: Mapping[str, Any],
+    *,
+    project: str | None = None,
+    epoch: int = 1,
+    now: int | None = None,
+) -> dict[str, Any]:
     at = int(time.time()) if now is None else now
     request = tool_request(payload, principal.name, service.gate.request_relations, project=project, epoch=epoch)
     with service.lock:
@@ -143,15 +169,23 @@ def ask_codes(service: Any, now: int) -> frozenset[str]:
     return frozenset(str(t[0]) for t in model.tuples("ask_code"))
 
 
-def post_tool_use(service: Any, principal: Principal, payload: Mapping[str, Any], *,
-                  project: str | None = None, epoch: int = 1, now: int | None = None) -> dict[str, Any]:
+def post_tool_use(
+    service: Any,
+    principal: Principal,
+    payload: Mapping[str, Any],
+    *,
+    project: str | None = None,
+    epoch: int = 1,
+    now: int | None = None,
+) -> dict[str, Any]:
     """The outcome receipt of an allowed call; `{}` (Claude Code's "nothing to add")."""
     at = int(time.time()) if now is None else now
     request = tool_request(payload, principal.name, service.gate.request_relations, project=project, epoch=epoch)
     with service.lock:
         model = service.gate.model(service.store.revision(), at)
         if model.query("receipt", (request.id, "intent", principal.name, None)) and not model.query(
-                "receipt", (request.id, "outcome", None, None)):
+            "receipt", (request.id, "outcome", None, None)
+        ):
             outcome(service.gate, request, at, source="claude-code")
     return {}
 

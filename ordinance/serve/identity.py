@@ -83,18 +83,22 @@ class Tokens:
                 raise OrdinanceError(f"{where}: principal {n} has no `name`", code="bad_tokens")
             token, hashed = entry.get("token"), entry.get("token_sha256")
             if (token is None) == (hashed is None):
-                raise OrdinanceError(f"{where}: principal `{name}` needs one of `token`, `token_sha256`",
-                                     code="bad_tokens")
+                raise OrdinanceError(
+                    f"{where}: principal `{name}` needs one of `token`, `token_sha256`", code="bad_tokens"
+                )
             key = digest(str(token)) if token is not None else str(hashed).lower()
             if key in found:
-                raise OrdinanceError(f"{where}: principal `{name}` reuses another principal's token",
-                                     code="bad_tokens")
+                raise OrdinanceError(f"{where}: principal `{name}` reuses another principal's token", code="bad_tokens")
             audiences = entry.get("audiences")
-            if audiences is not None and (not isinstance(audiences, list) or not audiences
-                                          or not all(isinstance(a, str) and a for a in audiences)):
-                raise OrdinanceError(f"{where}: principal `{name}`: `audiences` is a non-empty list of names",
-                                     code="bad_tokens")
-            found[key] = Principal(name, bool(entry.get("owner", False)), None if audiences is None else tuple(audiences))
+            if audiences is not None and (
+                not isinstance(audiences, list) or not audiences or not all(isinstance(a, str) and a for a in audiences)
+            ):
+                raise OrdinanceError(
+                    f"{where}: principal `{name}`: `audiences` is a non-empty list of names", code="bad_tokens"
+                )
+            found[key] = Principal(
+                name, bool(entry.get("owner", False)), None if audiences is None else tuple(audiences)
+            )
         if not found:
             raise OrdinanceError(f"{where}: no principals", code="bad_tokens")
         return cls(found)

@@ -50,15 +50,25 @@ def _from_token(tokens: Tokens) -> Principal:
     return tokens.principal(f"Bearer {token.token}")  # with its audiences
 
 
-def create_mcp(service: Service, principal: Principal | None = None, *, tokens: Tokens | None = None,
-               url: str = "http://127.0.0.1:8378") -> MCPServer:
+def create_mcp(
+    service: Service,
+    principal: Principal | None = None,
+    *,
+    tokens: Tokens | None = None,
+    url: str = "http://127.0.0.1:8378",
+) -> MCPServer:
     """The MCP server: tools acting as `principal` (stdio), or as each
     call's token's principal (streamable HTTP with `tokens`)."""
     if (principal is None) == (tokens is None):
         raise OrdinanceError("give the principal (stdio) or a tokens file (http)", code="no_tokens")
     if tokens is not None:
-        server = MCPServer("ordinance", instructions=__doc__, log_level="WARNING",
-                           token_verifier=TokenPrincipals(tokens), auth=AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=AnyHttpUrl(f"{url}/mcp")))
+        server = MCPServer(
+            "ordinance",
+            instructions=__doc__,
+            log_level="WARNING",
+            token_verifier=TokenPrincipals(tokens),
+            auth=AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=AnyHttpUrl(f"{url}/mcp")),
+        )
         known = tokens
         who: Callable[[], Principal] = lambda: _from_token(known)  # noqa: E731
     else:
@@ -73,47 +83,62 @@ def create_mcp(service: Service, principal: Principal | None = None, *, tokens: 
             err = error_data(exc)["error"]
             raise ToolError(f"error[{err['code']}]: {err['message']}") from None
 
-    @server.tool(description="Decide a request at the gate and log the decision. `request`: kind, target, "
-                             "epoch, and optionally id, scope, lease_epoch, uses, needs, routes, requires, key, "
-                             "attributes; the agent is you. `now`: ISO-8601, default the server's clock.")
+    @server.tool(
+        description="Decide a request at the gate and log the decision. `request`: kind, target, "
+        "epoch, and optionally id, scope, lease_epoch, uses, needs, routes, requires, key, "
+        "attributes; the agent is you. `now`: ISO-8601, default the server's clock."
+    )
     def check(request: dict[str, Any], now: str | None = None, proofs: bool = False) -> dict[str, Any]:
         return run(lambda p: service.check(p, {"request": request, "now": now, "proofs": proofs}))
 
-    @server.tool(description="The proof that a fact holds, e.g. `forbid(\"a1\", \"stale-epoch\", \"job\")`; "
-                             "optionally with a request's facts in the model.")
-    def why(fact: str, request: dict[str, Any] | None = None, now: str | None = None,
-            audience: str | None = None) -> dict[str, Any]:
+    @server.tool(
+        description='The proof that a fact holds, e.g. `forbid("a1", "stale-epoch", "job")`; '
+        "optionally with a request's facts in the model."
+    )
+    def why(
+        fact: str, request: dict[str, Any] | None = None, now: str | None = None, audience: str | None = None
+    ) -> dict[str, Any]:
         return run(lambda p: service.why(p, {"fact": fact, "request": request, "now": now, "audience": audience}))
 
     @server.tool(description="Why a fact does not hold, and what would make it hold (`_` leaves an argument open).")
-    def why_not(fact: str, request: dict[str, Any] | None = None, now: str | None = None,
-                audience: str | None = None) -> dict[str, Any]:
-        return run(lambda p: service.why_not(p, {"fact": fact, "request": request, "now": now,
-                                                 "audience": audience}))
+    def why_not(
+        fact: str, request: dict[str, Any] | None = None, now: str | None = None, audience: str | None = None
+    ) -> dict[str, Any]:
+        return run(lambda p: service.why_not(p, {"fact": fact, "request": request, "now": now, "audience": audience}))
 
     @server.tool(description="Answers to one atom, e.g. `current_grant(A, S, E)`: one binding per answer.")
-    def query(pattern: str, request: dict[str, Any] | None = None, now: str | None = None,
-              audience: str | None = None) -> dict[str, Any]:
-        return run(lambda p: service.query(p, {"pattern": pattern, "request": request, "now": now,
-                                               "audience": audience}))
+    def query(
+        pattern: str, request: dict[str, Any] | None = None, now: str | None = None, audience: str | None = None
+    ) -> dict[str, Any]:
+        return run(
+            lambda p: service.query(p, {"pattern": pattern, "request": request, "now": now, "audience": audience})
+        )
 
-    @server.tool(name="assert", description="Append facts written in the rule language, e.g. "
-                                            "`claim(\"c1\", \"db\", \"role\", \"primary\").`, if the policy's "
-                                            "may_assert lets you write each relation; all or nothing; "
-                                            "`layer`: their privacy layer (default: the policy's).")
+    @server.tool(
+        name="assert",
+        description="Append facts written in the rule language, e.g. "
+        '`claim("c1", "db", "role", "primary").`, if the policy\'s '
+        "may_assert lets you write each relation; all or nothing; "
+        "`layer`: their privacy layer (default: the policy's).",
+    )
     def assert_(text: str, source: str = "mcp", layer: str | None = None) -> dict[str, Any]:
         return run(lambda p: service.write(p, service.facts_of({"text": text}), source, layer=layer))
 
-    @server.tool(description="The standing agent's state file (Open, Delegates, Armed, Claims, Settled) as "
-                             "`audience` may see it (default: your widest), under a `cap` in bytes; `text` is "
-                             "the file.")
+    @server.tool(
+        description="The standing agent's state file (Open, Delegates, Armed, Claims, Settled) as "
+        "`audience` may see it (default: your widest), under a `cap` in bytes; `text` is "
+        "the file."
+    )
     def state(now: str | None = None, audience: str | None = None, cap: int | None = None) -> dict[str, Any]:
         return run(lambda p: service.state(p, now, audience, cap))
 
-    @server.tool(description="The one bounded read after a cold turn: the state file, the open decisions and "
-                             "the newest log lines, in at most `bound` bytes; `text` is the bundle.")
-    def rehydrate(now: str | None = None, audience: str | None = None, bound: int | None = None,
-                  cap: int | None = None) -> dict[str, Any]:
+    @server.tool(
+        description="The one bounded read after a cold turn: the state file, the open decisions and "
+        "the newest log lines, in at most `bound` bytes; `text` is the bundle."
+    )
+    def rehydrate(
+        now: str | None = None, audience: str | None = None, bound: int | None = None, cap: int | None = None
+    ) -> dict[str, Any]:
         return run(lambda p: service.rehydrate(p, now, audience, bound, cap))
 
     return server

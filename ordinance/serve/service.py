@@ -99,8 +99,7 @@ class Service:
         data = dict(_object(data))
         agent = data.setdefault("agent", principal.name)
         if agent != principal.name:
-            raise Forbidden(f"principal `{principal.name}` cannot ask for agent `{agent}`",
-                            code="principal_mismatch")
+            raise Forbidden(f"principal `{principal.name}` cannot ask for agent `{agent}`", code="principal_mismatch")
         data.setdefault("id", f"{principal.name}-{uuid.uuid4().hex[:12]}")
         attributes = data.get("attributes") or {}
         reserved = sorted(set(attributes) & SERVER_FILLED) if isinstance(attributes, Mapping) else []
@@ -108,8 +107,9 @@ class Service:
             raise Forbidden(f"`{reserved[0]}` is filled by the service, not the caller", code="reserved_attribute")
         request = Request.from_json(data)
         if principal.owner and "request_owner" in self.gate.request_relations:
-            request = Request.from_json({**request.to_json(),
-                                         "attributes": {**(data.get("attributes") or {}), "request_owner": [[]]}})
+            request = Request.from_json(
+                {**request.to_json(), "attributes": {**(data.get("attributes") or {}), "request_owner": [[]]}}
+            )
         return request
 
     def ask(self, principal: Principal, body: Any) -> tuple[Request, int, bool]:
@@ -146,13 +146,12 @@ class Service:
 
     def _fact(self, relation: Any, args: Any, where: str) -> tuple[str, tuple[Any, ...]]:
         if not isinstance(relation, str) or not isinstance(args, list):
-            raise BadRequest(f"{where}: a fact is {{\"relation\": NAME, \"args\": [...]}}")
+            raise BadRequest(f'{where}: a fact is {{"relation": NAME, "args": [...]}}')
         rel = self.policy.relations.get(relation)
         if rel is None:
             raise BadRequest(f"{where}: relation `{relation}` is not declared by the policy", code="unknown_relation")
         if is_request_side(relation, rel):
-            raise BadRequest(f"{where}: `{relation}` facts describe a request: pass them to check",
-                             code="request_fact")
+            raise BadRequest(f"{where}: `{relation}` facts describe a request: pass them to check", code="request_fact")
         if rel.derived:
             raise Forbidden(f"{where}: `{relation}` is derived by the policy and never stored", code="derived_relation")
         if len(args) != rel.arity:
@@ -172,17 +171,28 @@ class Service:
             out = []
             for item in parse(str(body["text"]), file="<assert>").items:
                 if not isinstance(item, Rule) or item.body or not all(isinstance(a, Const) for a in item.head.args):
-                    raise BadRequest("`text` holds ground facts such as `claim(\"c1\", \"db\", \"role\", \"primary\").`",
-                                     code="not_a_fact")
-                out.append(self._fact(item.head.relation, [a.value for a in item.head.args if isinstance(a, Const)],
-                                      item.head.relation))
+                    raise BadRequest(
+                        '`text` holds ground facts such as `claim("c1", "db", "role", "primary").`', code="not_a_fact"
+                    )
+                out.append(
+                    self._fact(
+                        item.head.relation,
+                        [a.value for a in item.head.args if isinstance(a, Const)],
+                        item.head.relation,
+                    )
+                )
             return out
         facts = body.get("facts")
         if not isinstance(facts, list) or not facts:
             raise BadRequest("give `facts` (a non-empty list) or `text`")
-        return [self._fact(f.get("relation") if isinstance(f, Mapping) else None,
-                           f.get("args") if isinstance(f, Mapping) else None, f"fact {n}")
-                for n, f in enumerate(facts, 1)]
+        return [
+            self._fact(
+                f.get("relation") if isinstance(f, Mapping) else None,
+                f.get("args") if isinstance(f, Mapping) else None,
+                f"fact {n}",
+            )
+            for n, f in enumerate(facts, 1)
+        ]
 
     def _layer(self, layer: Any, where: str = "") -> str:
         """A declared privacy layer; the policy's default for None."""
@@ -192,16 +202,23 @@ class Service:
             raise BadRequest(f"{where}`layer` is the name of a privacy layer, such as `public`")
         return self.projector.layers.require(layer)
 
-    def write(self, principal: Principal, facts: Iterable[tuple[str, tuple[Any, ...]]], source: str = "serve",
-              now: int | None = None, layer: Any = None) -> dict[str, Any]:
+    def write(
+        self,
+        principal: Principal,
+        facts: Iterable[tuple[str, tuple[Any, ...]]],
+        source: str = "serve",
+        now: int | None = None,
+        layer: Any = None,
+    ) -> dict[str, Any]:
         """Append `facts` as one batch, in privacy `layer` (default: the
         policy's), if the policy lets the principal assert every relation
         in it; nothing is written otherwise."""
         chosen = self._layer(layer)
         return self._append(principal, [(rel, args, chosen) for rel, args in facts], source, now)
 
-    def _append(self, principal: Principal, batch: list[tuple[str, tuple[Any, ...], str]], source: str,
-                now: int | None) -> dict[str, Any]:
+    def _append(
+        self, principal: Principal, batch: list[tuple[str, tuple[Any, ...], str]], source: str, now: int | None
+    ) -> dict[str, Any]:
         at = _now(now)
         with self.lock:
             for relation in sorted({rel for rel, _, _ in batch}):
@@ -225,7 +242,7 @@ class Service:
             except json.JSONDecodeError as exc:
                 raise BadRequest(f"line {n}: {exc.msg}", code="bad_jsonl") from None
             if not isinstance(obj, Mapping) or "seq" in obj:
-                raise BadRequest(f"line {n}: a fact is {{\"relation\": NAME, \"args\": [...]}}", code="bad_jsonl")
+                raise BadRequest(f'line {n}: a fact is {{"relation": NAME, "args": [...]}}', code="bad_jsonl")
             relation, args = self._fact(obj.get("relation"), obj.get("args"), f"line {n}")
             batch.append((relation, args, self._layer(obj.get("layer"), f"line {n}: ")))
         if not batch:
@@ -270,7 +287,7 @@ class Service:
 
     def _pattern(self, text: Any, ground: bool) -> Pattern:
         if not isinstance(text, str):
-            raise BadRequest("give the atom as a string, such as `permit(\"a1\")`")
+            raise BadRequest('give the atom as a string, such as `permit("a1")`')
         return parse_pattern(text, self.policy, ground=ground)
 
     def query(self, principal: Principal, body: Any) -> dict[str, Any]:
@@ -294,21 +311,31 @@ class Service:
             answer = why_not(self._model(principal, body), asked.relation, asked.values)
             return {"holds": bool(answer.holds), "why_not": to_json(answer, program=self.policy)}
 
-    def log(self, principal: Principal, since: int = 0, limit: int = 100, kinds: Iterable[str] | None = None,
-            audience: Any = None) -> dict[str, Any]:
+    def log(
+        self,
+        principal: Principal,
+        since: int = 0,
+        limit: int = 100,
+        kinds: Iterable[str] | None = None,
+        audience: Any = None,
+    ) -> dict[str, Any]:
         """Events after `since`; for an audience, only fact events of the layers it sees."""
         with self.lock:
             seen = self.projector.layers.visible(self.audience(principal, audience))
             events = self.store.events(since, kinds=None if kinds is None else list(kinds))
         if seen is not None:
             events = [e for e in events if e.kind in FACT_KINDS and e.layer in seen]
-        return {"events": [e.to_json() for e in events[:max(0, limit)]], "more": len(events) > limit}
+        return {"events": [e.to_json() for e in events[: max(0, limit)]], "more": len(events) > limit}
 
     def health(self) -> dict[str, Any]:
         with self.lock:
             revision = self.store.revision()
-        return {"status": "ok", "revision": revision, "policy_hash": self.policy.source_hash,
-                "now": format_instant(int(time.time()))}
+        return {
+            "status": "ok",
+            "revision": revision,
+            "policy_hash": self.policy.source_hash,
+            "now": format_instant(int(time.time())),
+        }
 
     def state(self, principal: Principal, now: Any = None, audience: Any = None, cap: Any = None) -> dict[str, Any]:
         """The state file (`ordinance state`) as the audience may see it: its lines, as JSON, and its text."""
@@ -317,15 +344,22 @@ class Service:
             state = self.projector.render("state", at, audience=self.audience(principal, audience), cap=size)
         return {**state.to_json(), "text": state.text}
 
-    def rehydrate(self, principal: Principal, now: Any = None, audience: Any = None, bound: Any = None,
-                  cap: Any = None) -> dict[str, Any]:
+    def rehydrate(
+        self, principal: Principal, now: Any = None, audience: Any = None, bound: Any = None, cap: Any = None
+    ) -> dict[str, Any]:
         """The rehydration bundle (`ordinance rehydrate`) as the audience may see it."""
         at = _now(now)
         limit, size = _size(bound, DEFAULT_BOUND, "bound"), _size(cap, DEFAULT_CAP, "cap")
         with self.lock:
             bundle = rehydrate(self.projector, self.policy, at, self.audience(principal, audience), limit, cap=size)
-        return {"revision": bundle.state.revision, "audience": bundle.state.audience, "text": bundle.text,
-                "state": bundle.state.to_json(), "decisions": bundle.decisions.to_json(), "log": list(bundle.log)}
+        return {
+            "revision": bundle.state.revision,
+            "audience": bundle.state.audience,
+            "text": bundle.text,
+            "state": bundle.state.to_json(),
+            "decisions": bundle.decisions.to_json(),
+            "log": list(bundle.log),
+        }
 
 
 def _size(value: Any, default: int, name: str) -> int:

@@ -25,9 +25,17 @@ __all__ = ["simple_commands"]
 _OPERATORS = ("&&", "||", "|&", ";;", ";", "&", "|", "\n")
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 # wrapper -> its options that take an argument
-_WRAPPERS = {"env": {"-u", "-C", "-S"}, "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
-             "nohup": set(), "time": set(), "command": set(), "exec": {"-a"}, "xargs": {"-I", "-n", "-P", "-d"},
-             "nice": {"-n"}, "timeout": {"-s", "-k"}}
+_WRAPPERS = {
+    "env": {"-u", "-C", "-S"},
+    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
+    "nohup": set(),
+    "time": set(),
+    "command": set(),
+    "exec": {"-a"},
+    "xargs": {"-I", "-n", "-P", "-d"},
+    "nice": {"-n"},
+    "timeout": {"-s", "-k"},
+}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _RESERVED = {"then", "do", "else", "elif", "if", "while", "until", "!", "{", "}", "fi", "done"}
 _DEPTH = 8  # nested wrappers and subshells followed this deep
@@ -85,7 +93,7 @@ def _split(text: str, nested: list[str]) -> list[list[str]]:
                 i += 1
         elif c == "(" and word is None:
             j = _closing(text, i + 1, "(", ")")
-            nested.append(text[i + 1:j - 1])
+            nested.append(text[i + 1 : j - 1])
             commands.append([])
             i = j
         elif c == ")":
@@ -93,14 +101,14 @@ def _split(text: str, nested: list[str]) -> list[list[str]]:
             i += 1
         elif text.startswith("$(", i):
             j = _closing(text, i + 2, "(", ")")
-            nested.append(text[i + 2:j - 1])
+            nested.append(text[i + 2 : j - 1])
             word = (word or []) + [text[i:j]]
             i = j
         elif c == "`":
             j = text.find("`", i + 1)
             j = n if j < 0 else j
-            nested.append(text[i + 1:j])
-            word = (word or []) + [text[i:j + 1]]
+            nested.append(text[i + 1 : j])
+            word = (word or []) + [text[i : j + 1]]
             i = j + 1
         elif c == "\\":
             if i + 1 < n and text[i + 1] != "\n":
@@ -111,8 +119,9 @@ def _split(text: str, nested: list[str]) -> list[list[str]]:
             j = text.find("'", start)
             j = n if j < 0 else j
             raw = text[start:j]
-            word = (word or []) + [raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
-                                   if c == "$" else raw]
+            word = (word or []) + [
+                raw.encode("latin-1", "backslashreplace").decode("unicode_escape") if c == "$" else raw
+            ]
             i = j + 1
         elif c == '"':
             i += 1
@@ -124,7 +133,7 @@ def _split(text: str, nested: list[str]) -> list[list[str]]:
                     continue
                 if text.startswith("$(", i):
                     j = _closing(text, i + 2, "(", ")")
-                    nested.append(text[i + 2:j - 1])
+                    nested.append(text[i + 2 : j - 1])
                     part.append(text[i:j])
                     i = j
                     continue
@@ -157,8 +166,9 @@ def _inner(words: list[str]) -> tuple[str | None, list[str] | None]:
         return None, None
     if name in _WRAPPERS:
         rest = words[1:]
-        while rest and (rest[0].startswith("-") or _ASSIGNMENT.match(rest[0])
-                        or (name == "timeout" and rest[0][:1].isdigit())):
+        while rest and (
+            rest[0].startswith("-") or _ASSIGNMENT.match(rest[0]) or (name == "timeout" and rest[0][:1].isdigit())
+        ):
             rest = rest[2:] if rest[0] in _WRAPPERS[name] else rest[1:]
         return None, (rest or None)
     return None, None

@@ -45,9 +45,18 @@ REFRESH = 60  # seconds between renderings of a policy whose model moves with ev
 
 
 class StateFile:
-    def __init__(self, policy: CheckedProgram, store: Store, path: str, *, audience: str | None = None,
-                 cap: int | None = DEFAULT_CAP, agent: str | None = None, name: str = "state",
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        policy: CheckedProgram,
+        store: Store,
+        path: str,
+        *,
+        audience: str | None = None,
+        cap: int | None = DEFAULT_CAP,
+        agent: str | None = None,
+        name: str = "state",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.store, self.path, self.audience, self.cap, self.agent, self.name = store, path, audience, cap, agent, name
         gated = audience is None and "permit" in policy.relations and "forbid" in policy.relations
         # the engine's limits, without the gate's decision deadline: `ordinance state` has none either
@@ -66,8 +75,9 @@ class StateFile:
         file if a line or the revision changed. True if it was written."""
         sources = self.projector.sources(self.audience)
         now = int(self.clock())  # after reading the revision: every event in it was written by now
-        state = self.projector.render(self.name, now, audience=self.audience, cap=self.cap, agent=self.agent,
-                                      revision=sources.revision)
+        state = self.projector.render(
+            self.name, now, audience=self.audience, cap=self.cap, agent=self.agent, revision=sources.revision
+        )
         moves = self.projector.next_change(self.audience, now)
         self.due = now + REFRESH if moves is None else moves
         old = self.written
@@ -98,8 +108,11 @@ class StateFile:
                 failing = False
             except Exception as exc:  # report once per run of failures, keep serving, retry
                 if not failing:
-                    print(f"ordinance serve: the state file {self.path} is not current: "
-                          f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+                    print(
+                        f"ordinance serve: the state file {self.path} is not current: "
+                        f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                        file=sys.stderr,
+                    )
                 failing = True
 
     def stop(self) -> None:

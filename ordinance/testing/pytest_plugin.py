@@ -38,8 +38,12 @@ __all__ = ["RulesFile", "BlockItem", "InvariantItem"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addini("ordinance_paths", "policy files and directories whose test blocks and "
-                  "invariants pytest collects", type="paths", default=[])
+    parser.addini(
+        "ordinance_paths",
+        "policy files and directories whose test blocks and invariants pytest collects",
+        type="paths",
+        default=[],
+    )
     parser.addini("ordinance_fuzz_examples", "histories generated per invariant item", default="50")
     parser.addini("ordinance_fuzz_seed", "random seed of the invariant items", default="0")
 

@@ -43,7 +43,8 @@ def failure_lines(result: BlockResult) -> list[str]:
     r = Renderer(program, annotate)
     out: list[str] = []
     for f in result.failed:
-        line = f"  line {f.expect.span.line}: expect {'not ' if f.expect.negated else ''}{escape(format_atom(f.expect.atom))}"
+        negated = "not " if f.expect.negated else ""
+        line = f"  line {f.expect.span.line}: expect {negated}{escape(format_atom(f.expect.atom))}"
         if f.expect.negated:
             out.append(f"{line}: it holds")
             proof = why(model, f.relation, f.matches[0])

@@ -42,6 +42,7 @@ __all__ = [
 
 Fact = tuple[str, tuple[Any, ...]]
 
+
 @dataclass(frozen=True)
 class Batch:
     facts: tuple[Fact, ...]
@@ -213,8 +214,9 @@ def scenario_from(data: Mapping[str, Any], path: Path | None = None) -> Scenario
         )
         for i, v in enumerate(data.get("state", []), 1)
     )
-    return Scenario(name, data.get("story", ""), policy, steps, checks, projections,
-                    str(path) if path else None, states)
+    return Scenario(
+        name, data.get("story", ""), policy, steps, checks, projections, str(path) if path else None, states
+    )
 
 
 def load_steps(store: Store, scenario: Scenario) -> dict[str, int]:
@@ -260,8 +262,9 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
         for check in scenario.checks:
             rev = revision(check.at, check.name)
             decision = gate.decide(check.request, check.now, revision=rev)
-            seq = store.log_decision(decision.payload(), source="scenario", author=check.request.agent,
-                                     layer=gate.layers.default)
+            seq = store.log_decision(
+                decision.payload(), source="scenario", author=check.request.agent, layer=gate.layers.default
+            )
             object.__setattr__(decision, "seq", seq)
             out.decisions.append((check, decision))
             if decision.errors:
@@ -270,9 +273,7 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
                 word = "allowed" if decision.allowed else "denied"
                 out.failures.append(f"{check.name}: {word}, expected the opposite (codes {list(decision.codes)})")
             if decision.codes != check.codes:
-                out.failures.append(
-                    f"{check.name}: reason codes {list(decision.codes)}, expected {list(check.codes)}"
-                )
+                out.failures.append(f"{check.name}: reason codes {list(decision.codes)}, expected {list(check.codes)}")
             broken = broken_invariants(gate.overlay(check.request, check.now, rev))
             if broken:
                 out.failures.append(f"{check.name}: invariants broken: {broken}")
@@ -303,22 +304,26 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
 def _state_failures(view: StateView, rev: int | None, store: Store, policy: CheckedProgram) -> list[str]:
     """What a rendered projection gets wrong: missing lines, forbidden text,
     a cap overrun, or different bytes when rendered again from scratch."""
+
     def render() -> str:
         projector = Projector(policy, store)
         if view.form == "bundle":
-            return rehydrate(projector, policy, view.now, view.audience, view.cap or DEFAULT_BOUND,
-                             agent=view.agent).text
+            return rehydrate(
+                projector, policy, view.now, view.audience, view.cap or DEFAULT_BOUND, agent=view.agent
+            ).text
         if view.form == "records":
             return records(projector, view.projection, view.now, audience=view.audience, agent=view.agent)
-        return projector.render(view.projection, view.now, audience=view.audience, cap=view.cap, agent=view.agent,
-                                revision=rev).text
+        return projector.render(
+            view.projection, view.now, audience=view.audience, cap=view.cap, agent=view.agent, revision=rev
+        ).text
 
     try:
         text, again = render(), render()
     except OrdinanceError as exc:
         return [f"{view.name}: {exc}"]
-    found = [f"{view.name}: expected the line {line!r} in\n{text}" for line in view.lines
-             if line not in text.splitlines()]
+    found = [
+        f"{view.name}: expected the line {line!r} in\n{text}" for line in view.lines if line not in text.splitlines()
+    ]
     found += [f"{view.name}: {word!r} must not appear in\n{text}" for word in view.absent if word in text]
     found += [f"{view.name}: expected {word!r} in\n{text}" for word in view.has if word not in text]
     if view.form != "records" and view.cap is not None and len(text.encode()) > view.cap:

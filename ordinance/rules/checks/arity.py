@@ -12,9 +12,7 @@ from .walk import uses
 __all__ = ["check_arity", "expected_arities"]
 
 
-def expected_arities(
-    items: tuple[ast.Item, ...], extensional: Mapping[str, int]
-) -> dict[str, int]:
+def expected_arities(items: tuple[ast.Item, ...], extensional: Mapping[str, int]) -> dict[str, int]:
     """Each relation's arity: declared, else from data, else first mention."""
     arity: dict[str, int] = {}
     for item in items:
@@ -27,9 +25,7 @@ def expected_arities(
     return arity
 
 
-def check_arity(
-    items: tuple[ast.Item, ...], extensional: Mapping[str, int]
-) -> list[Diagnostic]:
+def check_arity(items: tuple[ast.Item, ...], extensional: Mapping[str, int]) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     decls: dict[str, ast.Decl] = {}
     for item in items:
@@ -38,11 +34,20 @@ def check_arity(
         names = [p.name for p in item.params]
         for i, p in enumerate(item.params):
             if names.index(p.name) != i:
-                found.append(Diagnostic("duplicate_attribute", f"attribute `{p.name}` of `{item.name}` is declared twice", p.span))
+                found.append(
+                    Diagnostic(
+                        "duplicate_attribute", f"attribute `{p.name}` of `{item.name}` is declared twice", p.span
+                    )
+                )
         if "eqrel" in item.qualifiers and (item.arity != 2 or len(set(item.types)) != 1):
-            found.append(Diagnostic("arity_mismatch" if item.arity != 2 else "type_mismatch",
-                                    f"an `eqrel` relation has two attributes of one type, `{item.name}` has "
-                                    + ", ".join(f"`{t}`" for t in item.types), item.span))
+            found.append(
+                Diagnostic(
+                    "arity_mismatch" if item.arity != 2 else "type_mismatch",
+                    f"an `eqrel` relation has two attributes of one type, `{item.name}` has "
+                    + ", ".join(f"`{t}`" for t in item.types),
+                    item.span,
+                )
+            )
         first = decls.setdefault(item.name, item)
         if first is not item:
             found.append(

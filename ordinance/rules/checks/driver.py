@@ -45,9 +45,7 @@ def run_passes(
     return found, strat.strata
 
 
-def _relations(
-    items: tuple[ast.Item, ...], extensional: Mapping[str, int]
-) -> dict[str, Relation]:
+def _relations(items: tuple[ast.Item, ...], extensional: Mapping[str, int]) -> dict[str, Relation]:
     """Every relation, its types resolved to base types (`.type Path <: symbol`
     gives `symbol`)."""
     resolved, _ = resolve_types(items)
@@ -108,7 +106,8 @@ def _typed_literals(
 
     numeric = ("float", "unsigned")
     if not any(r.types and any(t in numeric for t in r.types) for r in relations.values()) and not any(
-            t in numeric for shape in structures.values() for types in shape.values() for t in types):
+        t in numeric for shape in structures.values() for types in shape.values() for t in types
+    ):
         return rule
     return ast.Rule(atom(rule.head), tuple(literal(lit) for lit in rule.body), rule.span)
 

@@ -31,14 +31,24 @@ def check_qualifiers(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
             continue
         low, high = item.dominated.relation, item.dominating.relation
         if low != high:
-            found.append(Diagnostic("subsumption", f"both sides of `<=` name one relation, not `{low}` and `{high}`",
-                                    item.dominating.span))
-        if any(isinstance(t, ast.Now) for lit in item.body for term in literal_terms(lit) for t in subterms(term, True)):
+            found.append(
+                Diagnostic(
+                    "subsumption",
+                    f"both sides of `<=` name one relation, not `{low}` and `{high}`",
+                    item.dominating.span,
+                )
+            )
+        if any(
+            isinstance(t, ast.Now) for lit in item.body for term in literal_terms(lit) for t in subterms(term, True)
+        ):
             found.append(Diagnostic("subsumption", "a subsumption clause cannot read `$now`", item.span))
         decl = decls.get(low)
         if decl is not None and "eqrel" in decl.qualifiers:
-            found.append(Diagnostic("subsumption", f"`{low}` is an `eqrel` relation: it cannot have subsumption clauses",
-                                    item.span))
+            found.append(
+                Diagnostic(
+                    "subsumption", f"`{low}` is an `eqrel` relation: it cannot have subsumption clauses", item.span
+                )
+            )
     return found
 
 
@@ -51,15 +61,24 @@ def _choice(decl: ast.Decl) -> list[Diagnostic]:
             if a not in names:
                 found.append(Diagnostic("choice_domain", f"`{a}` is not an attribute of `{decl.name}`", choice.span))
         if len(set(key)) != len(key):
-            found.append(Diagnostic("choice_domain", f"a `choice-domain` key of `{decl.name}` repeats an attribute",
-                                    choice.span))
+            found.append(
+                Diagnostic("choice_domain", f"a `choice-domain` key of `{decl.name}` repeats an attribute", choice.span)
+            )
         elif set(key) >= set(names):
-            found.append(Diagnostic("choice_domain",
-                                    f"the `choice-domain` key ({', '.join(key)}) holds every attribute of `{decl.name}`: "
-                                    "it would choose nothing", choice.span))
+            found.append(
+                Diagnostic(
+                    "choice_domain",
+                    f"the `choice-domain` key ({', '.join(key)}) holds every attribute of `{decl.name}`: "
+                    "it would choose nothing",
+                    choice.span,
+                )
+            )
     if decl.choice and "eqrel" in decl.qualifiers:
-        found.append(Diagnostic("choice_domain", f"`{decl.name}` is an `eqrel` relation: it cannot have a `choice-domain`",
-                                decl.span))
+        found.append(
+            Diagnostic(
+                "choice_domain", f"`{decl.name}` is an `eqrel` relation: it cannot have a `choice-domain`", decl.span
+            )
+        )
     return found
 
 
@@ -75,7 +94,9 @@ def stratum_rules(items: tuple[ast.Item, ...]) -> tuple[ast.Rule, ...]:
     extra: list[ast.Rule] = []
     for item in items:
         if isinstance(item, ast.Subsumption):
-            body: list[ast.Literal] = [ast.Negation(lit, lit.span) if isinstance(lit, ast.Atom) else lit for lit in item.body]
+            body: list[ast.Literal] = [
+                ast.Negation(lit, lit.span) if isinstance(lit, ast.Atom) else lit for lit in item.body
+            ]
             always = ast.Comparison("=", ast.Const(0, "number"), ast.Const(0, "number"), item.span)
             extra.append(ast.Rule(item.dominated, (*body, always), item.span))
     return tuple(extra)
@@ -102,10 +123,19 @@ def check_counters(items: tuple[ast.Item, ...], strata: tuple[tuple[str, ...], .
                 counters = _counters(arg)
                 if counters and (not item.body or counters != [arg]):
                     found.extend(Diagnostic("autoinc", misplaced, c.span) for c in counters)
-                elif counters and any(isinstance(lit, ast.Atom) and lit.relation in stratum
-                                      and stratum[lit.relation] == stratum.get(item.head.relation) for lit in item.body):
-                    found.append(Diagnostic("autoinc", f"`autoinc()` in a recursive rule of `{item.head.relation}` "
-                                            "would number without end", arg.span))
+                elif counters and any(
+                    isinstance(lit, ast.Atom)
+                    and lit.relation in stratum
+                    and stratum[lit.relation] == stratum.get(item.head.relation)
+                    for lit in item.body
+                ):
+                    found.append(
+                        Diagnostic(
+                            "autoinc",
+                            f"`autoinc()` in a recursive rule of `{item.head.relation}` would number without end",
+                            arg.span,
+                        )
+                    )
         elif isinstance(item, ast.Invariant):
             body(item.body)
         elif isinstance(item, ast.Subsumption):

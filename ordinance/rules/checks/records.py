@@ -79,9 +79,13 @@ def check_structure_decls(items: tuple[ast.Item, ...], known_type: Callable[[str
             for b in item.branches:
                 first = branches.setdefault(b.name, b)
                 if first is not b:
-                    found.append(Diagnostic(
-                        "duplicate_decl", f"branch `{b.name}` is declared twice (first at {where(first.span, b.span)})", b.span
-                    ))
+                    found.append(
+                        Diagnostic(
+                            "duplicate_decl",
+                            f"branch `{b.name}` is declared twice (first at {where(first.span, b.span)})",
+                            b.span,
+                        )
+                    )
                 fields(b.fields, f"branch `{b.name}`")
     return found
 
@@ -124,7 +128,9 @@ def expect_structured(checker: _Checker, term: ast.Record | ast.Branch, kind: st
             checker.mismatch(f"{what}, got a record", term.span)
             _inner(checker, term)
         elif term.args and len(term.args) != len(fields):
-            checker.mismatch(f"a record of type `{kind}` has {_count(len(fields), 'field')}, got {len(term.args)}", term.span)
+            checker.mismatch(
+                f"a record of type `{kind}` has {_count(len(fields), 'field')}, got {len(term.args)}", term.span
+            )
             _inner(checker, term)
         else:
             for i, (a, f) in enumerate(zip(term.args, fields), 1):

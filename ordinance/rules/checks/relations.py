@@ -18,7 +18,7 @@ _PER_BUCKET = 8  # candidates kept per (first character | last two, length) buck
 
 
 class Suggester:
-    """"Did you mean": the closest known name, looked for among a bounded
+    """ "Did you mean": the closest known name, looked for among a bounded
     set of candidates (same first character or same last two, a similar
     length), so N unknown names cost O(N), not O(N x known)."""
 
@@ -54,9 +54,7 @@ def known_relations(items: tuple[ast.Item, ...], extensional: Mapping[str, int])
     return known
 
 
-def check_relations(
-    items: tuple[ast.Item, ...], extensional: Mapping[str, int]
-) -> list[Diagnostic]:
+def check_relations(items: tuple[ast.Item, ...], extensional: Mapping[str, int]) -> list[Diagnostic]:
     known = known_relations(items, extensional)
     suggest = Suggester(known)
     found: list[Diagnostic] = []
@@ -66,7 +64,12 @@ def check_relations(
         close = suggest(use.relation)
         s = use.span
         name_span = Span(s.line, s.column, s.line, s.column + len(use.relation), s.file)
-        found.append(Diagnostic("unknown_relation", f"unknown relation `{use.relation}`",
-                                name_span if use.atom else s,
-                                help=f"did you mean `{close}`" if close else None))
+        found.append(
+            Diagnostic(
+                "unknown_relation",
+                f"unknown relation `{use.relation}`",
+                name_span if use.atom else s,
+                help=f"did you mean `{close}`" if close else None,
+            )
+        )
     return found

@@ -227,14 +227,10 @@ def _ground(atom: ast.Atom, what: str, allow_wildcard: bool, found: list[Diagnos
     for arg in atom.args:
         if isinstance(arg, ast.Wildcard):
             if not allow_wildcard:
-                found.append(
-                    Diagnostic("safety_violations", f"`_` is not allowed in {what}", arg.span)
-                )
+                found.append(Diagnostic("safety_violations", f"`_` is not allowed in {what}", arg.span))
             continue
         for w in _loose(arg) if allow_wildcard else _wildcards(arg):  # `expect p([_, 1])` is a pattern
-            found.append(
-                Diagnostic("safety_violations", "`_` is not allowed in an expression", w.span)
-            )
+            found.append(Diagnostic("safety_violations", "`_` is not allowed in an expression", w.span))
         for v in term_vars(arg):
             found.append(
                 Diagnostic(
@@ -244,9 +240,7 @@ def _ground(atom: ast.Atom, what: str, allow_wildcard: bool, found: list[Diagnos
                 )
             )
         for agg in term_aggregates(arg):
-            found.append(
-                Diagnostic("aggregate_position", f"`{agg.func}` is not allowed in {what}", agg.span)
-            )
+            found.append(Diagnostic("aggregate_position", f"`{agg.func}` is not allowed in {what}", agg.span))
 
 
 def _ranges(terms: tuple[ast.Term, ...], body: tuple[ast.Literal, ...], found: list[Diagnostic]) -> None:
@@ -267,7 +261,14 @@ def _ranges(terms: tuple[ast.Term, ...], body: tuple[ast.Literal, ...], found: l
                     stack.append(((sub.target,) if sub.target is not None else (), sub.body))
     for t in every:
         if isinstance(t, ast.Call) and t.func in FUNCTORS and FUNCTORS[t.func].multi and id(t) not in allowed:
-            found.append(Diagnostic("range_position", f"`{t.func}` cannot stand inside a negation, an aggregate or a constraint; bind it first with `X = {t.func}(...)`", t.span))
+            found.append(
+                Diagnostic(
+                    "range_position",
+                    f"`{t.func}` cannot stand inside a negation, an aggregate or a constraint; "
+                    f"bind it first with `X = {t.func}(...)`",
+                    t.span,
+                )
+            )
 
 
 def check_safety(items: tuple[ast.Item, ...], existential_negation: bool = False) -> list[Diagnostic]:

@@ -82,9 +82,7 @@ def stratify(rules: tuple[ast.Rule, ...]) -> Stratification:
             diagnostics.append(
                 Diagnostic(
                     "cyclic_negation",
-                    f"{how} `{src}` is on a recursive cycle "
-                    + " -> ".join(f"`{r}`" for r in cycle)
-                    + f" ({rules_at})",
+                    f"{how} `{src}` is on a recursive cycle " + " -> ".join(f"`{r}`" for r in cycle) + f" ({rules_at})",
                     span,
                 )
             )

@@ -20,8 +20,14 @@ from .walk import where
 __all__ = ["resolve_types", "BASE_KIND", "kind_of_type"]
 
 # what a base type's values are inside
-BASE_KIND = {"symbol": "symbol", "number": "number", "time": "number", "duration": "number",
-             "unsigned": "unsigned", "float": "float"}
+BASE_KIND = {
+    "symbol": "symbol",
+    "number": "number",
+    "time": "number",
+    "duration": "number",
+    "unsigned": "unsigned",
+    "float": "float",
+}
 
 
 def kind_of_type(type_: str, resolved: dict[str, str]) -> str | None:
@@ -41,9 +47,18 @@ def resolve_types(items: tuple[ast.Item, ...]) -> tuple[dict[str, str], list[Dia
             if item.name in BASE_KIND:
                 found.append(Diagnostic("duplicate_decl", f"`{item.name}` is a built-in type", item.span))
             elif first is not item:
-                found.append(Diagnostic("duplicate_decl", f"type `{item.name}` is declared twice (first at {where(first.span, item.span)})", item.span))
-    resolved: dict[str, str] = {name: name for name in (*structs.records, *structs.adts)
-                               if isinstance(decls.get(name), (ast.RecordType, ast.AdtType))}
+                found.append(
+                    Diagnostic(
+                        "duplicate_decl",
+                        f"type `{item.name}` is declared twice (first at {where(first.span, item.span)})",
+                        item.span,
+                    )
+                )
+    resolved: dict[str, str] = {
+        name: name
+        for name in (*structs.records, *structs.adts)
+        if isinstance(decls.get(name), (ast.RecordType, ast.AdtType))
+    }
 
     def resolve(name: str, span: Span, chain: tuple[str, ...]) -> str | None:
         if name in BASE_KIND:
@@ -55,7 +70,7 @@ def resolve_types(items: tuple[ast.Item, ...]) -> tuple[dict[str, str], list[Dia
             found.append(Diagnostic("unknown_type", f"unknown type `{name}`", span))
             return None
         if name in chain:
-            cycle = " -> ".join(f"`{n}`" for n in chain[chain.index(name):] + (name,))
+            cycle = " -> ".join(f"`{n}`" for n in chain[chain.index(name) :] + (name,))
             found.append(Diagnostic("cyclic_type", f"type {cycle} is defined in terms of itself", decl.span))
             return None
         assert isinstance(decl, ast.TypeDecl)
@@ -66,14 +81,26 @@ def resolve_types(items: tuple[ast.Item, ...]) -> tuple[dict[str, str], list[Dia
             if len(members) == 1 and decl.supertype is None:  # an alias of a record type or ADT
                 resolved[name] = known[0]
                 return known[0]
-            found.append(Diagnostic("type_mismatch", f"`{name}` is a subtype or union of a record type or ADT", decl.span))
+            found.append(
+                Diagnostic("type_mismatch", f"`{name}` is a subtype or union of a record type or ADT", decl.span)
+            )
             return None
         if not known:
             return None
         kinds = {BASE_KIND[b] for b in known}
         if len(kinds) > 1:
-            found.append(Diagnostic("type_mismatch", f"union `{name}` mixes types of different kinds ({', '.join(sorted(kinds))})", decl.span))
-        base = known[0] if len(set(known)) == 1 else next(k for k in ("number", "symbol", "unsigned", "float") if k in kinds)
+            found.append(
+                Diagnostic(
+                    "type_mismatch",
+                    f"union `{name}` mixes types of different kinds ({', '.join(sorted(kinds))})",
+                    decl.span,
+                )
+            )
+        base = (
+            known[0]
+            if len(set(known)) == 1
+            else next(k for k in ("number", "symbol", "unsigned", "float") if k in kinds)
+        )
         resolved[name] = base
         return base
 
@@ -88,5 +115,7 @@ def resolve_types(items: tuple[ast.Item, ...]) -> tuple[dict[str, str], list[Dia
                     known = ", ".join(f"`{t}`" for t in ast.TYPES)
                     s = p.span
                     at = Span(s.end_line, s.end_column - len(p.type), s.end_line, s.end_column, s.file)
-                    found.append(Diagnostic("unknown_type", f"unknown type `{p.type}`, expected one of {known} or a `.type`", at))
+                    found.append(
+                        Diagnostic("unknown_type", f"unknown type `{p.type}`, expected one of {known} or a `.type`", at)
+                    )
     return resolved, found

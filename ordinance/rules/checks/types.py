@@ -22,13 +22,22 @@ from .typedecls import kind_of_type, resolve_types
 
 __all__ = ["check_types"]
 
+
 class _Articles(dict[str, str]):
     def __missing__(self, kind: str) -> str:  # a record type or ADT
         return f"a `{kind}` value"
 
 
-_ARTICLE = _Articles({"symbol": "a symbol", "number": "a number", "unsigned": "an unsigned number",
-                      "float": "a float", "numeral": "a number", "record": "a record"})
+_ARTICLE = _Articles(
+    {
+        "symbol": "a symbol",
+        "number": "a number",
+        "unsigned": "an unsigned number",
+        "float": "a float",
+        "numeral": "a number",
+        "record": "a record",
+    }
+)
 _NUMERIC = ("number", "unsigned", "float")
 NUMERAL = "numeral"  # an integer literal: fits any numeric kind
 
@@ -54,8 +63,13 @@ def _show(c: ast.Const) -> str:
 class _Rule:
     """Kinds of the variables of one rule, and what contradicts them."""
 
-    def __init__(self, decls: dict[str, ast.Decl], types: dict[str, str], found: list[Diagnostic],
-                 structs: Structures | None = None) -> None:
+    def __init__(
+        self,
+        decls: dict[str, ast.Decl],
+        types: dict[str, str],
+        found: list[Diagnostic],
+        structs: Structures | None = None,
+    ) -> None:
         self.decls = decls
         self.types = types
         self.found = found
@@ -78,8 +92,7 @@ class _Rule:
             joined = _unify(prev[0], kind)
         except ValueError:
             self.mismatch(
-                f"variable `{var.name}` is used as {_ARTICLE[kind]} here "
-                f"but as {_ARTICLE[prev[0]]} where first used",
+                f"variable `{var.name}` is used as {_ARTICLE[kind]} here but as {_ARTICLE[prev[0]]} where first used",
                 var.span,
                 (Related("first used here", prev[1]),),
             )
@@ -152,7 +165,10 @@ class _Rule:
         try:
             kind = _unify(kinds[0], kinds[1])
         except ValueError:
-            self.mismatch(f"arithmetic `{term.op}` of {_ARTICLE[kinds[0] or 'number']} and {_ARTICLE[kinds[1] or 'number']}", term.span)
+            self.mismatch(
+                f"arithmetic `{term.op}` of {_ARTICLE[kinds[0] or 'number']} and {_ARTICLE[kinds[1] or 'number']}",
+                term.span,
+            )
             return kinds[0]
         if kind == "float" and OPERAND[term.op] == "integral":
             self.mismatch(f"`{term.op}` on a float", term.span)
@@ -182,12 +198,17 @@ class _Rule:
                     self.bind(arg, "number")
                 continue
             if kind not in allowed:
-                self.mismatch(f"{what} must be {'an integer' if want == 'integral' else 'a number'}, got {_ARTICLE[kind]}", arg.span)
+                self.mismatch(
+                    f"{what} must be {'an integer' if want == 'integral' else 'a number'}, got {_ARTICLE[kind]}",
+                    arg.span,
+                )
                 continue
             try:
                 same = _unify(same, kind)
             except ValueError:
-                self.mismatch(f"arguments of `{builtin.name}` mix {_ARTICLE[same or 'number']} and {_ARTICLE[kind]}", arg.span)
+                self.mismatch(
+                    f"arguments of `{builtin.name}` mix {_ARTICLE[same or 'number']} and {_ARTICLE[kind]}", arg.span
+                )
         if builtin.result == "same":
             for arg in args:
                 if isinstance(arg, ast.Var) and same is not None:
@@ -241,7 +262,9 @@ class _Rule:
         try:
             kind = _unify(left, right)
         except ValueError:
-            self.mismatch(f"comparison `{lit.op}` of {_ARTICLE[left or 'number']} with {_ARTICLE[right or 'number']}", lit.span)
+            self.mismatch(
+                f"comparison `{lit.op}` of {_ARTICLE[left or 'number']} with {_ARTICLE[right or 'number']}", lit.span
+            )
             return
         if kind is None or kind == NUMERAL:
             return
