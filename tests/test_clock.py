@@ -260,3 +260,22 @@ def test_a_purge_reaches_the_warm_model_incrementally(tmp_path):
     assert gate.model(store.revision(), 0) is model  # retracted in place, not rebuilt
     assert set(model.tuples("grant")) == {("bob", "repo", 1)}
     store.close()
+
+
+def test_two_rules_of_one_stratum_crossing_at_once_pass_on_what_they_derive():
+    # both `p1` rules flip at now = 1: their stratum is maintained once, and
+    # what it derives reaches the stratum that negates it (found by hypothesis:
+    # a second pass over the stratum used to forget the first one's growth)
+    text = (
+        "p1(A, A) :- e1(A, B), A < $now.\n"
+        "p1(A, A) :- e1(A, B), A < $now, A < $now.\n"
+        "p2(A) :- e1(A, A), e1(A, B), A < $now.\n"
+        "p2(A) :- e1(A, B), !p1(B, B).\n"
+    )
+    program = compile_text(text, extensional=EDB)
+    model = evaluate(program, {}, now=0)
+    horizon(model)
+    refresh(model, extend(model, {"e1": [(0, 0), (1, 0)]}))
+    moved = advance(model, 1)
+    assert set(moved.tuples("p2")) == {(0,)}
+    same_model(moved, evaluate(program, {"e1": [(0, 0), (1, 0)]}, now=1), {"p1": 2, "p2": 1})

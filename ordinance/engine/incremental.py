@@ -166,9 +166,11 @@ def _propagate(
     queued: set[int] = set()
     flipped: dict[int, dict[int, set[Any]]] = {}
     for rid, bindings in flips.items():
-        flipped.setdefault(prep.stratum_index[prep.heads[rid]], {})[rid] = bindings
-        queued.add(prep.stratum_index[prep.heads[rid]])
-        heappush(todo, prep.stratum_index[prep.heads[rid]])
+        i = prep.stratum_index[prep.heads[rid]]
+        flipped.setdefault(i, {})[rid] = bindings
+        if i not in queued:  # once per stratum: a second pass would forget what the first one grew
+            queued.add(i)
+            heappush(todo, i)
 
     def mark(names: Any) -> None:
         for name in names:
