@@ -518,14 +518,7 @@ def _negation_step(
     for rid, pos, tuples in unblocked:
         lit = prep.program.rules[rid].body[pos]
         assert isinstance(lit, Negation)
-        out = _run_bound(model, _flipped(prep, rid, pos, False, rels), tuples, lit.atom.arity)
-        rel = rels[prep.heads[rid]]
-        batch = rel.missing(out)
-        if batch:
-            rel = _writable(model, rel.name)
-            rel.insert(batch)
-            rel.batches.append((1, rid, tuple(batch)))
-            gained[rel.name] = gained.get(rel.name, set()) | batch
+        _add(model, rid, _run_bound(model, _flipped(prep, rid, pos, False, rels), tuples, lit.atom.arity), gained)
     for name, batch in gained.items():  # (a tuple lost and gained again is simply kept)
         if name in lost:
             lost[name] -= batch
@@ -544,14 +537,20 @@ def _flip_in(model: Model, st: Stratum, flip: dict[int, set[Any]]) -> dict[str, 
         out = _run_bound(
             model, _bound(prep, rid, "full", rule.body, watch.relaxed.head.args, rels), bindings, len(watch.names)
         )
-        rel = rels[prep.heads[rid]]
-        batch = rel.missing(out)
-        if batch:
-            rel = _writable(model, rel.name)
-            rel.insert(batch)
-            rel.batches.append((1, rid, tuple(batch)))
-            grown[rel.name] = grown.get(rel.name, set()) | batch
+        _add(model, rid, out, grown)
     return grown
+
+
+def _add(model: Model, rid: int, out: set[Any], into: dict[str, set[Any]]) -> None:
+    """Insert what rule `rid` derived that its head relation lacks, as one
+    batch of height 1 (these paths maintain non-recursive strata only), and note it in `into`."""
+    rel = model.rels[model.prepared.heads[rid]]
+    batch = rel.missing(out)
+    if batch:
+        rel = _writable(model, rel.name)
+        rel.insert(batch)
+        rel.batches.append((1, rid, tuple(batch)))
+        into[rel.name] = into.get(rel.name, set()) | batch
 
 
 def _watch_of(prep: Any, rid: int) -> Any:
