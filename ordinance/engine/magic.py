@@ -42,13 +42,11 @@ its variables are bound, never passed down.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..rules.ast import (
-    COMPOUND,
     Aggregate,
     Atom,
-    BinOp,
     Comparison,
     Literal,
     Negation,
@@ -58,6 +56,7 @@ from ..rules.ast import (
     Var,
     map_terms,
     var_names,
+    rename_vars,
 )
 from ..rules.checked import CheckedProgram, Relation
 from ..rules.checks.stratify import dependency_graph, stratify
@@ -125,16 +124,7 @@ def _magic_name(name: str) -> str:
 def _rename(term: Term) -> Term:
     """The planner's fresh names (`_#0`, `X#3`) renamed apart from the
     names it will make when it plans the rewritten rule."""
-    if isinstance(term, Var):
-        return Var(term.name.replace("#", "~"), term.span) if "#" in term.name else term
-    if isinstance(term, BinOp):
-        return BinOp(term.op, _rename(term.left), _rename(term.right), term.span)
-    if isinstance(term, COMPOUND):
-        return replace(term, args=tuple(_rename(a) for a in term.args))
-    if isinstance(term, Aggregate):
-        target = None if term.target is None else _rename(term.target)
-        return Aggregate(term.func, target, tuple(_rename_literal(lit) for lit in term.body), term.span)
-    return term
+    return rename_vars(term, lambda n: n.replace("#", "~"))
 
 
 def _rename_atom(atom: Atom, relation: str | None = None) -> Atom:

@@ -25,7 +25,7 @@ Records and constructors with variables are patterns: an atom argument
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import count
 from typing import Iterable, Iterator, Mapping, Union
 
@@ -47,6 +47,8 @@ from ..rules.ast import (
     Wildcard,
     literal_terms,
     var_names,
+    map_children,
+    rename_vars,
 )
 from ..rules.printer import format_literal, format_rule
 from ..rules.scope import local_vars, outside_vars
@@ -141,34 +143,7 @@ class _Fresh:
 def _no_wildcards(term: Term, fresh: _Fresh) -> Term:
     if isinstance(term, Wildcard):
         return fresh.var("_")
-    if isinstance(term, BinOp):
-        return BinOp(term.op, _no_wildcards(term.left, fresh), _no_wildcards(term.right, fresh))
-    if isinstance(term, COMPOUND):
-        return replace(term, args=tuple(_no_wildcards(a, fresh) for a in term.args))
-    return term
-
-
-def _rename(term: Term, names: Mapping[str, str]) -> Term:
-    if isinstance(term, Var):
-        return Var(names.get(term.name, term.name), term.span)
-    if isinstance(term, BinOp):
-        return BinOp(term.op, _rename(term.left, names), _rename(term.right, names), term.span)
-    if isinstance(term, COMPOUND):
-        return replace(term, args=tuple(_rename(a, names) for a in term.args))
-    if isinstance(term, Aggregate):
-        target = None if term.target is None else _rename(term.target, names)
-        return Aggregate(term.func, target, tuple(_rename_literal(lit, names) for lit in term.body), term.span)
-    return term
-
-
-def _rename_literal(lit: Literal, names: Mapping[str, str]) -> Literal:
-    if isinstance(lit, Atom):
-        return Atom(lit.relation, tuple(_rename(a, names) for a in lit.args), lit.span)
-    if isinstance(lit, Negation):
-        return Negation(_rename_literal(lit.atom, names), lit.span)  # type: ignore[arg-type]
-    if isinstance(lit, Predicate):
-        return Predicate(lit.name, tuple(_rename(a, names) for a in lit.args), lit.negated, lit.span)
-    return Comparison(lit.op, _rename(lit.left, names), _rename(lit.right, names), lit.span)
+    return map_children(term, lambda a: _no_wildcards(a, fresh))
 
 
 def _lift(term: Term, fresh: _Fresh, aggs: list[tuple[str, Aggregate]], outside: set[str]) -> Term:
@@ -176,7 +151,8 @@ def _lift(term: Term, fresh: _Fresh, aggs: list[tuple[str, Aggregate]], outside:
     aggregate's local variables get fresh names (see rules/scope.py)."""
     if isinstance(term, Aggregate):
         v = fresh.var("_agg")
-        term = _rename(term, {name: fresh.var(name).name for name in sorted(local_vars(term, outside))})  # type: ignore[assignment]
+        names = {name: fresh.var(name).name for name in sorted(local_vars(term, outside))}
+        term = rename_vars(term, lambda n: names.get(n, n))
         assert isinstance(term, Aggregate)
         nested: list[tuple[str, Aggregate]] = []
         body = tuple(_normal_literal(lit, fresh, nested, outside) for lit in term.body)
@@ -185,10 +161,8 @@ def _lift(term: Term, fresh: _Fresh, aggs: list[tuple[str, Aggregate]], outside:
             raise EvaluationError([Diagnostic("unsupported", "an aggregate inside an aggregate is not supported")])
         aggs.append((v.name, Aggregate(term.func, target, body)))
         return v
-    if isinstance(term, BinOp):
-        return BinOp(term.op, _lift(term.left, fresh, aggs, outside), _lift(term.right, fresh, aggs, outside))
-    if isinstance(term, COMPOUND):
-        return replace(term, args=tuple(_lift(a, fresh, aggs, outside) for a in term.args))
+    if isinstance(term, (BinOp, *COMPOUND)):
+        return map_children(term, lambda a: _lift(a, fresh, aggs, outside))
     return _no_wildcards(term, fresh)
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from ..rules.ast import Atom, BinOp, Call, Const, Rule, Term, Var, Wildcard
+from ..rules.ast import Atom, Call, Const, Rule, Term, Var, Wildcard, map_children
 from ..rules.functors import Ticket
 from ..rules.checked import CheckedProgram
 from .codegen import Compiled, compile_plan
@@ -216,11 +216,7 @@ def dominance_rule(dominated: Atom, dominating: Atom, body: tuple[Any, ...], spa
     def named(t: Term) -> Term:
         if isinstance(t, Wildcard):
             return Var(f"_#{next(fresh)}", t.span)
-        if isinstance(t, BinOp):
-            return BinOp(t.op, named(t.left), named(t.right), t.span)
-        if isinstance(t, Call):
-            return Call(t.func, tuple(named(a) for a in t.args), t.span)
-        return t
+        return map_children(t, named)
 
     low = Atom(dominated.relation, tuple(named(a) for a in dominated.args), dominated.span)
     high = Atom(dominating.relation, tuple(named(a) for a in dominating.args), dominating.span)

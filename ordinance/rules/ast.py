@@ -13,7 +13,7 @@ Items:        Decl, TypeDecl, RecordType, AdtType, IODirective, Include, Rule,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Union
 
 from ..diagnostics import NO_SPAN, Span
@@ -23,6 +23,8 @@ __all__ = [
     "ChoiceKey",
     "literal_terms",
     "map_terms",
+    "map_children",
+    "rename_vars",
     "subterms",
     "var_names",
     "Var",
@@ -223,6 +225,27 @@ def map_terms(lit: Literal, f: Callable[[Term], Term]) -> Literal:
     if isinstance(lit, Comparison):
         return Comparison(lit.op, f(lit.left), f(lit.right), lit.span)
     return lit
+
+
+def map_children(t: Term, f: Callable[[Term], Term]) -> Term:
+    """`t` with `f` applied to its operands or arguments (an operator, a
+    functor call, a record or a constructor); any other term as it is."""
+    if isinstance(t, BinOp):
+        return replace(t, left=f(t.left), right=f(t.right))
+    if isinstance(t, COMPOUND):
+        return replace(t, args=tuple(f(a) for a in t.args))
+    return t
+
+
+def rename_vars(t: Term, rename: Callable[[str], str]) -> Term:
+    """`t` with each variable named `rename(name)`, inside aggregates too."""
+    if isinstance(t, Var):
+        return replace(t, name=rename(t.name))
+    if isinstance(t, Aggregate):
+        target = None if t.target is None else rename_vars(t.target, rename)
+        body = tuple(map_terms(lit, lambda x: rename_vars(x, rename)) for lit in t.body)
+        return replace(t, target=target, body=body)
+    return map_children(t, lambda x: rename_vars(x, rename))
 
 
 def subterms(t: Term | None, into_aggregates: bool = False) -> Iterator[Term]:

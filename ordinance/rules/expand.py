@@ -99,11 +99,9 @@ def _materialize(rule: ast.Rule, found: list[Diagnostic]) -> list[ast.Rule]:
 
     def union(t: ast.Term) -> ast.Term:
         nonlocal failed
-        if isinstance(t, ast.BinOp):
-            return ast.BinOp(t.op, union(t.left), union(t.right), t.span)
-        if isinstance(t, ast.Call):
-            return ast.Call(t.func, tuple(union(a) for a in t.args), t.span)
-        if not isinstance(t, ast.Aggregate) or not any(isinstance(d, ast.Disjunction) for d in t.body):
+        if not isinstance(t, ast.Aggregate):
+            return ast.map_children(t, union)
+        if not any(isinstance(d, ast.Disjunction) for d in t.body):
             return t
         try:
             branches = _conjunctions(t.body)

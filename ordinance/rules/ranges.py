@@ -49,13 +49,9 @@ def lift_ranges(rule: ast.Rule) -> ast.Rule:
         if _multi(t):
             assert isinstance(t, ast.Call)
             var = ast.Var(names.fresh("R"), t.span)
-            extra.append(ast.Comparison("=", var, ast.Call(t.func, tuple(lift(a) for a in t.args), t.span), t.span))
+            extra.append(ast.Comparison("=", var, ast.map_children(t, lift), t.span))
             return var
-        if isinstance(t, ast.BinOp):
-            return ast.BinOp(t.op, lift(t.left), lift(t.right), t.span)
-        if isinstance(t, ast.Call):
-            return ast.Call(t.func, tuple(lift(a) for a in t.args), t.span)
-        return t
+        return ast.map_children(t, lift)
 
     body: list[ast.Literal] = []
     for lit in rule.body:

@@ -47,11 +47,7 @@ def ground_witnesses(rule: ast.Rule) -> ast.Rule:
             result = names.fresh("R")
             extra.extend(_ground(t, witnesses, outside, result, names))
             return ast.Var(result, t.span)
-        if isinstance(t, ast.BinOp):
-            return ast.BinOp(t.op, witnessed(t.left), witnessed(t.right), t.span)
-        if isinstance(t, ast.Call):
-            return ast.Call(t.func, tuple(witnessed(a) for a in t.args), t.span)
-        return t
+        return ast.map_children(t, witnessed)
 
     body: list[ast.Literal] = []
     for lit in rule.body:
@@ -148,25 +144,12 @@ def _outer(
     local = aggregate_vars(agg) - outside - witnesses
     renamed = {v: names.fresh(v) for v in sorted(local)}
     assert agg.target is not None
-    target = _rename_term(agg.target, renamed)
+    target = ast.rename_vars(agg.target, lambda n: renamed.get(n, n))
     return [
         *(_rename(lit, renamed) for lit in agg.body),
         ast.Comparison("=", target, ast.Var(result, agg.span), agg.span),
     ]
 
 
-def _rename_term(t: ast.Term, names: Mapping[str, str]) -> ast.Term:
-    if isinstance(t, ast.Var):
-        return ast.Var(names.get(t.name, t.name), t.span)
-    if isinstance(t, ast.BinOp):
-        return ast.BinOp(t.op, _rename_term(t.left, names), _rename_term(t.right, names), t.span)
-    if isinstance(t, ast.Call):
-        return ast.Call(t.func, tuple(_rename_term(a, names) for a in t.args), t.span)
-    if isinstance(t, ast.Aggregate):
-        target = None if t.target is None else _rename_term(t.target, names)
-        return ast.Aggregate(t.func, target, tuple(_rename(lit, names) for lit in t.body), t.span)
-    return t
-
-
 def _rename(lit: ast.Literal, names: Mapping[str, str]) -> ast.Literal:
-    return ast.map_terms(lit, lambda t: _rename_term(t, names))
+    return ast.map_terms(lit, lambda t: ast.rename_vars(t, lambda n: names.get(n, n)))
