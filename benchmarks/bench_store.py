@@ -1,7 +1,7 @@
 """Load a revision of 100,000 claims into the engine's input form, per backend.
 
 Each claim is three facts (claim, claim_source, claim_valid): 300,000 facts.
-Prints facts/second for `store.facts()` (replay into dict[relation,
+Prints facts/second for `store.facts()` (folding the events into dict[relation,
 set[tuple]]) on SQLite and on PostgreSQL (ORDINANCE_TEST_PG_URL, or a
 throw-away cluster started for the run), best of 3, against the target of
 100,000 facts/s.

@@ -188,7 +188,7 @@ def decision_problem(payload: Any) -> str | None:
 
 
 def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[Diagnostic]:
-    def diag(code: str, message: str, column: int = 0) -> Diagnostic:
+    def diag(code: str, message: str) -> Diagnostic:
         return Diagnostic(code, f"event {n}: {message}")  # not source text: the message says where
 
     if not isinstance(event, Event):
