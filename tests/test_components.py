@@ -256,6 +256,54 @@ def test_override_reaches_through_every_level_of_bases() -> None:
     assert got["b.R"] == {(1,), (2,)}
 
 
+def test_a_subsumption_inside_a_component_applies_to_each_instance_alone() -> None:
+    got = answers("""
+.comp Best {
+    .decl cost(n: number)
+    cost(N) <= cost(M) :- M < N.
+}
+.init a = Best
+.init b = Best
+a.cost(3). a.cost(5). b.cost(7). b.cost(9).
+""")
+    assert got["a.cost"] == {(3,)}
+    assert got["b.cost"] == {(7,)}
+
+
+def test_an_override_drops_the_base_components_subsumption_too() -> None:
+    got = answers("""
+.comp Base {
+    .decl cost(n: number) overridable
+    cost(N) <= cost(M) :- M < N.
+    cost(3). cost(5).
+}
+.comp All : Base { .override cost  cost(4). cost(6). }
+.init all = All
+""")
+    assert got["all.cost"] == {(4,), (6,)}
+
+
+def test_records_and_constructors_in_an_instance_read_its_own_relations() -> None:
+    got = answers("""
+.type P = [x: number, y: number]
+.type S = Dot {p: P} | Empty {}
+.comp Geo {
+    .decl start(n: number)
+    .decl made(p: P)
+    .decl shape(s: S)
+    start(1). start(2).
+    made([N, C]) :- start(N), C = count : { start(_) }.
+    shape($Dot([N, M])) :- made([N, M]).
+}
+.init g = Geo
+.init h = Geo
+h.start(3).
+""")
+    assert got["g.made"] == {((1, 2),), ((2, 2),)}
+    assert got["h.made"] == {((1, 3),), ((2, 3),), ((3, 3),)}
+    assert len(got["h.shape"]) == 3
+
+
 def test_clauses_inside_a_component_are_expanded_like_any_other() -> None:
     got = answers("""
 .comp C {

@@ -276,18 +276,17 @@ def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[
         types = declared
     for i, (declared_type, value) in enumerate(zip(types, event.args), 1):
         if declared_type == RECORD:
-            yield diag("unsupported", f"argument {i} of `{event.relation}` is a record or ADT; the store keeps none", i)
+            yield diag("unsupported", f"argument {i} of `{event.relation}` is a record or ADT; the store keeps none")
             continue
         problem = value_problem(value, declared_type)
         if problem is not None:
-            yield diag(problem[0], f"argument {i} of `{event.relation}` {problem[1]}", i)
+            yield diag(problem[0], f"argument {i} of `{event.relation}` {problem[1]}")
             continue
         pytype = _PYTYPE.get(declared_type)
         if pytype is not None and not isinstance(value, pytype):
             yield diag(
                 "type_mismatch",
                 f"argument {i} of `{event.relation}` is {_show(value)}, declared `{declared_type}`",
-                i,
             )
 
 

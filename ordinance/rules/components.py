@@ -20,7 +20,7 @@ overrides, cycles), with their type parameters left open.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, Sequence, Union
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Union
 
 from ..diagnostics import Diagnostic, Related, Span
 from . import ast
@@ -31,9 +31,10 @@ MAX_INSTANCE_ITEMS = 1_000_000  # items all instances may expand into
 MAX_NESTING = 64  # instances inside instances, bases of bases
 
 # what an instance expands into
-Content = Union[ast.Decl, ast.TypeDecl, ast.IODirective, ast.Rule]
+Content = Union[ast.Decl, ast.TypeDecl, ast.IODirective, ast.Rule, ast.Subsumption]
 # formal type parameter -> actual name; None while checking an uninstantiated component
 Binding = Mapping[str, "str | None"]
+_C = TypeVar("_C", bound=Content)
 
 
 @dataclass
@@ -187,6 +188,9 @@ class _Expander:
                 rule = _without(item, overridden)
                 if rule is not None:
                     out.append(rule)
+            elif isinstance(item, ast.Subsumption):
+                if item.relation not in overridden:
+                    out.append(item)
             elif not isinstance(item, (ast.Component, ast.Init, ast.Override)):
                 out.append(item)  # an I/O directive
         return out
@@ -218,17 +222,31 @@ class _Expander:
             self.check_unreached(body.components.values(), body, params)
 
 
-def _bound(item: ast.Decl | ast.TypeDecl, binding: Binding) -> ast.Decl | ast.TypeDecl:
+def _bound(item: _C, binding: Binding) -> _C:
     """A declaration with type parameters replaced by their arguments."""
 
     def bind(t: str) -> str:
         actual = binding.get(t)
         return t if actual is None else actual
 
+    return _retyped(item, bind)
+
+
+def _retyped(item: _C, f: Callable[[str], str]) -> _C:
+    """A declaration with each type it refers to mapped by `f` (its own name
+    is left as it is); any other item unchanged (record and ADT types are
+    declared once for the whole program, as their branches are, so an
+    instance does not prefix them)."""
+
+    def params(ps: tuple[ast.Param, ...]) -> tuple[ast.Param, ...]:
+        return tuple(replace(p, type=f(p.type)) for p in ps)
+
     if isinstance(item, ast.Decl):
-        return replace(item, params=tuple(replace(p, type=bind(p.type)) for p in item.params))
-    supertype = None if item.supertype is None else bind(item.supertype)
-    return replace(item, supertype=supertype, union=tuple(map(bind, item.union)))
+        return replace(item, params=params(item.params))
+    if isinstance(item, ast.TypeDecl):
+        supertype = None if item.supertype is None else f(item.supertype)
+        return replace(item, supertype=supertype, union=tuple(map(f, item.union)))
+    return item
 
 
 def _without(rule: ast.Rule, overridden: frozenset[str]) -> ast.Rule | None:
@@ -259,11 +277,7 @@ class _Renamer:
         if isinstance(t, ast.Aggregate):
             target = None if t.target is None else self.term(t.target)
             return replace(t, target=target, body=self.body(t.body))
-        if isinstance(t, ast.BinOp):
-            return replace(t, left=self.term(t.left), right=self.term(t.right))
-        if isinstance(t, ast.Call):
-            return replace(t, args=tuple(map(self.term, t.args)))
-        return t
+        return ast.map_children(t, self.term)
 
     def literal(self, lit: ast.Literal | ast.Disjunction) -> ast.Literal | ast.Disjunction:
         if isinstance(lit, ast.Atom):
@@ -287,14 +301,17 @@ class _Renamer:
                 body=self.body(item.body),
                 more_heads=tuple(map(self.atom, item.more_heads)),
             )
-        if isinstance(item, ast.Decl):
-            params = tuple(replace(p, type=self.type(p.type)) for p in item.params)
-            return replace(item, name=self.rel(item.name), params=params)
-        if isinstance(item, ast.TypeDecl):
-            supertype = None if item.supertype is None else self.type(item.supertype)
+        if isinstance(item, ast.Subsumption):
             return replace(
-                item, name=self.type(item.name), supertype=supertype, union=tuple(map(self.type, item.union))
+                item,
+                dominated=self.atom(item.dominated),
+                dominating=self.atom(item.dominating),
+                body=self.body(item.body),
             )
+        if isinstance(item, ast.Decl):
+            return replace(_retyped(item, self.type), name=self.rel(item.name))
+        if isinstance(item, ast.TypeDecl):
+            return replace(_retyped(item, self.type), name=self.type(item.name))
         if isinstance(item, ast.IODirective):
             return replace(item, relation=self.rel(item.relation))
         return item
