@@ -94,23 +94,23 @@ test "the owner's stop halts everything" {
 }
 """
 
-SETTINGS = {
-    "hooks": {
-        event: [
-            {
-                "matcher": "*",
-                "hooks": [
-                    {
-                        "type": "command",
-                        "timeout": 10,
-                        "command": "ordinance hook claude-code --server http://127.0.0.1:8377",
-                    }
-                ],
-            }
-        ]
-        for event in ("PreToolUse", "PostToolUse")
+def _hook(event: str) -> dict[str, object]:
+    """One hook entry of the settings: the command hook asking the server.
+    PreToolUse fails closed in Claude Code too (`onFailure: block`): a hook
+    that cannot start (no `ordinance` on PATH) or times out blocks the call
+    instead of letting it through; the hook itself denies when the server
+    cannot be reached."""
+    hook: dict[str, object] = {
+        "type": "command",
+        "timeout": 10,
+        "command": "ordinance hook claude-code --server http://127.0.0.1:8377",
     }
-}
+    if event == "PreToolUse":
+        hook["onFailure"] = "block"
+    return {"matcher": "*", "hooks": [hook]}
+
+
+SETTINGS = {"hooks": {event: [_hook(event)] for event in ("PreToolUse", "PostToolUse")}}
 
 
 def _claude_code(root: Path, force: bool) -> None:
@@ -118,6 +118,7 @@ def _claude_code(root: Path, force: bool) -> None:
     the agent's grant on the project directory."""
     import json
     import secrets
+    import shlex
 
     from .common import default_author
 
@@ -151,7 +152,12 @@ def _claude_code(root: Path, force: bool) -> None:
     click.echo(f"created {settings}: Claude Code's PreToolUse and PostToolUse hooks ask the gate")
     click.echo(f"created {tokens}: principals `{owner}` (owner) and `claude-code`; keep it private")
     click.echo(f"granted `claude-code` the project {project} at epoch 1 (store revision {revision})")
-    click.echo("next: ordinance serve --tokens tokens.toml   (and export ORDINANCE_TOKEN=<claude-code's token>)")
+    click.echo(
+        escape(
+            f"next: ordinance serve --tokens tokens.toml --project {shlex.quote(project)}"
+            "   (and export ORDINANCE_TOKEN=<claude-code's token>)"
+        )
+    )
 
 
 @click.command(
