@@ -94,6 +94,7 @@ test "the owner's stop halts everything" {
 }
 """
 
+
 def _hook(event: str) -> dict[str, object]:
     """One hook entry of the settings: the command hook asking the server.
     PreToolUse fails closed in Claude Code too (`onFailure: block`): a hook
