@@ -337,6 +337,15 @@ def test_serving_on_a_unix_socket(project: Path, tmp_path: Path) -> None:
 def test_two_servers_on_one_postgresql_share_a_lease(project: Path, pg_url: str) -> None:
     policy = project / "policy.rules"
     with Served(policy, pg_url, project / "tokens.toml") as one, Served(policy, pg_url, project / "tokens.toml") as two:
+        import psycopg
+
+        with psycopg.connect(pg_url) as conn:  # `serve` follows the store: its NOTIFY trigger, and both listen
+            assert conn.execute("SELECT count(*) FROM pg_trigger WHERE tgname = 'ordinance_notify'").fetchone() == (1,)
+            listening = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND query = 'LISTEN ordinance_log'"
+            ).fetchone()
+            assert listening == (2,)
         assert (
             one.post(
                 "/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1). grant("bob", "repo", 1).'}
