@@ -56,6 +56,8 @@ def test_health_and_openapi_need_no_token(server: Served) -> None:
         "/health",
         "/hooks/claude-code",
     } <= set(doc["paths"])
+    assert "4XX" in doc["paths"]["/check"]["post"]["responses"]
+    assert set(doc["paths"]["/hooks/claude-code"]["post"]["responses"]) == {"200"}  # failures are a 200 deny
 
 
 def test_a_served_decision_is_logged_and_replays_identically(server: Served, project: Path) -> None:
@@ -148,6 +150,9 @@ def test_bad_requests_get_error_data_and_write_nothing(server: Served) -> None:
         ("/query", {"json": {"pattern": "nope(X)"}}, 400, "unknown_relation"),
         ("/why", {"json": {"fact": "current(C)"}}, 400, "not_ground"),
         ("/nowhere", {"json": {}}, 404, "not_found"),
+        ("/check", {"json": {"request": None}}, 400, "bad_request"),
+        ("/why", {"json": {"fact": 'permit("x")', "request": ["x"]}}, 400, "bad_request"),
+        ("/assert", {"json": {"text": 'claim("c", "s", "a", "v").', "source": {"x": 1}}}, 400, "bad_request"),
     ]
     for path, kw, status, code in cases:
         r = server.post(path, **kw)  # type: ignore[arg-type]
@@ -155,6 +160,7 @@ def test_bad_requests_get_error_data_and_write_nothing(server: Served) -> None:
         error = r.json()["error"]
         assert error["code"] == code, (path, error)
         assert "Traceback" not in r.text and set(error) == {"code", "message", "span"}
+    assert "`request` is a JSON object" in server.post("/check", json={}).json()["error"]["message"]
     assert server.post("/check", None, json={}).status_code == 401
     assert server.post("/check", "wrong-token", json={}).json()["error"]["code"] == "unauthorized"
     syntax = server.post("/assert", json={"text": 'claim("a", "b"'}).json()["error"]

@@ -147,7 +147,10 @@ def create_app(
         data = await body(req)
         if not isinstance(data, dict):
             raise BadRequest("the body must be a JSON object")
-        return service.write(who, service.facts_of(data), str(data.get("source", "serve")), layer=data.get("layer"))
+        source = data.get("source", "serve")
+        if not isinstance(source, str) or not source:
+            raise BadRequest("`source` is a non-empty string naming where the facts come from")
+        return service.write(who, service.facts_of(data), source, layer=data.get("layer"))
 
     async def load(req: HttpRequest) -> Any:
         who = principal(req)
