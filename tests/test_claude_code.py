@@ -125,6 +125,9 @@ def test_bad_payloads_deny_as_data(service: Service) -> None:
         out = handle(service, AGENT, bad, now=NOW)["hookSpecificOutput"]
         assert out["permissionDecision"] == "deny" and "error[" in out["permissionDecisionReason"]
     assert service.store.events(kinds=["receipt"]) == []
+    broken = {**payload("write_inside_post"), "tool_input": "rm -rf /"}
+    told = handle(service, AGENT, broken, now=NOW)
+    assert set(told) == {"systemMessage"} and "error[bad_hook_payload]" in told["systemMessage"]
 
 
 def test_a_tool_call_becomes_request_facts() -> None:
@@ -229,6 +232,25 @@ def test_the_command_hook_fails_closed_when_the_server_is_unreachable() -> None:
         timeout=60,
     )
     assert opened.returncode == 0 and opened.stdout.strip() == b""
+    after = subprocess.run(  # the tool has run: nothing to deny, the user is told
+        [
+            sys.executable,
+            "-c",
+            "from ordinance.cli import main; main()",
+            "hook",
+            "claude-code",
+            "--server",
+            "http://127.0.0.1:9",
+            "--timeout",
+            "2",
+        ],
+        input=(HERE / "write_inside_post.json").read_bytes(),
+        capture_output=True,
+        timeout=60,
+    )
+    told = json.loads(after.stdout)
+    assert after.returncode == 0 and set(told) == {"systemMessage"}
+    assert "error[unreachable]" in told["systemMessage"] and "outcome receipt was not recorded" in told["systemMessage"]
 
 
 def test_a_request_is_a_plain_request() -> None:

@@ -288,6 +288,8 @@ def test_the_claude_code_http_hook(server: Served) -> None:
     for token, body in ((None, b"{}"), ("nope", b"{}"), (AGENT, b"not json")):
         r = server.post("/hooks/claude-code", token, content=body)
         assert r.status_code == 200 and r.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
+    r = server.post("/hooks/claude-code", "nope", content=(HOOKS / "write_inside_post.json").read_bytes())
+    assert r.status_code == 200 and "error[unauthorized]" in r.json()["systemMessage"]  # PostToolUse: nothing to deny
 
 
 def test_the_command_hook_asks_the_server(server: Served) -> None:
