@@ -73,6 +73,8 @@ def test_a_bash_c_wrapper_is_read_inside(service: Service) -> None:
         ("/usr/bin/git -C sub push --force origin refs/heads/main", "deny"),
         ("echo ok; (git push -f origin main)", "deny"),
         ("sh -c 'sudo git push -f origin main'", "deny"),
+        ("eval 'git push -f origin main'", "deny"),
+        ("bash <<< 'git push --force origin main'", "deny"),
         ("git push origin main", "allow"),
         ("git push -f origin feature", "allow"),
         ("git commit -m 'never git push -f origin main'", "allow"),
@@ -163,6 +165,8 @@ def test_undeclared_tool_relations_are_left_out() -> None:
         ("ls # rm -rf /", [["ls"]]),
         ("echo 'unterminated", [["echo", "unterminated"]]),
         ("g\\it push", [["git", "push"]]),
+        ("eval \"cd /\" '&& rm -rf x'", [["eval", "cd /", "&& rm -rf x"], ["cd", "/"], ["rm", "-rf", "x"]]),
+        ("sh <<< 'ls; pwd'", [["sh", "<<<", "ls; pwd"], ["ls"], ["pwd"]]),
     ],
 )
 def test_the_shell_splitter(text: str, commands: list[list[str]]) -> None:
