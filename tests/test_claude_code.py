@@ -96,6 +96,9 @@ def test_writes_inside_the_project_pass_and_outside_are_denied(service: Service)
 def test_a_flag_maps_to_ask(service: Service) -> None:
     out = decide(service, "webfetch")
     assert out["permissionDecision"] == "ask" and "web-fetch" in out["permissionDecisionReason"]
+    secret = {**payload("write_inside"), "tool_input": {"file_path": "config/../.env", "content": "K=1"}}
+    out = handle(service, AGENT, {**secret, "tool_use_id": "toolu_07"}, now=NOW)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "ask" and "secret-file" in out["permissionDecisionReason"]
 
 
 def test_post_tool_use_writes_the_outcome_of_an_allowed_call_only(service: Service) -> None:
@@ -267,4 +270,4 @@ def test_the_example_policys_own_test_blocks_pass(tmp_path: Path) -> None:
 
     (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
     results = run_blocks(str(tmp_path / "policy.rules"))
-    assert len(results) == 2 and all(r.passed for r in results), [(r.failed, r.error) for r in results]
+    assert len(results) == 3 and all(r.passed for r in results), [(r.failed, r.error) for r in results]

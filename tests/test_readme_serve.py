@@ -60,7 +60,7 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
     out, expected = run_section("Use with Claude Code", 8377, tmp_path)
     for line in expected.strip().splitlines():
         assert line in out.splitlines(), (line, out)
-    assert "2 passed, 0 failed" in out  # `ordinance test` of the generated policy
+    assert "3 passed, 0 failed" in out  # `ordinance test` of the generated policy
     project = tmp_path / "myproject"
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     [pre] = settings["hooks"]["PreToolUse"][0]["hooks"]

@@ -69,6 +69,11 @@ forbid(A, "owner-stop", "everything") :- request(A, _, _, _, _), stop("everythin
 flag(A, "web-fetch", U) :- request_tool(A, "WebFetch"), request_input(A, "url", U).
 ask_code("web-fetch").
 
+// so does writing a secret: an .env file or a key, anywhere in the project
+flag(A, "secret-file", P) :- request_tool(A, T), writes(T), request_path(A, P),
+                             (glob("**/.env*", P) ; glob("**/*.pem", P)).
+ask_code("secret-file").
+
 test "a force push to main is refused, however it is wrapped" {
   grant("claude-code", "/p", 1).
   request("a1", "Bash", "/p", "claude-code", 1). request_scope("a1", "/p").
@@ -84,6 +89,18 @@ test "a force push to main is refused, however it is wrapped" {
   expect forbid("a1", "force-push-main", "git push -f origin main").
   expect permit("a2").
   expect not forbid("a2", "force-push-main", "git push origin feature").
+}
+
+test "writing a secret asks first" {
+  grant("claude-code", "/p", 1).
+  request("a1", "Edit", "/p/src/.env.local", "claude-code", 1). request_scope("a1", "/p").
+  request_tool("a1", "Edit"). request_path("a1", "/p/src/.env.local"). request_project("a1", "/p").
+  request("a2", "Write", "/p/src/env.py", "claude-code", 1). request_scope("a2", "/p").
+  request_tool("a2", "Write"). request_path("a2", "/p/src/env.py"). request_project("a2", "/p").
+  now 2026-12-01T12:00:00Z.
+  expect permit("a1").
+  expect flag("a1", "secret-file", "/p/src/.env.local").
+  expect not flag("a2", "secret-file", "/p/src/env.py").
 }
 
 test "the owner's stop halts everything" {
