@@ -274,7 +274,7 @@ def test_the_server_follows_writes_by_other_processes(server: Served, project: P
     assert denied["allowed"] is False and denied["reasons"][0]["code"] == "owner-stop"
 
 
-def test_the_claude_code_http_hook(server: Served) -> None:
+def test_the_claude_code_http_hook(server: Served, project: Path) -> None:
     grant_agent(server)
     out = server.post("/hooks/claude-code", json=json.loads((HOOKS / "write_inside.json").read_text())).json()
     assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
@@ -290,6 +290,11 @@ def test_the_claude_code_http_hook(server: Served) -> None:
         assert r.status_code == 200 and r.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
     r = server.post("/hooks/claude-code", "nope", content=(HOOKS / "write_inside_post.json").read_bytes())
     assert r.status_code == 200 and "error[unauthorized]" in r.json()["systemMessage"]  # PostToolUse: nothing to deny
+    stderr = server.stop()
+    stored = b"".join(p.read_bytes() for p in project.glob("o.db*"))  # the store, its WAL included
+    assert b"cc-toolu_04" in stored  # what was written is there...
+    for token in (AGENT, OWNER):  # ...and no token, in the store or the server's output
+        assert token.encode() not in stored and token not in stderr
 
 
 def test_the_command_hook_asks_the_server(server: Served) -> None:
