@@ -70,6 +70,7 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
     # the `http` hook of the section, as Claude Code sends it: the URL, the header with its variable filled
     [hook] = json.loads(blocks(section("Use with Claude Code"), "json")[0])["hooks"]["PreToolUse"][0]["hooks"]
     assert hook["type"] == "http" and hook["onFailure"] == "block"
+    assert (project / "tokens.toml").stat().st_mode & 0o777 == 0o600  # private: it holds the tokens
     tokens = (project / "tokens.toml").read_text()
     token = re.search(r'name = "claude-code"\ntoken = "([^"]+)"', tokens)
     assert token is not None
