@@ -297,6 +297,26 @@ def test_the_claude_code_http_hook(server: Served, project: Path) -> None:
         assert token.encode() not in stored and token not in stderr
 
 
+def test_the_project_is_one_directory_whatever_the_calls_cwd(project: Path) -> None:
+    """`--project .` is the server's directory (not each call's), and a call
+    made from a subdirectory is asked in the project's scope."""
+    root = project / "repo"
+    (root / "sub").mkdir(parents=True)
+    with Served(
+        project / "policy.rules", str(project / "o.db"), project / "tokens.toml", extra=("--project", "."), cwd=root
+    ) as s:
+        assert s.post("/assert", OWNER, json={"text": f'grant("claude-code", "{root}", 1).'}).status_code == 200
+        call = json.loads((HOOKS / "write_inside.json").read_text())
+
+        def decide(cwd: Path, path: str, n: int) -> str:
+            body = {**call, "cwd": str(cwd), "tool_use_id": f"p{n}", "tool_input": {"file_path": path, "content": "x"}}
+            return str(s.post("/hooks/claude-code", json=body).json()["hookSpecificOutput"]["permissionDecision"])
+
+        assert decide(root / "sub", "../a.py", 1) == "allow"
+        assert decide(root / "sub", "b.py", 2) == "allow"
+        assert decide(root / "sub", "../../elsewhere.py", 3) == "deny"
+
+
 def test_the_command_hook_asks_the_server(server: Served) -> None:
     grant_agent(server)
 
