@@ -84,7 +84,7 @@ def _local(body: bytes, agent: str, project: str | None, epoch: int, db: str, po
 
     program = load_policy(policy)
     with open_db(db, program) as store:
-        root = None if project is None else os.path.abspath(project)
+        root = None if project is None else os.path.realpath(project)
         return handle(Service(program, store), Principal(agent), json.loads(body), project=root, epoch=epoch)
 
 

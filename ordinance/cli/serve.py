@@ -129,7 +129,7 @@ def command(
         service,
         Tokens.from_file(tokens) if tokens else None,
         anonymous=Principal(anonymous) if anonymous else None,
-        project=None if project is None else os.path.abspath(project),  # `.` is this directory, not each call's
+        project=None if project is None else os.path.realpath(project),  # as init grants it; `.` is here
         epoch=epoch,
     )
     stop = follow(service, db)
