@@ -59,15 +59,7 @@ def ask_server(server: str, body: bytes, token: str | None, timeout: float) -> A
         conn.close()
 
 
-def _failed(body: bytes, reason: str) -> dict[str, Any]:
-    """serve.claude_code.failure without importing it (this module stays
-    light): deny, or after the tool has run, tell the user."""
-    try:
-        event = json.loads(body).get("hook_event_name")
-    except (ValueError, AttributeError):
-        event = None
-    if event == "PostToolUse":
-        return {"systemMessage": f"{reason} (the outcome receipt was not recorded)"}
+def _deny(reason: str) -> dict[str, Any]:
     return {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -166,8 +158,7 @@ def claude_code(
 ) -> None:
     """Answer one Claude Code hook call: its JSON on stdin, the decision on
     stdout (PreToolUse: allow, deny or ask; PostToolUse: records the
-    outcome receipt). Every failure denies (after the tool has run, in
-    PostToolUse, it tells the user instead), with exit status 0 so that
+    outcome receipt). Every failure denies, with exit status 0 so that
     Claude Code reads the reason."""
     body = sys.stdin.buffer.read()
     try:
@@ -177,9 +168,9 @@ def claude_code(
             except (OSError, ValueError, http.client.HTTPException) as exc:
                 if fail_open:
                     return
-                out = _failed(body, f"ordinance: error[unreachable]: the gate at {server} did not answer ({exc})")
+                out = _deny(f"ordinance: error[unreachable]: the gate at {server} did not answer ({exc})")
         else:
             out = _local(body, agent, project, epoch, db, policy)
     except Exception as exc:  # fail closed: a broken hook never lets a call through
-        out = _failed(body, f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}")
+        out = _deny(f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}")
     click.echo(json.dumps(out, ensure_ascii=False))
