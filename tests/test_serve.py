@@ -605,3 +605,30 @@ def test_a_policy_that_uses_now_as_a_value_has_its_state_file_refreshed_on_a_per
         assert keeper.due == now + REFRESH
     finally:
         keeper.stop()
+
+
+def test_writes_are_decided_by_the_policy(tmp_path: Path) -> None:
+    """`may_assert` is the policy's: it can make a relation owner-only, or let
+    a principal write one the owner alone writes by default."""
+    from ordinance.serve import Forbidden, Principal, Service
+    from ordinance.values import parse_instant
+
+    now = parse_instant(NOW)
+
+    policy = compile_text(
+        CLAUDE_CODE_POLICY
+        + """
+owner_only("lease").                                              // leases are the owner's here
+may_assert("ci", "revoke") :- request(_, "assert", "revoke", "ci", _).   // and CI may revoke
+"""
+    )
+    with open_store(str(tmp_path / "w.db"), schema_of(policy)) as store:
+        service = Service(policy, store)
+        lease = [("lease", ("job", "claude-code", 1, now + 60))]
+        with pytest.raises(Forbidden, match="may not assert `lease`"):
+            service.write(Principal("claude-code"), lease)
+        assert service.write(Principal("jw", owner=True), lease)["written"] == 1
+        assert service.write(Principal("ci"), [("revoke", ("claude-code", "/p", 1))])["written"] == 1
+        with pytest.raises(Forbidden, match="may not assert `grant`"):
+            service.write(Principal("ci"), [("grant", ("ci", "/", 1))])
+        assert [e.author for e in store.events()] == ["jw", "ci"]
