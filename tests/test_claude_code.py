@@ -86,6 +86,13 @@ def test_force_pushes_to_main_in_any_shape(service: Service, command: str, decis
     assert out["permissionDecision"] == decision, out
 
 
+def test_a_reason_escapes_what_the_agent_wrote(service: Service) -> None:
+    call = {**payload("bash_push"), "tool_input": {"command": "git push -f origin main \x1b[2J\u202e"}}
+    reason = handle(service, AGENT, call, now=NOW)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "force-push-main" in reason and "\\u001b[2J" in reason and "\\u202e" in reason
+    assert not any(c < " " or c == "\u202e" for c in reason)
+
+
 def test_writes_inside_the_project_pass_and_outside_are_denied(service: Service) -> None:
     assert decide(service, "write_inside")["permissionDecision"] == "allow"
     out = decide(service, "edit_outside")

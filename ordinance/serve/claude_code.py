@@ -32,6 +32,7 @@ from ..diagnostics import OrdinanceError, StaleEpochError
 from ..gate import Decision, Request
 from ..gate.decision import error_pair
 from ..gate.guard import intent, outcome
+from ..values import escape
 from .identity import Principal
 from .shell import simple_commands
 
@@ -112,6 +113,7 @@ def tool_request(
 
 
 def _output(event: str, decision: str, reason: str) -> dict[str, Any]:
+    reason = escape(reason)  # Claude Code shows it: no control character an agent wrote reaches the terminal
     short = reason if len(reason) <= _REASON else reason[: _REASON - 1] + "…"
     return {
         "hookSpecificOutput": {
@@ -131,7 +133,7 @@ def failure(event: Any, reason: str) -> dict[str, Any]:
     run (PostToolUse), when there is nothing to deny and the user is told
     (`systemMessage`) that its outcome receipt was not recorded."""
     if event == "PostToolUse":
-        return {"systemMessage": f"{reason} (the outcome receipt was not recorded)"}
+        return {"systemMessage": escape(f"{reason} (the outcome receipt was not recorded)")}
     return deny(reason)
 
 
