@@ -30,9 +30,9 @@ from typing import Any, Mapping
 
 from ..diagnostics import OrdinanceError, StaleEpochError
 from ..gate import Decision, Request
+from ..values import escape
 from ..gate.decision import error_pair
 from ..gate.guard import intent, outcome
-from ..values import escape
 from .identity import Principal
 from .shell import simple_commands
 
