@@ -44,6 +44,7 @@ class Served:
         uds: str | None = None,
         extra: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
+        cwd: Path | None = None,
     ):
         from ordinance.facts import open_store
 
@@ -69,6 +70,7 @@ class Served:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={**os.environ, "ORDINANCE_DEBUG": "", **(env or {})},
+            cwd=cwd,
         )
         self.url = "http://localhost" if uds else f"http://127.0.0.1:{self.port}"
         transport = httpx.HTTPTransport(uds=uds) if uds else None

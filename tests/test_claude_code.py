@@ -73,6 +73,8 @@ def test_a_bash_c_wrapper_is_read_inside(service: Service) -> None:
         ("/usr/bin/git -C sub push --force origin refs/heads/main", "deny"),
         ("echo ok; (git push -f origin main)", "deny"),
         ("sh -c 'sudo git push -f origin main'", "deny"),
+        ("eval 'git push -f origin main'", "deny"),
+        ("bash <<< 'git push --force origin main'", "deny"),
         ("git push origin main", "allow"),
         ("git push -f origin feature", "allow"),
         ("git commit -m 'never git push -f origin main'", "allow"),
@@ -82,6 +84,13 @@ def test_force_pushes_to_main_in_any_shape(service: Service, command: str, decis
     call = {**payload("bash_push"), "tool_input": {"command": command}, "tool_use_id": "t-" + command}
     out = handle(service, AGENT, call, now=NOW)["hookSpecificOutput"]
     assert out["permissionDecision"] == decision, out
+
+
+def test_a_reason_escapes_what_the_agent_wrote(service: Service) -> None:
+    call = {**payload("bash_push"), "tool_input": {"command": "git push -f origin main \x1b[2J\u202e"}}
+    reason = handle(service, AGENT, call, now=NOW)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "force-push-main" in reason and "\\u001b[2J" in reason and "\\u202e" in reason
+    assert not any(c < " " or c == "\u202e" for c in reason)
 
 
 def test_writes_inside_the_project_pass_and_outside_are_denied(service: Service) -> None:
@@ -94,6 +103,9 @@ def test_writes_inside_the_project_pass_and_outside_are_denied(service: Service)
 def test_a_flag_maps_to_ask(service: Service) -> None:
     out = decide(service, "webfetch")
     assert out["permissionDecision"] == "ask" and "web-fetch" in out["permissionDecisionReason"]
+    secret = {**payload("write_inside"), "tool_input": {"file_path": "config/../.env", "content": "K=1"}}
+    out = handle(service, AGENT, {**secret, "tool_use_id": "toolu_07"}, now=NOW)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "ask" and "secret-file" in out["permissionDecisionReason"]
 
 
 def test_post_tool_use_writes_the_outcome_of_an_allowed_call_only(service: Service) -> None:
@@ -125,6 +137,9 @@ def test_bad_payloads_deny_as_data(service: Service) -> None:
         out = handle(service, AGENT, bad, now=NOW)["hookSpecificOutput"]
         assert out["permissionDecision"] == "deny" and "error[" in out["permissionDecisionReason"]
     assert service.store.events(kinds=["receipt"]) == []
+    broken = {**payload("write_inside_post"), "tool_input": "rm -rf /"}
+    told = handle(service, AGENT, broken, now=NOW)
+    assert set(told) == {"systemMessage"} and "error[bad_hook_payload]" in told["systemMessage"]
 
 
 def test_a_tool_call_becomes_request_facts() -> None:
@@ -160,6 +175,8 @@ def test_undeclared_tool_relations_are_left_out() -> None:
         ("ls # rm -rf /", [["ls"]]),
         ("echo 'unterminated", [["echo", "unterminated"]]),
         ("g\\it push", [["git", "push"]]),
+        ("eval \"cd /\" '&& rm -rf x'", [["eval", "cd /", "&& rm -rf x"], ["cd", "/"], ["rm", "-rf", "x"]]),
+        ("sh <<< 'ls; pwd'", [["sh", "<<<", "ls; pwd"], ["ls"], ["pwd"]]),
     ],
 )
 def test_the_shell_splitter(text: str, commands: list[list[str]]) -> None:
@@ -241,4 +258,4 @@ def test_the_example_policys_own_test_blocks_pass(tmp_path: Path) -> None:
 
     (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
     results = run_blocks(str(tmp_path / "policy.rules"))
-    assert len(results) == 2 and all(r.passed for r in results), [(r.failed, r.error) for r in results]
+    assert len(results) == 3 and all(r.passed for r in results), [(r.failed, r.error) for r in results]

@@ -12,11 +12,12 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from served import free_port
+from served import Served, free_port
 from test_cli_meta import section
 
 BIN = str(Path(sys.executable).parent)
@@ -59,9 +60,43 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
     out, expected = run_section("Use with Claude Code", 8377, tmp_path)
     for line in expected.strip().splitlines():
         assert line in out.splitlines(), (line, out)
-    assert "2 passed, 0 failed" in out  # `ordinance test` of the generated policy
-    settings = json.loads((tmp_path / "myproject" / ".claude" / "settings.json").read_text())
-    assert settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"].startswith("ordinance hook claude-code")
+    assert "3 passed, 0 failed" in out  # `ordinance test` of the generated policy
+    project = tmp_path / "myproject"
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    [pre] = settings["hooks"]["PreToolUse"][0]["hooks"]
+    [post] = settings["hooks"]["PostToolUse"][0]["hooks"]
+    assert pre["command"].startswith("ordinance hook claude-code --server") and pre["onFailure"] == "block"
+    assert post["command"] == pre["command"] and "onFailure" not in post  # the tool has run: nothing to block
+    # the `http` hook of the section, as Claude Code sends it: the URL, the header with its variable filled
+    [hook] = json.loads(blocks(section("Use with Claude Code"), "json")[0])["hooks"]["PreToolUse"][0]["hooks"]
+    assert hook["type"] == "http" and hook["onFailure"] == "block"
+    assert (project / "tokens.toml").stat().st_mode & 0o777 == 0o600  # private: it holds the tokens
+    tokens = (project / "tokens.toml").read_text()
+    token = re.search(r'name = "claude-code"\ntoken = "([^"]+)"', tokens)
+    assert token is not None
+
+    def headers(value: str) -> dict[str, str]:
+        env = {name: value for name in hook["allowedEnvVars"]}
+        return {k: re.sub(r"\$\{?(\w+)\}?", lambda m: env[m[1]], v) for k, v in hook["headers"].items()}
+
+    call = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_use_id": "h1",
+        "cwd": str(project / "src"),  # Claude Code has cd'd into a subdirectory: still the project
+        "tool_input": {"file_path": "../README.md", "content": "hi"},
+    }
+    with Served(
+        project / "policy.rules",
+        str(project / "ordinance.db"),
+        project / "tokens.toml",
+        extra=("--project", str(project)),
+    ) as server:
+        path = urlsplit(hook["url"]).path
+        allowed = server.http.post(path, headers=headers(token[1]), json=call)
+        refused = server.http.post(path, headers=headers("stolen"), json={**call, "tool_use_id": "h2"})
+    assert allowed.status_code == 200 and allowed.json()["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert refused.status_code == 200 and refused.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 def test_use_over_http_and_mcp(tmp_path: Path) -> None:

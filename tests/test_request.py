@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -220,3 +220,43 @@ def test_check_many_logs_each_decision_as_check_does(store: Store) -> None:
     single = gate.check(Request("a9", "push", "main", "alice", 1, scope="repo"), T)
     assert store.events(kinds=["decision"])[-1].payload == {k: v for k, v in single.payload().items() if k != "seq"}
     assert single.seq == 6
+
+
+def test_the_server_and_mcp_feed_the_users_attribute(tmp_path: Path) -> None:
+    import asyncio
+
+    from mcp import Client
+
+    from ordinance.serve import Principal, Service
+    from ordinance.serve.mcp import create_mcp
+    from served import AGENT, OWNER, Served, write_tokens
+
+    (tmp_path / "policy.rules").write_text(FORCE)
+    db = str(tmp_path / "o.db")
+    plain = {"id": "s1", "kind": "push", "target": "main", "epoch": 1, "scope": "repo"}
+    forced = {**plain, "id": "s2", "attributes": {"request_force": [[]]}}
+    with Served(tmp_path / "policy.rules", db, write_tokens(tmp_path / "tokens.toml")) as server:
+        assert server.post("/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1).'}).status_code == 200
+        assert server.post("/check", AGENT, json={"request": plain, "now": "2026-08-14T23:00:00Z"}).json()["allowed"]
+        refused = server.post("/check", AGENT, json={"request": forced, "now": "2026-08-14T23:00:00Z"}).json()
+        assert refused["allowed"] is False and [r["code"] for r in refused["reasons"]] == ["force"]
+        assert refused["request"]["attributes"] == {"request_force": [[]]}
+    with open_store(db, schema_of(POLICY)) as store:
+        server_mcp = create_mcp(Service(POLICY, store), Principal("claude-code"))
+
+        async def ask(request: dict[str, object]) -> Any:
+            async with Client(server_mcp) as c:
+                result = await c.call_tool("check", {"request": request, "now": "2026-08-14T23:00:00Z"})
+                assert not result.is_error, result.content
+                return result.structured_content
+
+        assert asyncio.run(ask({**plain, "id": "m1"}))["allowed"] is True
+        out = asyncio.run(ask({**forced, "id": "m2"}))
+        assert out["allowed"] is False and [r["code"] for r in out["reasons"]] == ["force"]
+        logged = store.events(kinds=["decision"])
+        assert [e.payload["request"].get("attributes") for e in logged] == [
+            None,
+            {"request_force": [[]]},
+            None,
+            {"request_force": [[]]},
+        ]

@@ -56,6 +56,8 @@ def test_health_and_openapi_need_no_token(server: Served) -> None:
         "/health",
         "/hooks/claude-code",
     } <= set(doc["paths"])
+    assert "4XX" in doc["paths"]["/check"]["post"]["responses"]
+    assert set(doc["paths"]["/hooks/claude-code"]["post"]["responses"]) == {"200"}  # failures are a 200 deny
 
 
 def test_a_served_decision_is_logged_and_replays_identically(server: Served, project: Path) -> None:
@@ -148,6 +150,9 @@ def test_bad_requests_get_error_data_and_write_nothing(server: Served) -> None:
         ("/query", {"json": {"pattern": "nope(X)"}}, 400, "unknown_relation"),
         ("/why", {"json": {"fact": "current(C)"}}, 400, "not_ground"),
         ("/nowhere", {"json": {}}, 404, "not_found"),
+        ("/check", {"json": {"request": None}}, 400, "bad_request"),
+        ("/why", {"json": {"fact": 'permit("x")', "request": ["x"]}}, 400, "bad_request"),
+        ("/assert", {"json": {"text": 'claim("c", "s", "a", "v").', "source": {"x": 1}}}, 400, "bad_request"),
     ]
     for path, kw, status, code in cases:
         r = server.post(path, **kw)  # type: ignore[arg-type]
@@ -155,6 +160,7 @@ def test_bad_requests_get_error_data_and_write_nothing(server: Served) -> None:
         error = r.json()["error"]
         assert error["code"] == code, (path, error)
         assert "Traceback" not in r.text and set(error) == {"code", "message", "span"}
+    assert "`request` is a JSON object" in server.post("/check", json={}).json()["error"]["message"]
     assert server.post("/check", None, json={}).status_code == 401
     assert server.post("/check", "wrong-token", json={}).json()["error"]["code"] == "unauthorized"
     syntax = server.post("/assert", json={"text": 'claim("a", "b"'}).json()["error"]
@@ -268,7 +274,7 @@ def test_the_server_follows_writes_by_other_processes(server: Served, project: P
     assert denied["allowed"] is False and denied["reasons"][0]["code"] == "owner-stop"
 
 
-def test_the_claude_code_http_hook(server: Served) -> None:
+def test_the_claude_code_http_hook(server: Served, project: Path) -> None:
     grant_agent(server)
     out = server.post("/hooks/claude-code", json=json.loads((HOOKS / "write_inside.json").read_text())).json()
     assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
@@ -282,6 +288,33 @@ def test_the_claude_code_http_hook(server: Served) -> None:
     for token, body in ((None, b"{}"), ("nope", b"{}"), (AGENT, b"not json")):
         r = server.post("/hooks/claude-code", token, content=body)
         assert r.status_code == 200 and r.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
+    r = server.post("/hooks/claude-code", "nope", content=(HOOKS / "write_inside_post.json").read_bytes())
+    assert r.status_code == 200 and "error[unauthorized]" in r.json()["systemMessage"]  # PostToolUse: nothing to deny
+    stderr = server.stop()
+    stored = b"".join(p.read_bytes() for p in project.glob("o.db*"))  # the store, its WAL included
+    assert b"cc-toolu_04" in stored  # what was written is there...
+    for token in (AGENT, OWNER):  # ...and no token, in the store or the server's output
+        assert token.encode() not in stored and token not in stderr
+
+
+def test_the_project_is_one_directory_whatever_the_calls_cwd(project: Path) -> None:
+    """`--project .` is the server's directory (not each call's), and a call
+    made from a subdirectory is asked in the project's scope."""
+    root = project / "repo"
+    (root / "sub").mkdir(parents=True)
+    with Served(
+        project / "policy.rules", str(project / "o.db"), project / "tokens.toml", extra=("--project", "."), cwd=root
+    ) as s:
+        assert s.post("/assert", OWNER, json={"text": f'grant("claude-code", "{root}", 1).'}).status_code == 200
+        call = json.loads((HOOKS / "write_inside.json").read_text())
+
+        def decide(cwd: Path, path: str, n: int) -> str:
+            body = {**call, "cwd": str(cwd), "tool_use_id": f"p{n}", "tool_input": {"file_path": path, "content": "x"}}
+            return str(s.post("/hooks/claude-code", json=body).json()["hookSpecificOutput"]["permissionDecision"])
+
+        assert decide(root / "sub", "../a.py", 1) == "allow"
+        assert decide(root / "sub", "b.py", 2) == "allow"
+        assert decide(root / "sub", "../../elsewhere.py", 3) == "deny"
 
 
 def test_the_command_hook_asks_the_server(server: Served) -> None:
@@ -337,6 +370,15 @@ def test_serving_on_a_unix_socket(project: Path, tmp_path: Path) -> None:
 def test_two_servers_on_one_postgresql_share_a_lease(project: Path, pg_url: str) -> None:
     policy = project / "policy.rules"
     with Served(policy, pg_url, project / "tokens.toml") as one, Served(policy, pg_url, project / "tokens.toml") as two:
+        import psycopg
+
+        with psycopg.connect(pg_url) as conn:  # `serve` follows the store: its NOTIFY trigger, and both listen
+            assert conn.execute("SELECT count(*) FROM pg_trigger WHERE tgname = 'ordinance_notify'").fetchone() == (1,)
+            listening = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND query = 'LISTEN ordinance_log'"
+            ).fetchone()
+            assert listening == (2,)
         assert (
             one.post(
                 "/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1). grant("bob", "repo", 1).'}
@@ -563,3 +605,30 @@ def test_a_policy_that_uses_now_as_a_value_has_its_state_file_refreshed_on_a_per
         assert keeper.due == now + REFRESH
     finally:
         keeper.stop()
+
+
+def test_writes_are_decided_by_the_policy(tmp_path: Path) -> None:
+    """`may_assert` is the policy's: it can make a relation owner-only, or let
+    a principal write one the owner alone writes by default."""
+    from ordinance.serve import Forbidden, Principal, Service
+    from ordinance.values import parse_instant
+
+    now = parse_instant(NOW)
+
+    policy = compile_text(
+        CLAUDE_CODE_POLICY
+        + """
+owner_only("lease").                                              // leases are the owner's here
+may_assert("ci", "revoke") :- request(_, "assert", "revoke", "ci", _).   // and CI may revoke
+"""
+    )
+    with open_store(str(tmp_path / "w.db"), schema_of(policy)) as store:
+        service = Service(policy, store)
+        lease = [("lease", ("job", "claude-code", 1, now + 60))]
+        with pytest.raises(Forbidden, match="may not assert `lease`"):
+            service.write(Principal("claude-code"), lease)
+        assert service.write(Principal("jw", owner=True), lease)["written"] == 1
+        assert service.write(Principal("ci"), [("revoke", ("claude-code", "/p", 1))])["written"] == 1
+        with pytest.raises(Forbidden, match="may not assert `grant`"):
+            service.write(Principal("ci"), [("grant", ("ci", "/", 1))])
+        assert [e.author for e in store.events()] == ["jw", "ci"]

@@ -76,7 +76,8 @@ def _local(body: bytes, agent: str, project: str | None, epoch: int, db: str, po
 
     program = load_policy(policy)
     with open_db(db, program) as store:
-        return handle(Service(program, store), Principal(agent), json.loads(body), project=project, epoch=epoch)
+        root = None if project is None else os.path.realpath(project)
+        return handle(Service(program, store), Principal(agent), json.loads(body), project=root, epoch=epoch)
 
 
 @click.group(

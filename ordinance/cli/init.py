@@ -69,6 +69,11 @@ forbid(A, "owner-stop", "everything") :- request(A, _, _, _, _), stop("everythin
 flag(A, "web-fetch", U) :- request_tool(A, "WebFetch"), request_input(A, "url", U).
 ask_code("web-fetch").
 
+// so does writing a secret: an .env file or a key, anywhere in the project
+flag(A, "secret-file", P) :- request_tool(A, T), writes(T), request_path(A, P),
+                             (glob("**/.env*", P) ; glob("**/*.pem", P)).
+ask_code("secret-file").
+
 test "a force push to main is refused, however it is wrapped" {
   grant("claude-code", "/p", 1).
   request("a1", "Bash", "/p", "claude-code", 1). request_scope("a1", "/p").
@@ -86,6 +91,18 @@ test "a force push to main is refused, however it is wrapped" {
   expect not forbid("a2", "force-push-main", "git push origin feature").
 }
 
+test "writing a secret asks first" {
+  grant("claude-code", "/p", 1).
+  request("a1", "Edit", "/p/src/.env.local", "claude-code", 1). request_scope("a1", "/p").
+  request_tool("a1", "Edit"). request_path("a1", "/p/src/.env.local"). request_project("a1", "/p").
+  request("a2", "Write", "/p/src/env.py", "claude-code", 1). request_scope("a2", "/p").
+  request_tool("a2", "Write"). request_path("a2", "/p/src/env.py"). request_project("a2", "/p").
+  now 2026-12-01T12:00:00Z.
+  expect permit("a1").
+  expect flag("a1", "secret-file", "/p/src/.env.local").
+  expect not flag("a2", "secret-file", "/p/src/env.py").
+}
+
 test "the owner's stop halts everything" {
   grant("claude-code", "/p", 1). stop("everything", 2026-12-01T00:00:00Z).
   request("a1", "Read", "/p/x", "claude-code", 1). request_scope("a1", "/p"). request_tool("a1", "Read").
@@ -94,23 +111,24 @@ test "the owner's stop halts everything" {
 }
 """
 
-SETTINGS = {
-    "hooks": {
-        event: [
-            {
-                "matcher": "*",
-                "hooks": [
-                    {
-                        "type": "command",
-                        "timeout": 10,
-                        "command": "ordinance hook claude-code --server http://127.0.0.1:8377",
-                    }
-                ],
-            }
-        ]
-        for event in ("PreToolUse", "PostToolUse")
+
+def _hook(event: str) -> dict[str, object]:
+    """One hook entry of the settings: the command hook asking the server.
+    PreToolUse fails closed in Claude Code too (`onFailure: block`): a hook
+    that cannot start (no `ordinance` on PATH) or times out blocks the call
+    instead of letting it through; the hook itself denies when the server
+    cannot be reached."""
+    hook: dict[str, object] = {
+        "type": "command",
+        "timeout": 10,
+        "command": "ordinance hook claude-code --server http://127.0.0.1:8377",
     }
-}
+    if event == "PreToolUse":
+        hook["onFailure"] = "block"
+    return {"matcher": "*", "hooks": [hook]}
+
+
+SETTINGS = {"hooks": {event: [_hook(event)] for event in ("PreToolUse", "PostToolUse")}}
 
 
 def _claude_code(root: Path, force: bool) -> None:
@@ -118,6 +136,7 @@ def _claude_code(root: Path, force: bool) -> None:
     the agent's grant on the project directory."""
     import json
     import secrets
+    import shlex
 
     from .common import default_author
 
@@ -151,7 +170,12 @@ def _claude_code(root: Path, force: bool) -> None:
     click.echo(f"created {settings}: Claude Code's PreToolUse and PostToolUse hooks ask the gate")
     click.echo(f"created {tokens}: principals `{owner}` (owner) and `claude-code`; keep it private")
     click.echo(f"granted `claude-code` the project {project} at epoch 1 (store revision {revision})")
-    click.echo("next: ordinance serve --tokens tokens.toml   (and export ORDINANCE_TOKEN=<claude-code's token>)")
+    click.echo(
+        escape(
+            f"next: ordinance serve --tokens tokens.toml --project {shlex.quote(project)}"
+            "   (and export ORDINANCE_TOKEN=<claude-code's token>)"
+        )
+    )
 
 
 @click.command(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..diagnostics import OrdinanceError
@@ -16,7 +18,7 @@ __all__ = ["command"]
     short_help="Serve the gate over HTTP: check, assert, query, why, hooks.",
     epilog="""\b
 Examples:
-  ordinance serve --tokens tokens.toml                 http://127.0.0.1:8377
+  ordinance serve --tokens tokens.toml --project .     http://127.0.0.1:8377
   ordinance serve --tokens tokens.toml --uds /tmp/ordinance.sock
   ordinance serve --anonymous claude-code --port 9000  every caller is `claude-code`
   ordinance serve --tokens tokens.toml --state-out prime-state.md --state-audience public
@@ -42,7 +44,8 @@ Examples:
     "--project",
     default=None,
     metavar="DIR",
-    help="The project directory of Claude Code hook calls (default: each call's cwd).",
+    help="The project directory of Claude Code hook calls: their scope, and what paths must stay "
+    "inside (default: each call's cwd, so a call made from a subdirectory is asked about it).",
 )
 @click.option("--epoch", default=1, show_default=True, type=int, help="The grant epoch of hook calls.")
 @click.option(
@@ -126,7 +129,7 @@ def command(
         service,
         Tokens.from_file(tokens) if tokens else None,
         anonymous=Principal(anonymous) if anonymous else None,
-        project=project,
+        project=None if project is None else os.path.realpath(project),  # as init grants it; `.` is here
         epoch=epoch,
     )
     stop = follow(service, db)

@@ -147,7 +147,10 @@ def create_app(
         data = await body(req)
         if not isinstance(data, dict):
             raise BadRequest("the body must be a JSON object")
-        return service.write(who, service.facts_of(data), str(data.get("source", "serve")), layer=data.get("layer"))
+        source = data.get("source", "serve")
+        if not isinstance(source, str) or not source:
+            raise BadRequest("`source` is a non-empty string naming where the facts come from")
+        return service.write(who, service.facts_of(data), source, layer=data.get("layer"))
 
     async def load(req: HttpRequest) -> Any:
         who = principal(req)
@@ -184,12 +187,14 @@ def create_app(
         return service.rehydrate(who, q.get("now"), q.get("audience"), q.get("bound"), q.get("cap"))
 
     async def hook(req: HttpRequest) -> Response:
+        data: Any = None
         try:
-            who = principal(req)
             data = await body(req)
-        except Exception as exc:  # unauthenticated or unreadable: deny, with a 200 Claude Code reads
+            who = principal(req)
+        except Exception as exc:  # unreadable or unauthenticated: fail, with a 200 Claude Code reads
             err = error_data(exc)["error"]
-            return _json(claude_code.deny(f"ordinance: error[{err['code']}]: {err['message']}"))
+            event = data.get("hook_event_name") if isinstance(data, dict) else None
+            return _json(claude_code.failure(event, f"ordinance: error[{err['code']}]: {err['message']}"))
         return _json(claude_code.handle(service, who, data, project=project, epoch=epoch))
 
     handlers: dict[str, Any] = {

@@ -11,7 +11,8 @@ are filled. The gate decides and logs; allowed -> "allow" (or "ask" when a
 flag's code is one of the policy's `ask_code(Code)` facts), blocked or an
 error -> "deny", each with a short reason. An allowed call's intent receipt
 is written (fenced, like `guard`); PostToolUse writes the outcome receipt
-of a call whose intent is on record, and nothing for any other.
+of a call whose intent is on record, and nothing for any other (a failure
+there is told to the user as a `systemMessage`).
 
 Claude Code reads a hook answer from a 2xx body and treats anything else as
 a non-blocking error, so every answer here is a 200 with a decision:
@@ -29,12 +30,13 @@ from typing import Any, Mapping
 
 from ..diagnostics import OrdinanceError, StaleEpochError
 from ..gate import Decision, Request
+from ..values import escape
 from ..gate.decision import error_pair
 from ..gate.guard import intent, outcome
 from .identity import Principal
 from .shell import simple_commands
 
-__all__ = ["pre_tool_use", "post_tool_use", "handle", "tool_request", "answer", "deny"]
+__all__ = ["pre_tool_use", "post_tool_use", "handle", "tool_request", "answer", "deny", "failure"]
 
 PATH_FIELDS = ("file_path", "notebook_path", "path")
 TARGET_FIELDS = ("file_path", "notebook_path", "url", "path", "pattern")
@@ -111,6 +113,7 @@ def tool_request(
 
 
 def _output(event: str, decision: str, reason: str) -> dict[str, Any]:
+    reason = escape(reason)  # Claude Code shows it: no control character an agent wrote reaches the terminal
     short = reason if len(reason) <= _REASON else reason[: _REASON - 1] + "…"
     return {
         "hookSpecificOutput": {
@@ -123,6 +126,15 @@ def _output(event: str, decision: str, reason: str) -> dict[str, Any]:
 
 def deny(reason: str, event: str = "PreToolUse") -> dict[str, Any]:
     return _output(event, "deny", reason)
+
+
+def failure(event: Any, reason: str) -> dict[str, Any]:
+    """The answer to a call that failed: a deny, except after the tool has
+    run (PostToolUse), when there is nothing to deny and the user is told
+    (`systemMessage`) that its outcome receipt was not recorded."""
+    if event == "PostToolUse":
+        return {"systemMessage": escape(f"{reason} (the outcome receipt was not recorded)")}
+    return deny(reason)
 
 
 def answer(decision: Decision, ask_codes: frozenset[str]) -> dict[str, Any]:
@@ -205,4 +217,4 @@ def handle(service: Any, principal: Principal, payload: Any, **options: Any) -> 
         code, message = error_pair(exc)
         if not isinstance(exc, OrdinanceError):
             code, message = "internal", type(exc).__name__
-        return {} if event == "PostToolUse" else deny(f"ordinance: error[{code}]: {message}")
+        return failure(event, f"ordinance: error[{code}]: {message}")

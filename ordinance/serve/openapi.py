@@ -20,6 +20,8 @@ _REQUEST = {
     "required": ["kind", "target", "epoch"],
 }
 
+HOOK = "/hooks/claude-code"
+
 # (method, path, summary, request body properties or None, authenticated)
 ROUTES: tuple[tuple[str, str, str, dict[str, Any] | None, bool], ...] = (
     ("get", "/health", "Liveness, store revision and policy hash", None, False),
@@ -92,7 +94,7 @@ ROUTES: tuple[tuple[str, str, str, dict[str, Any] | None, bool], ...] = (
     ),
     (
         "post",
-        "/hooks/claude-code",
+        HOOK,
         "Claude Code `http` hook: PreToolUse decides, PostToolUse records (always 200; failures deny)",
         None,
         True,
@@ -103,13 +105,10 @@ ROUTES: tuple[tuple[str, str, str, dict[str, Any] | None, bool], ...] = (
 def document(version: str) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for method, path, summary, body, auth in ROUTES:
-        op: dict[str, Any] = {
-            "summary": summary,
-            "responses": {
-                "200": {"description": "ok", "content": {"application/json": {"schema": _OBJ}}},
-                "4XX": {"description": "error[CODE] data", "content": {"application/json": {"schema": _ERROR}}},
-            },
-        }
+        responses: dict[str, Any] = {"200": {"description": "ok", "content": {"application/json": {"schema": _OBJ}}}}
+        if path != HOOK:  # the hook answers a failure with a 200 deny: Claude Code reads only a 2xx
+            responses["4XX"] = {"description": "error[CODE] data", "content": {"application/json": {"schema": _ERROR}}}
+        op: dict[str, Any] = {"summary": summary, "responses": responses}
         if auth:
             op["security"] = [{"bearer": []}]
         if body is not None:

@@ -96,7 +96,9 @@ class Service:
 
     def request(self, principal: Principal, data: Any) -> Request:
         """The Request of a JSON object, with the principal as its agent."""
-        data = dict(_object(data))
+        if not isinstance(data, Mapping):
+            raise BadRequest("`request` is a JSON object with `kind`, `target` and `epoch`")
+        data = dict(data)
         agent = data.setdefault("agent", principal.name)
         if agent != principal.name:
             raise Forbidden(f"principal `{principal.name}` cannot ask for agent `{agent}`", code="principal_mismatch")

@@ -7,12 +7,14 @@ A small splitter of our own (shlex splits words but not `&&`/`||`/`;`/`|`
 from quoted text, nor subshells): quotes ('...', "...", $'...') and
 backslashes are removed as the shell would; `&&`, `||`, `;`, `&`, `|`,
 `|&` and newlines end a simple command; `( ... )`, `{ ...; }`, `$( ... )`
-and backquotes contribute their inner commands; a `bash -c '...'` (sh,
-zsh, dash, ksh) wrapper contributes the commands of its script, and
-`env`, `sudo`, `nohup`, `time`, `command`, `exec`, `xargs` wrappers the
-command they run, each besides the wrapper itself. Leading `NAME=value`
-assignments are not words. Expansions (`$x`, globs) stay as written: the
-policy sees what the agent wrote, never what it might expand to. The
+and backquotes contribute their inner commands; a `bash -c '...'` or
+`bash <<< '...'` (sh, zsh, dash, ksh) wrapper and `eval '...'` contribute
+the commands of their script, and `env`, `sudo`, `nohup`, `time`,
+`command`, `exec`, `xargs` wrappers the command they run, each besides the
+wrapper itself. Leading `NAME=value` assignments are not words. Expansions
+(`$x`, globs) stay as written: the policy sees what the agent wrote, never
+what it might expand to; nor does it see a script a shell reads from a pipe
+(`echo ... | bash`): a policy refuses those if it must. The
 splitter never raises: an unterminated quote runs to the end of the text.
 """
 
@@ -159,9 +161,11 @@ def _words(command: list[str]) -> list[str]:
 def _inner(words: list[str]) -> tuple[str | None, list[str] | None]:
     """A wrapper's script (`bash -c SCRIPT`) or wrapped command (`sudo X`)."""
     name = words[0].rsplit("/", 1)[-1]
+    if name == "eval":  # its arguments, joined by spaces, are the script
+        return (" ".join(words[1:]) or None), None
     if name in _SHELLS:
         for k, w in enumerate(words[1:], 1):
-            if w.startswith("-") and "c" in w[1:] and not w.startswith("--"):
+            if (w.startswith("-") and "c" in w[1:] and not w.startswith("--")) or w == "<<<":
                 return (words[k + 1] if k + 1 < len(words) else None), None
         return None, None
     if name in _WRAPPERS:
