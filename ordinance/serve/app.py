@@ -18,6 +18,7 @@ from importlib.metadata import version
 from typing import Any, Awaitable, Callable
 
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response
@@ -49,8 +50,8 @@ def _status(exc: BaseException) -> int:
     return 500
 
 
-def _json(data: Any, status: int = 200) -> Response:
-    return Response(json.dumps(data, ensure_ascii=False), status, media_type="application/json")
+def _json(data: Any, status: int = 200, background: BackgroundTask | None = None) -> Response:
+    return Response(json.dumps(data, ensure_ascii=False), status, media_type="application/json", background=background)
 
 
 class Batcher:
@@ -190,7 +191,10 @@ def create_app(
         except Exception as exc:  # unauthenticated or unreadable: deny, with a 200 Claude Code reads
             err = error_data(exc)["error"]
             return _json(claude_code.deny(f"ordinance: error[{err['code']}]: {err['message']}"))
-        return _json(claude_code.handle(service, who, data, project=project, epoch=epoch))
+        # in a worker thread, so the event loop keeps taking requests; then, with
+        # the answer sent, the model takes in the receipt before the next call
+        reply = await asyncio.to_thread(claude_code.handle, service, who, data, project=project, epoch=epoch)
+        return _json(reply, background=BackgroundTask(service.warm))
 
     handlers: dict[str, Any] = {
         "/health": health,
