@@ -287,16 +287,19 @@ def test_the_claude_code_http_hook(server: Served) -> None:
 def test_the_command_hook_asks_the_server(server: Served) -> None:
     grant_agent(server)
 
-    def hook(name: str, token: str = AGENT) -> dict[str, str]:
+    def hook(name: str, token: str = AGENT, *extra: str) -> dict[str, str]:
         run = subprocess.run(
             [
                 sys.executable,
+                "-X",
+                "importtime",
                 "-c",
                 "from ordinance.cli import main; main()",
                 "hook",
                 "claude-code",
                 "--server",
                 server.url,
+                *extra,
             ],
             input=(HOOKS / f"{name}.json").read_bytes(),
             capture_output=True,
@@ -304,11 +307,17 @@ def test_the_command_hook_asks_the_server(server: Served) -> None:
             env={"ORDINANCE_TOKEN": token, "PATH": ""},
         )
         assert run.returncode == 0, run.stderr
+        loaded = {line.split("|")[-1].strip() for line in run.stderr.decode().splitlines()}
+        # the server's answer is had with the standard library alone, unless an option needs the click command
+        assert ("click" in loaded) == bool(extra) and ("ordinance.diagnostics" in loaded) == bool(extra), extra
         return dict(json.loads(run.stdout)["hookSpecificOutput"])
 
     assert hook("bash_push")["permissionDecision"] == "allow"
     assert hook("bash_c_wrapper")["permissionDecision"] == "deny"
-    assert hook("bash_push", token="stolen")["permissionDecision"] == "deny"
+    assert hook("bash_push", "stolen")["permissionDecision"] == "deny"
+    for extra in ((), ("--agent", "claude-code")):  # the same answers through the click command
+        assert hook("bash_c_wrapper", AGENT, *extra)["permissionDecisionReason"].startswith("ordinance blocked this")
+        assert hook("write_inside", AGENT, *extra)["permissionDecision"] == "allow"
 
 
 def test_serving_on_a_unix_socket(project: Path, tmp_path: Path) -> None:
