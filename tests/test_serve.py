@@ -572,3 +572,60 @@ def test_a_policy_that_uses_now_as_a_value_has_its_state_file_refreshed_on_a_per
         assert keeper.due == now + REFRESH
     finally:
         keeper.stop()
+
+
+def test_every_acknowledged_decision_survives_a_crash_of_the_server(project: Path) -> None:
+    """Concurrent /check calls (decided in groups, one commit each) and
+    hook calls (decision and intent receipt in one commit); SIGKILL the
+    server mid-load: every decision a caller was answered with is in the
+    log, as answered, with the hook's intent receipt beside it."""
+    import signal
+    import threading
+    import time
+
+    import httpx
+
+    with Served(project / "policy.rules", str(project / "o.db"), project / "tokens.toml") as server:
+        grant_agent(server)
+        acked: list[tuple[str, int, bool]] = []  # (request id, seq, a hook's)
+        stop = threading.Event()
+
+        def client(n: int) -> None:
+            with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {AGENT}"}, timeout=30) as c:
+                for i in range(10**6):
+                    if stop.is_set():
+                        return
+                    rid = f"c{n}-{i}"
+                    try:
+                        if n % 2:
+                            body = {"tool_name": "Bash", "tool_use_id": rid, "cwd": "/home/me/p"}
+                            body["tool_input"] = {"command": "git status"}
+                            out = c.post("/hooks/claude-code", json=body).json()["hookSpecificOutput"]
+                            assert out["permissionDecision"] == "allow", out
+                            acked.append((f"cc-{rid}", int(out["permissionDecisionReason"].split()[-1][:-1]), True))
+                        else:
+                            request = {"id": rid, "kind": "write", "target": "/home/me/p/x", "epoch": 1}
+                            got = c.post("/check", json={"request": {**request, "scope": "/home/me/p"}}).json()
+                            assert got["allowed"] is True, got
+                            acked.append((rid, got["seq"], False))
+                    except (httpx.TransportError, ValueError):
+                        return  # the server is gone: this call was never acknowledged
+
+        clients = [threading.Thread(target=client, args=(n,)) for n in range(6)]
+        for th in clients:
+            th.start()
+        deadline = time.monotonic() + 60
+        while len(acked) < 60 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server.proc.send_signal(signal.SIGKILL)
+        server.proc.wait(timeout=10)
+        stop.set()
+        for th in clients:
+            th.join(timeout=60)
+    assert len(acked) >= 60 and any(hook for *_, hook in acked) and not all(hook for *_, hook in acked)
+    with open_store(str(project / "o.db")) as store:
+        logged = {e.seq: e for e in store.events(kinds=["decision"])}
+        intents = {e.args[0] for e in store.events(kinds=["receipt"]) if e.args[1] == "intent"}
+    for rid, seq, hook in acked:
+        assert seq in logged and logged[seq].payload["request"]["id"] == rid and logged[seq].payload["allowed"]
+        assert (rid in intents) == hook

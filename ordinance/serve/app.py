@@ -124,7 +124,9 @@ def create_app(
     def endpoint(handler: Handler) -> Callable[[HttpRequest], Awaitable[Response]]:
         async def run(req: HttpRequest) -> Response:
             try:
-                return _json(await handler(req))
+                # after a write, with the answer sent, the model takes it in before the next decision
+                after = BackgroundTask(service.warm) if handler in (assert_, load) else None
+                return _json(await handler(req), background=after)
             except Exception as exc:  # every error is data, never a traceback
                 return _json(error_data(exc), _status(exc))
 

@@ -167,7 +167,10 @@ class Service:
         next decision finds it ready (run after answering a call that wrote
         facts: the intent receipt, an assert)."""
         with self.lock:
-            self.gate.model(self.store.revision(), int(time.time()))
+            try:
+                self.gate.model(self.store.revision(), int(time.time()))
+            except Exception:  # the next decision meets it again, and denies with it as data
+                pass
 
     # ---------------------------------------------------------------- writes
 
