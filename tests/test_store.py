@@ -160,6 +160,24 @@ def test_event_shape_is_checked(store: Store) -> None:
     assert store.revision() == 0
 
 
+@pytest.mark.parametrize(
+    "payload,code",
+    [
+        ({"reason": "a\x00b"}, "nul_byte"),
+        ({"reason": "r", "x": [{"y": ["\udc80"]}]}, "lone_surrogate"),
+        ({"reason": "r", "k\x00": 1}, "nul_byte"),
+        ({"reason": "r", "x": [2**64]}, "integer_range"),
+        ({"reason": "r", "x": float("nan")}, "bad_payload"),
+        ({"reason": "r", 1: "x"}, "bad_payload"),
+    ],
+)
+def test_every_string_and_number_of_a_payload_is_checked(store: Store, payload: dict, code: str) -> None:
+    with pytest.raises(StoreError) as err:
+        store.append([Event("purge", "purge", (), payload=payload)])
+    assert [d.code for d in err.value.diagnostics] == [code]
+    assert store.revision() == 0
+
+
 def test_schema_can_be_set_later_and_without_one_no_fact_is_taken(store_url: str) -> None:
     """Without a policy's schema the store cannot tell a derived relation
     from a stored one, so it takes log events only."""
