@@ -133,7 +133,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=400)
     ap.add_argument("--processes", type=int, default=30, help="command hook calls (one process each)")
     ap.add_argument("--wall-seconds", type=float, default=30.0, help="time spent on each wall-clock hook series")
-    ap.add_argument("--gap-ms", type=float, default=20.0, help="a session's pause while a tool runs and between calls")
+    ap.add_argument("--gap-ms", type=float, default=50.0, help="a session's pause while a tool runs and between calls")
     ap.add_argument("--clients", type=int, default=16, help="concurrent connections for the throughput")
     args = ap.parse_args()
     policy = compile_text(CLAUDE_CODE_POLICY)
