@@ -318,6 +318,15 @@ def test_the_command_hook_asks_the_server(server: Served) -> None:
     for extra in ((), ("--agent", "claude-code")):  # the same answers through the click command
         assert hook("bash_c_wrapper", AGENT, *extra)["permissionDecisionReason"].startswith("ordinance blocked this")
         assert hook("write_inside", AGENT, *extra)["permissionDecision"] == "allow"
+    wrong = subprocess.run(  # no hook endpoint there: a 404, which denies
+        [sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code"],
+        input=(HOOKS / "bash_push.json").read_bytes(),
+        capture_output=True,
+        timeout=60,
+        env={"ORDINANCE_TOKEN": AGENT, "ORDINANCE_SERVER": server.url + "/elsewhere", "PATH": ""},
+    )
+    out = json.loads(wrong.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "answered 404" in out["permissionDecisionReason"]
 
 
 def test_serving_on_a_unix_socket(project: Path, tmp_path: Path) -> None:

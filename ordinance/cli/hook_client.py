@@ -49,17 +49,22 @@ def ask_server(server: str, body: bytes, token: str | None, timeout: float) -> o
         headers["Authorization"] = "Bearer " + _checked(token, "token")
     if server.startswith("unix:"):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
         host, path = "localhost", _PATH
+        try:
+            sock.connect(server[5:])
+        except OSError:
+            sock.close()
+            raise
     else:
         url = urlsplit(server)
-        host, path = url.hostname or "127.0.0.1", url.path.rstrip("/") + _PATH
+        path = url.path.rstrip("/") + _PATH
         if url.scheme == "https":
-            return _https(host, url.port, path, body, headers, timeout)
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+            return _https(url.hostname or "127.0.0.1", url.port, path, body, headers, timeout)
+        sock = socket.create_connection((url.hostname or "127.0.0.1", url.port or 80), timeout)
+        host = url.netloc.rpartition("@")[2] or "127.0.0.1"
     with sock:
-        sock.settimeout(timeout)
-        sock.connect(server[5:] if server.startswith("unix:") else (host, url.port or 80))
-        head = f"POST {_checked(path, 'path')} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n"
+        head = f"POST {_checked(path, 'path')} HTTP/1.1\r\nHost: {_checked(host, 'host')}\r\nConnection: close\r\n"
         head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         sock.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
         chunks: list[bytes] = []
