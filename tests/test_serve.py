@@ -327,6 +327,20 @@ def test_the_command_hook_asks_the_server(server: Served) -> None:
     )
     out = json.loads(wrong.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "answered 404" in out["permissionDecisionReason"]
+    call = {
+        **json.loads((HOOKS / "bash_push.json").read_text()),
+        "tool_input": {"command": "git push -f origin main grün"},
+    }
+    ascii_locale = subprocess.run(  # the answer is UTF-8 JSON even where stdout's encoding cannot write it
+        [sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code", "--server", server.url],
+        input=json.dumps(call).encode(),
+        capture_output=True,
+        timeout=60,
+        env={"ORDINANCE_TOKEN": AGENT, "PYTHONIOENCODING": "ascii", "PATH": ""},
+    )
+    assert ascii_locale.returncode == 0, ascii_locale.stderr
+    out = json.loads(ascii_locale.stdout.decode("utf-8"))["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "main grün" in out["permissionDecisionReason"]
 
 
 def test_serving_on_a_unix_socket(project: Path, tmp_path: Path) -> None:

@@ -149,8 +149,11 @@ def fast(args: list[str]) -> None:
         return  # the click command reports the usage error
     if not server:
         return
-    out = answer(server, sys.stdin.buffer.read(), os.environ.get(token_env), timeout, fail_open)
-    if out is not None:
-        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    try:
+        out = answer(server, sys.stdin.buffer.read(), os.environ.get(token_env), timeout, fail_open)
+    except Exception as exc:  # fail closed: an exit status other than 0 or 2 would let the call through
+        out = deny(f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}")
+    if out is not None:  # JSON is UTF-8, whatever the locale's encoding
+        sys.stdout.buffer.write(json.dumps(out, ensure_ascii=False).encode() + b"\n")
         sys.stdout.flush()
     sys.exit(0)
