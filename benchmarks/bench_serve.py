@@ -93,10 +93,10 @@ def load(url: str, token: str, body: bytes, clients: int, seconds: float, out: m
         f"POST /check HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     ).encode() + body
-    done = [0]
+    done = [0] * clients  # per connection
     stop = time.perf_counter() + seconds
 
-    def client() -> None:
+    def client(n: int) -> None:
         with socket.create_connection((host, int(port))) as sock:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             buf = b""
@@ -111,14 +111,14 @@ def load(url: str, token: str, body: bytes, clients: int, seconds: float, out: m
                             buf = rest[size:]
                             break
                     buf += sock.recv(65536)
-                done[0] += 1
+                done[n] += 1
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
     for th in threads:
         th.start()
     for th in threads:
         th.join()
-    out.put(done[0])
+    out.put(sum(done))
 
 
 def free_port() -> int:
