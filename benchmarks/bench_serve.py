@@ -7,23 +7,28 @@ policy and the agent's grant), one `ordinance serve` process. Prints p50 /
 p99 and the ratio to the issue's target (ratio <= 1 meets it) of
 - in-process `Gate.decide` and `Gate.check` on the same tool-call request;
 - the `http` hook end to end (HTTP POST of a PreToolUse payload to
-  /hooks/claude-code: request facts, decision, decision log, intent
-  receipt, answer), at the server's wall clock, as Claude Code calls it
-  (for at most --wall-seconds);
+  /hooks/claude-code: request facts, decision, decision log and intent
+  receipt in one commit, answer), at the server's wall clock, two ways:
+  as a session calls it (PreToolUse, the tool runs for --gap-ms,
+  PostToolUse, the model thinks for --gap-ms, the next PreToolUse) and
+  back to back (the next PreToolUse right after the answer, so it waits
+  while the model takes in the previous call's receipt);
 - the same tool-call requests through `/check` at a fixed `now` (the warm
   model at one instant: the hook's decision work without its receipt);
 - the `command` hook (`ordinance hook claude-code --server`, a new
   process per call, as Claude Code runs it);
-- server decisions/s from 4 concurrent keep-alive clients, and the same
-  count of in-process `Gate.decide` per second.
-The wall-clock series re-evaluate the store whenever the clock moves to a
-new second (until the gate is fast at an advancing clock).
+- server decisions/s through `/check` from --clients concurrent keep-alive
+  connections (a plain-socket client in its own process, so the figure is
+  the server's, not the client's), and the count of in-process
+  `Gate.decide` per second.
+Each series runs for at most --wall-seconds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import random
 import socket
@@ -73,7 +78,47 @@ def line(label: str, samples: list[float], p50_target: float | None, p99_target:
     p50, p99 = pct(samples)
     r50 = f"({p50 / p50_target:5.2f}x target)" if p50_target else " " * 16
     r99 = f"({p99 / p99_target:5.2f}x target)" if p99_target else ""
-    print(f"{label:40s} p50 {p50 * 1e3:8.3f} ms {r50}  p99 {p99 * 1e3:8.3f} ms {r99}")
+    print(f"{label:44s} p50 {p50 * 1e3:8.3f} ms {r50}  p99 {p99 * 1e3:8.3f} ms {r99}")
+
+
+def post_payload(i: int) -> dict[str, object]:
+    return {**payload(i), "hook_event_name": "PostToolUse", "tool_response": {"stdout": "ok", "exit_code": 0}}
+
+
+def load(url: str, token: str, body: bytes, clients: int, seconds: float, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    """`clients` keep-alive connections POSTing `body` to /check as fast as
+    the server answers, for `seconds`; puts the count of allowed answers."""
+    host, port = url.removeprefix("http://").split(":")
+    request = (
+        f"POST /check HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    done = [0] * clients  # per connection
+    stop = time.perf_counter() + seconds
+
+    def client(n: int) -> None:
+        with socket.create_connection((host, int(port))) as sock:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            buf = b""
+            while time.perf_counter() < stop:
+                sock.sendall(request)
+                while True:
+                    head, sep, rest = buf.partition(b"\r\n\r\n")
+                    if sep:
+                        size = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                        if len(rest) >= size:
+                            assert b'"allowed": true' in rest[:size], rest[:size]
+                            buf = rest[size:]
+                            break
+                    buf += sock.recv(65536)
+                done[n] += 1
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    out.put(sum(done))
 
 
 def free_port() -> int:
@@ -87,7 +132,9 @@ def main() -> None:
     ap.add_argument("--facts", type=int, default=100_000)
     ap.add_argument("--calls", type=int, default=400)
     ap.add_argument("--processes", type=int, default=30, help="command hook calls (one process each)")
-    ap.add_argument("--wall-seconds", type=float, default=30.0, help="time spent on the wall-clock hook series")
+    ap.add_argument("--wall-seconds", type=float, default=30.0, help="time spent on each wall-clock hook series")
+    ap.add_argument("--gap-ms", type=float, default=50.0, help="a session's pause while a tool runs and between calls")
+    ap.add_argument("--clients", type=int, default=16, help="concurrent connections for the throughput")
     args = ap.parse_args()
     policy = compile_text(CLAUDE_CODE_POLICY)
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,11 +206,22 @@ def main() -> None:
             first = http.post("/hooks/claude-code", json=payload(10**6)).json()
             print(f"server: first hook call (warm model built) {time.perf_counter() - t0:.2f} s")
             assert first["hookSpecificOutput"]["permissionDecision"] == "allow", first
-            hook: list[float] = []
+            session: list[float] = []  # PreToolUse, tool, PostToolUse, model, PreToolUse ...
+            stop_at = time.perf_counter() + args.wall_seconds
+            while len(session) < args.calls and (time.perf_counter() < stop_at or len(session) < 5):
+                i = 10**6 + 1 + len(session)
+                t = time.perf_counter()
+                out = http.post("/hooks/claude-code", json=payload(i)).json()
+                session.append(time.perf_counter() - t)
+                assert out["hookSpecificOutput"]["permissionDecision"] == "allow", out
+                time.sleep(args.gap_ms / 1e3)
+                assert http.post("/hooks/claude-code", json=post_payload(i)).json() == {}
+                time.sleep(args.gap_ms / 1e3)
+            hook: list[float] = []  # back to back
             stop_at = time.perf_counter() + args.wall_seconds
             while len(hook) < args.calls and (time.perf_counter() < stop_at or len(hook) < 5):
                 t = time.perf_counter()
-                out = http.post("/hooks/claude-code", json=payload(10**6 + 1 + len(hook))).json()
+                out = http.post("/hooks/claude-code", json=payload(3 * 10**6 + len(hook))).json()
                 hook.append(time.perf_counter() - t)
                 assert out["hookSpecificOutput"]["permissionDecision"] == "allow", out
             fixed = []
@@ -201,21 +259,17 @@ def main() -> None:
                 assert b'"allow"' in run.stdout, run.stdout + run.stderr
 
             http.post("/check", json=body)  # the wall-clock series may have evicted the fixed-now model
-            done, stop = [0], time.perf_counter() + 3.0
-
-            def client() -> None:
-                with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as c:
-                    while time.perf_counter() < stop:
-                        c.post("/check", json=body)
-                        done[0] += 1
-
-            start = time.perf_counter()
-            threads = [threading.Thread(target=client) for _ in range(4)]
-            for th in threads:
-                th.start()
-            for th in threads:
-                th.join()
-            rate = done[0] / (time.perf_counter() - start)
+            rates = {}
+            for clients in sorted({4, args.clients}):
+                queue: multiprocessing.Queue[int] = multiprocessing.Queue()
+                worker = multiprocessing.Process(
+                    target=load, args=(url, TOKEN, json.dumps(body).encode(), clients, 3.0, queue)
+                )
+                start = time.perf_counter()
+                worker.start()
+                count = queue.get()
+                rates[clients] = count / (time.perf_counter() - start)
+                worker.join()
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -223,16 +277,21 @@ def main() -> None:
     print()
     line("in-process Gate.decide", decide, None, None)
     line("in-process Gate.check (+ log)", check, None, None)
-    line(f"http hook, end to end, wall clock ({len(hook)})", hook, 5e-3, 20e-3)
+    line(f"http hook, a session's calls ({len(session)})", session, 5e-3, 20e-3)
+    line(f"http hook, back to back ({len(hook)})", hook, 5e-3, 20e-3)
     line("hook's request via /check, fixed now", fixed, 5e-3, 20e-3)
     line("command hook (process per call)", command, 60e-3, None)
     p50d, _ = pct(decide)
     print(
-        f"\nhttp hook p50 / in-process decide p50: {pct(hook)[0] / p50d:8.1f}x (wall clock), "
-        f"{pct(fixed)[0] / p50d:6.1f}x (fixed now)"
+        f"\nhttp hook p50 / in-process decide p50: {pct(session)[0] / p50d:6.1f}x (a session), "
+        f"{pct(hook)[0] / p50d:6.1f}x (back to back), {pct(fixed)[0] / p50d:6.1f}x (fixed now)"
     )
-    print(f"server: {rate:8.0f} decisions/s over 4 clients ({2000 / rate:5.2f}x target of 2,000/s)")
-    print(f"in-process Gate.decide: {inproc_rate:8.0f} decisions/s (server / in-process {rate / inproc_rate:5.3f})")
+    for clients, rate in rates.items():
+        print(
+            f"server: {rate:8.0f} decisions/s over {clients:2d} connections ({2000 / rate:5.2f}x target of 2,000/s; "
+            f"server / in-process {rate / inproc_rate:5.3f})"
+        )
+    print(f"in-process Gate.decide: {inproc_rate:8.0f} decisions/s")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import pytest
 
 from ordinance.cli.init import CLAUDE_CODE_POLICY
 from ordinance.facts import open_store, schema_of
-from ordinance.gate import Request, request_relations
+from ordinance.gate import Gate, Request, request_relations
 from ordinance.rules import compile_text
 from ordinance.serve import Principal, Service
 from ordinance.serve.claude_code import handle, tool_request
@@ -49,6 +49,34 @@ def test_a_plain_push_is_allowed_with_its_intent_receipt(service: Service) -> No
     assert receipts == [("cc-toolu_01", "intent", "claude-code", NOW)]
     logged = service.store.events(kinds=["decision"])
     assert len(logged) == 1 and logged[0].payload["allowed"] is True
+
+
+def test_the_decision_and_its_intent_receipt_are_one_commit_and_the_decision_is_logged_as_check_logs_it(
+    service: Service, tmp_path: Path
+) -> None:
+    out = decide(service, "bash_push")
+    (logged,) = service.store.events(kinds=["decision"])
+    assert out["permissionDecisionReason"] == f"ordinance allowed (decision {logged.seq})"
+    receipt = service.store.events(kinds=["receipt"])[0]
+    assert receipt.seq == logged.seq + 1 and receipt.time == logged.time  # one transaction
+    with open_store(str(tmp_path / "twin.db"), schema_of(POLICY)) as twin:  # Gate.check on the same store
+        twin.assert_facts([("grant", ("claude-code", "/home/me/p", 1))], source="init", author="jw")
+        request = tool_request(payload("bash_push"), "claude-code", service.gate.request_relations, project=None)
+        Gate(POLICY, twin).check(request, NOW)
+        (want,) = twin.events(kinds=["decision"])
+    fields = ("seq", "kind", "relation", "args", "source", "author", "layer", "resource", "epoch", "payload")
+    assert [getattr(logged, f) for f in fields] == [getattr(want, f) for f in fields]
+    assert Gate(POLICY, service.store).replay(logged).payload() == logged.payload
+
+
+def test_an_intent_the_fence_refuses_denies_and_its_decision_stays_logged(service: Service) -> None:
+    service.store.fence("/home/me/p", 2)  # a newer lease on the call's target
+    out = decide(service, "bash_push")
+    assert out["permissionDecision"] == "deny" and "error[stale_epoch]" in out["permissionDecisionReason"]
+    (logged,) = service.store.events(kinds=["decision"])
+    assert logged.payload["allowed"] is True  # the gate allowed it; the store refused the intent
+    assert service.store.events(kinds=["receipt"]) == []
+    assert service.store.revision() == logged.seq
 
 
 def test_a_compound_command_force_pushing_to_main_is_denied(service: Service) -> None:
@@ -246,6 +274,29 @@ def test_the_command_hook_fails_closed_when_the_server_is_unreachable() -> None:
         timeout=60,
     )
     assert opened.returncode == 0 and opened.stdout.strip() == b""
+
+
+def test_a_post_tool_use_the_server_cannot_record_says_so() -> None:
+    """After the tool has run there is nothing to deny: the command hook
+    tells the user the outcome receipt was not recorded, as the server's
+    own failures do (serve/claude_code.failure)."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from ordinance.cli import main; main()",
+            "hook",
+            "claude-code",
+            "--server",
+            "http://127.0.0.1:9",
+        ],
+        input=(HERE / "write_inside_post.json").read_bytes(),
+        capture_output=True,
+        timeout=60,
+    )
+    out = json.loads(run.stdout)
+    assert run.returncode == 0 and "hookSpecificOutput" not in out
+    assert "unreachable" in out["systemMessage"] and "outcome receipt was not recorded" in out["systemMessage"]
 
 
 def test_a_request_is_a_plain_request() -> None:

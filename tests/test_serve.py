@@ -320,16 +320,19 @@ def test_the_project_is_one_directory_whatever_the_calls_cwd(project: Path) -> N
 def test_the_command_hook_asks_the_server(server: Served) -> None:
     grant_agent(server)
 
-    def hook(name: str, token: str = AGENT) -> dict[str, str]:
+    def hook(name: str, token: str = AGENT, *extra: str) -> dict[str, str]:
         run = subprocess.run(
             [
                 sys.executable,
+                "-X",
+                "importtime",
                 "-c",
                 "from ordinance.cli import main; main()",
                 "hook",
                 "claude-code",
                 "--server",
                 server.url,
+                *extra,
             ],
             input=(HOOKS / f"{name}.json").read_bytes(),
             capture_output=True,
@@ -337,11 +340,40 @@ def test_the_command_hook_asks_the_server(server: Served) -> None:
             env={"ORDINANCE_TOKEN": token, "PATH": ""},
         )
         assert run.returncode == 0, run.stderr
+        loaded = {line.split("|")[-1].strip() for line in run.stderr.decode().splitlines()}
+        # the server's answer is had with the standard library alone, unless an option needs the click command
+        assert ("click" in loaded) == bool(extra) and ("ordinance.diagnostics" in loaded) == bool(extra), extra
         return dict(json.loads(run.stdout)["hookSpecificOutput"])
 
     assert hook("bash_push")["permissionDecision"] == "allow"
     assert hook("bash_c_wrapper")["permissionDecision"] == "deny"
-    assert hook("bash_push", token="stolen")["permissionDecision"] == "deny"
+    assert hook("bash_push", "stolen")["permissionDecision"] == "deny"
+    for extra in ((), ("--agent", "claude-code")):  # the same answers through the click command
+        assert hook("bash_c_wrapper", AGENT, *extra)["permissionDecisionReason"].startswith("ordinance blocked this")
+        assert hook("write_inside", AGENT, *extra)["permissionDecision"] == "allow"
+    wrong = subprocess.run(  # no hook endpoint there: a 404, which denies
+        [sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code"],
+        input=(HOOKS / "bash_push.json").read_bytes(),
+        capture_output=True,
+        timeout=60,
+        env={"ORDINANCE_TOKEN": AGENT, "ORDINANCE_SERVER": server.url + "/elsewhere", "PATH": ""},
+    )
+    out = json.loads(wrong.stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "answered 404" in out["permissionDecisionReason"]
+    call = {
+        **json.loads((HOOKS / "bash_push.json").read_text()),
+        "tool_input": {"command": "git push -f origin main grün"},
+    }
+    ascii_locale = subprocess.run(  # the answer is UTF-8 JSON even where stdout's encoding cannot write it
+        [sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code", "--server", server.url],
+        input=json.dumps(call).encode(),
+        capture_output=True,
+        timeout=60,
+        env={"ORDINANCE_TOKEN": AGENT, "PYTHONIOENCODING": "ascii", "PATH": ""},
+    )
+    assert ascii_locale.returncode == 0, ascii_locale.stderr
+    out = json.loads(ascii_locale.stdout.decode("utf-8"))["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "main grün" in out["permissionDecisionReason"]
 
 
 def test_serving_on_a_unix_socket(project: Path, tmp_path: Path) -> None:
@@ -632,3 +664,60 @@ may_assert("ci", "revoke") :- request(_, "assert", "revoke", "ci", _).   // and 
         with pytest.raises(Forbidden, match="may not assert `grant`"):
             service.write(Principal("ci"), [("grant", ("ci", "/", 1))])
         assert [e.author for e in store.events()] == ["jw", "ci"]
+
+
+def test_every_acknowledged_decision_survives_a_crash_of_the_server(project: Path) -> None:
+    """Concurrent /check calls (decided in groups, one commit each) and
+    hook calls (decision and intent receipt in one commit); SIGKILL the
+    server mid-load: every decision a caller was answered with is in the
+    log, as answered, with the hook's intent receipt beside it."""
+    import signal
+    import threading
+    import time
+
+    import httpx
+
+    with Served(project / "policy.rules", str(project / "o.db"), project / "tokens.toml") as server:
+        grant_agent(server)
+        acked: list[tuple[str, int, bool]] = []  # (request id, seq, a hook's)
+        stop = threading.Event()
+
+        def client(n: int) -> None:
+            with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {AGENT}"}, timeout=30) as c:
+                for i in range(10**6):
+                    if stop.is_set():
+                        return
+                    rid = f"c{n}-{i}"
+                    try:
+                        if n % 2:
+                            body = {"tool_name": "Bash", "tool_use_id": rid, "cwd": "/home/me/p"}
+                            body["tool_input"] = {"command": "git status"}
+                            out = c.post("/hooks/claude-code", json=body).json()["hookSpecificOutput"]
+                            assert out["permissionDecision"] == "allow", out
+                            acked.append((f"cc-{rid}", int(out["permissionDecisionReason"].split()[-1][:-1]), True))
+                        else:
+                            request = {"id": rid, "kind": "write", "target": "/home/me/p/x", "epoch": 1}
+                            got = c.post("/check", json={"request": {**request, "scope": "/home/me/p"}}).json()
+                            assert got["allowed"] is True, got
+                            acked.append((rid, got["seq"], False))
+                    except (httpx.TransportError, ValueError):
+                        return  # the server is gone: this call was never acknowledged
+
+        clients = [threading.Thread(target=client, args=(n,)) for n in range(6)]
+        for th in clients:
+            th.start()
+        deadline = time.monotonic() + 60
+        while len(acked) < 60 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server.proc.send_signal(signal.SIGKILL)
+        server.proc.wait(timeout=10)
+        stop.set()
+        for th in clients:
+            th.join(timeout=60)
+    assert len(acked) >= 60 and any(hook for *_, hook in acked) and not all(hook for *_, hook in acked)
+    with open_store(str(project / "o.db")) as store:
+        logged = {e.seq: e for e in store.events(kinds=["decision"])}
+        intents = {e.args[0] for e in store.events(kinds=["receipt"]) if e.args[1] == "intent"}
+    for rid, seq, hook in acked:
+        assert seq in logged and logged[seq].payload["request"]["id"] == rid and logged[seq].payload["allowed"]
+        assert (rid in intents) == hook

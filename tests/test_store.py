@@ -160,6 +160,24 @@ def test_event_shape_is_checked(store: Store) -> None:
     assert store.revision() == 0
 
 
+@pytest.mark.parametrize(
+    "payload,code",
+    [
+        ({"reason": "a\x00b"}, "nul_byte"),
+        ({"reason": "r", "x": [{"y": ["\udc80"]}]}, "lone_surrogate"),
+        ({"reason": "r", "k\x00": 1}, "nul_byte"),
+        ({"reason": "r", "x": [2**64]}, "integer_range"),
+        ({"reason": "r", "x": float("nan")}, "bad_payload"),
+        ({"reason": "r", 1: "x"}, "bad_payload"),
+    ],
+)
+def test_every_string_and_number_of_a_payload_is_checked(store: Store, payload: dict, code: str) -> None:
+    with pytest.raises(StoreError) as err:
+        store.append([Event("purge", "purge", (), payload=payload)])
+    assert [d.code for d in err.value.diagnostics] == [code]
+    assert store.revision() == 0
+
+
 def test_schema_can_be_set_later_and_without_one_no_fact_is_taken(store_url: str) -> None:
     """Without a policy's schema the store cannot tell a derived relation
     from a stored one, so it takes log events only."""
@@ -261,6 +279,22 @@ def test_fence_is_compare_and_set(store: Store) -> None:
         store.fence("deploy/db", 5)
     store.append([claim("c4")], fence=("other", 1))  # resources are independent
     assert [(e.args[0], e.epoch) for e in store.events()] == [("c1", 5), ("c3", 6), ("c4", 1)]
+
+
+def test_append_each_writes_its_batches_in_one_commit_skipping_those_a_fence_refuses(store: Store) -> None:
+    store.fence("deploy/db", 5)
+    out = store.append_each(
+        [([claim("c1")], None), ([claim("c2")], ("deploy/db", 4)), ([claim("c3"), claim("c4")], ("deploy/db", 6))]
+    )
+    assert out[0] == 1 and out[2] == 3
+    assert isinstance(out[1], StaleEpochError) and out[1].code == "stale_epoch"
+    events = store.events()
+    assert [(e.seq, e.args[0], e.epoch) for e in events] == [(1, "c1", None), (2, "c3", 6), (3, "c4", 6)]
+    with pytest.raises(StaleEpochError):
+        store.fence("deploy/db", 5)  # the refused batch recorded nothing; the later one recorded 6
+    with pytest.raises(StoreError) as err:  # a bad batch: nothing of any batch is written
+        store.append_each([([claim("c5")], None), ([Event("assert", "note", ("x",), resource="r", epoch=1)], None)])
+    assert err.value.code == "fence_mismatch" and store.revision() == 3
 
 
 def test_fence_fields_on_events_must_match_the_batch_fence(store: Store) -> None:

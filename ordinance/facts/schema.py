@@ -111,7 +111,9 @@ def _json_problem(value: Any, depth: int = 0) -> tuple[str, str] | None:
     """The first value of a JSON payload that is not storable."""
     if depth > 64:
         return "bad_payload", "is nested too deeply"
-    if isinstance(value, Mapping):
+    if type(value) is str:  # most of a payload (a decision's request): checked first, and cheaply
+        return string_problem(value)
+    if isinstance(value, dict) or isinstance(value, Mapping):  # (typing's Mapping is slow to test for)
         for k, v in value.items():
             if not isinstance(k, str):
                 return "bad_payload", "has a key that is not a string"

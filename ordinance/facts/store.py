@@ -147,6 +147,36 @@ class Store(ABC):
         epoch recorded for `resource` (which it then becomes); otherwise
         `StaleEpochError` and nothing is written.
         """
+        stamped = self._stamped(events, fence, now_text())
+        return self._locked_write(lambda txn: self._commit(txn, stamped, fence, imported=False))
+
+    def append_each(
+        self, batches: Sequence[tuple[Iterable[Event], tuple[str, int] | None]]
+    ) -> list[int | StaleEpochError]:
+        """`append` of each (events, fence) batch in turn, in one write
+        transaction: one durable commit for all (a group commit). A batch its
+        fence refuses is not written, and its StaleEpochError stands in its
+        place in the result; the others get their revision, as `append`
+        returns it. Any other error writes no batch at all. Every event
+        gets the same time."""
+        time = now_text()
+        stamped = [(self._stamped(events, fence, time), fence) for events, fence in batches]
+
+        def commit(txn: WriteTxn) -> list[int | StaleEpochError]:
+            out: list[int | StaleEpochError] = []
+            for rows, fence in stamped:
+                try:  # the fence is checked before its batch writes anything
+                    out.append(self._commit(txn, rows, fence, imported=False))
+                except StaleEpochError as exc:
+                    out.append(exc)
+            return out
+
+        return self._locked_write(commit)
+
+    def _stamped(
+        self, events: Iterable[Event], fence: tuple[str, int] | None, time: str
+    ) -> list[tuple[Event, str, str | None, int | None]]:
+        """A batch validated and stamped with `time` and its fence (StoreError if it is not valid)."""
         try:
             batch = list(events)
         except TypeError:
@@ -160,9 +190,7 @@ class Store(ABC):
                 )
         if problems:
             raise StoreError(problems)
-        time = now_text()
-        stamped = [(e, time, resource, epoch) for e in batch]
-        return self._locked_write(lambda txn: self._commit(txn, stamped, fence, imported=False))
+        return [(e, time, resource, epoch) for e in batch]
 
     def assert_facts(
         self,

@@ -25,7 +25,7 @@ from ..facts import Event
 from .decision import Decision, error_pair
 from .request import Request
 
-__all__ = ["Blocked", "GuardResult", "Guarded", "guard", "intent", "outcome"]
+__all__ = ["Blocked", "GuardResult", "Guarded", "guard", "intent", "intent_batch", "outcome"]
 
 T = TypeVar("T")
 
@@ -62,10 +62,10 @@ def _fence(request: Request, resource: str | None) -> tuple[str, int]:
     return (resource or request.target, request.lease)
 
 
-def intent(gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
-    """Write the intent receipt of an allowed request to the gate's store,
-    fenced, in the policy's default layer; return its revision
-    (StaleEpochError if the fence refuses it)."""
+def intent_batch(
+    gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard"
+) -> tuple[list[Event], tuple[str, int]]:
+    """The intent receipt's events and the fence they are written under."""
     a, who, layer = request.id, request.agent, gate.layers.default
     events = [
         Event("receipt", "receipt", (a, "intent", who, now), source, who, layer=layer),
@@ -73,7 +73,15 @@ def intent(gate: Any, request: Request, now: int, resource: str | None = None, s
     ]
     if request.key is not None:
         events.append(Event("assert", "receipt_key", (a, request.key), source, who, layer=layer))
-    return int(gate.store.append(events, fence=_fence(request, resource)))
+    return events, _fence(request, resource)
+
+
+def intent(gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
+    """Write the intent receipt of an allowed request to the gate's store,
+    fenced, in the policy's default layer; return its revision
+    (StaleEpochError if the fence refuses it)."""
+    events, fence = intent_batch(gate, request, now, resource, source)
+    return int(gate.store.append(events, fence=fence))
 
 
 def outcome(gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:

@@ -18,6 +18,7 @@ from importlib.metadata import version
 from typing import Any, Awaitable, Callable
 
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response
@@ -49,8 +50,8 @@ def _status(exc: BaseException) -> int:
     return 500
 
 
-def _json(data: Any, status: int = 200) -> Response:
-    return Response(json.dumps(data, ensure_ascii=False), status, media_type="application/json")
+def _json(data: Any, status: int = 200, background: BackgroundTask | None = None) -> Response:
+    return Response(json.dumps(data, ensure_ascii=False), status, media_type="application/json", background=background)
 
 
 class Batcher:
@@ -123,7 +124,9 @@ def create_app(
     def endpoint(handler: Handler) -> Callable[[HttpRequest], Awaitable[Response]]:
         async def run(req: HttpRequest) -> Response:
             try:
-                return _json(await handler(req))
+                # after a write, with the answer sent, the model takes it in before the next decision
+                after = BackgroundTask(service.warm) if handler in (assert_, load) else None
+                return _json(await handler(req), background=after)
             except Exception as exc:  # every error is data, never a traceback
                 return _json(error_data(exc), _status(exc))
 
@@ -195,7 +198,10 @@ def create_app(
             err = error_data(exc)["error"]
             event = data.get("hook_event_name") if isinstance(data, dict) else None
             return _json(claude_code.failure(event, f"ordinance: error[{err['code']}]: {err['message']}"))
-        return _json(claude_code.handle(service, who, data, project=project, epoch=epoch))
+        # in a worker thread, so the event loop keeps taking requests; then, with
+        # the answer sent, the model takes in the receipt before the next call
+        reply = await asyncio.to_thread(claude_code.handle, service, who, data, project=project, epoch=epoch)
+        return _json(reply, background=BackgroundTask(service.warm))
 
     handlers: dict[str, Any] = {
         "/health": health,

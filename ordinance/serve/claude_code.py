@@ -28,11 +28,11 @@ import posixpath
 import time
 from typing import Any, Mapping
 
-from ..diagnostics import OrdinanceError, StaleEpochError
+from ..diagnostics import OrdinanceError
 from ..gate import Decision, Request
 from ..values import escape
 from ..gate.decision import error_pair
-from ..gate.guard import intent, outcome
+from ..gate.guard import intent_batch, outcome
 from .identity import Principal
 from .shell import simple_commands
 
@@ -162,22 +162,26 @@ def pre_tool_use(
 ) -> dict[str, Any]:
     at = int(time.time()) if now is None else now
     request = tool_request(payload, principal.name, service.gate.request_relations, project=project, epoch=epoch)
-    with service.lock:
-        decision = service.gate.check(request, at)
-        reply = answer(decision, ask_codes(service, at))
-        if reply["hookSpecificOutput"]["permissionDecision"] != "deny":
-            try:
-                intent(service.gate, request, at, source="claude-code")
-            except StaleEpochError as exc:
-                code, message = error_pair(exc)
-                return deny(f"ordinance: error[{code}]: {message}")
-    return reply
+    with service.lock:  # the ask codes of the decision's model: nothing takes in the receipt before they are read
+        decision, refused = service.check_then(  # an allowed call's intent receipt, in the decision's commit
+            request,
+            at,
+            lambda d: (
+                intent_batch(service.gate, request, at, source="claude-code") if d.allowed and not d.errors else None
+            ),
+        )
+        if refused is not None:
+            code, message = error_pair(refused)
+            return deny(f"ordinance: error[{code}]: {message}")
+        return answer(decision, ask_codes(service, at, decision.revision) if decision.allowed else frozenset())
 
 
-def ask_codes(service: Any, now: int) -> frozenset[str]:
+def ask_codes(service: Any, now: int, revision: int) -> frozenset[str]:
+    """The policy's `ask_code(Code)` facts at the decision's revision (under
+    the service's lock, before the warm model moves past it)."""
     if "ask_code" not in service.policy.relations:
         return frozenset()
-    model = service.gate.model(service.store.revision(), now)
+    model = service.gate.model(revision, now)
     return frozenset(str(t[0]) for t in model.tuples("ask_code"))
 
 

@@ -28,15 +28,15 @@ import itertools
 import threading
 import time
 import uuid
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..diagnostics import OrdinanceError, StoreError, arity_message
+from ..diagnostics import OrdinanceError, StaleEpochError, StoreError, arity_message
 from ..engine import Pattern, answers, parse_pattern, why, why_not
 from ..explain import decision_json, to_json
 from ..engine import evaluate
 from ..facts import FACT_KINDS, Event, Store
 from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
-from ..gate import Gate, Request, is_request_side
+from ..gate import Decision, Gate, Request, is_request_side
 from ..rules.checked import CheckedProgram
 from ..facts.events import kind_of
 from ..values import to_value
@@ -44,6 +44,9 @@ from ..values import format_instant, parse_instant
 from .identity import Principal
 
 __all__ = ["Forbidden", "Service", "BadRequest", "SERVER_FILLED"]
+
+# events and the fence they are written under (`Store.append_each`)
+Batch = tuple[Sequence[Event], tuple[str, int] | None]
 
 # request attributes only the service fills, never a caller
 SERVER_FILLED = frozenset({"request_owner"})
@@ -135,6 +138,41 @@ class Service:
         """Gate.check under the service's lock (for the hooks)."""
         with self.lock:
             return self.gate.check(request, now)
+
+    def check_then(
+        self, request: Request, now: int, then: Callable[[Decision], Batch | None]
+    ) -> tuple[Decision, StaleEpochError | None]:
+        """`Gate.check`, and the fenced batch `then` makes of the decision
+        (an intent receipt), appended in the same transaction: one durable
+        commit. The decision is logged exactly as `Gate.check` logs it,
+        whether or not the fence refuses the batch (the error is returned)."""
+        with self.lock:
+            decision = self.gate.decide(request, now)
+            logged = Event(
+                "decision",
+                "decision",
+                (),
+                "gate",
+                request.agent,
+                payload=decision.payload(),
+                layer=self.gate.layers.default,
+            )
+            extra = then(decision)
+            seqs = self.store.append_each([([logged], None)] + ([extra] if extra is not None else []))
+            assert isinstance(seqs[0], int)  # an unfenced batch is never refused
+            object.__setattr__(decision, "seq", seqs[0])
+        refused = seqs[-1] if isinstance(seqs[-1], StaleEpochError) else None
+        return decision, refused
+
+    def warm(self) -> None:
+        """Bring the warm model up to the store and the clock now, so the
+        next decision finds it ready (run after answering a call that wrote
+        facts: the intent receipt, an assert)."""
+        with self.lock:
+            try:
+                self.gate.model(self.store.revision(), int(time.time()))
+            except Exception:  # the next decision meets it again, and denies with it as data
+                pass
 
     # ---------------------------------------------------------------- writes
 
