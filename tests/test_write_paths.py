@@ -171,6 +171,20 @@ def test_the_library_api_runs_the_same_checks(store_url: str, tmp_path: Path) ->
             "policy_hash": "h",
             "reasons": ["stale"],
         },
+        # a `now` past year 9999 (`log` and `replay` read it as an instant), a negative revision
+        *(
+            {
+                "request": {"id": "a", "kind": "k", "target": "t", "agent": "g", "epoch": 1},
+                "allowed": True,
+                "policy_hash": "h",
+                **fields,
+            }
+            for fields in (
+                {"now": 253402300800, "revision": 0},
+                {"now": -(2**63), "revision": 0},
+                {"now": 0, "revision": -1},
+            )
+        ),
     ],
 )
 def test_an_imported_decision_must_be_a_decision(project: tuple[Path, str], payload: dict[str, Any]) -> None:
@@ -189,6 +203,24 @@ def test_an_imported_decision_must_be_a_decision(project: tuple[Path, str], payl
     assert error_code(run("load", "-", input=json.dumps(line) + "\n")) == "bad_decision"
     assert events_of(project[1]) == []
     assert run("log").exit_code == 0
+
+
+@pytest.mark.parametrize("time", ["99999-01-01T00:00:00.000000Z", "0000-01-01T00:00:00.000000Z", "yesterday", ""])
+def test_an_imported_event_has_a_log_time_the_store_could_have_written(project: tuple[Path, str], time: str) -> None:
+    line = {
+        "seq": 1,
+        "kind": "assert",
+        "relation": "grant",
+        "args": ["alice", "prod", 1],
+        "source": "x",
+        "author": "x",
+        "time": time,
+        "resource": None,
+        "epoch": None,
+        "payload": None,
+    }
+    assert error_code(run("load", "-", input=json.dumps(line) + "\n")) == "time_range"
+    assert events_of(project[1]) == []
 
 
 def test_a_real_export_still_round_trips(project: tuple[Path, str], tmp_path: Path) -> None:
