@@ -86,7 +86,10 @@ def parse_instant(text: str) -> int:
         return FOREVER
     if not text.endswith("Z"):
         raise ValueError(f"instant `{text}` must be UTC and end in `Z`")
-    dt = datetime.fromisoformat(text[:-1] + "+00:00")
+    try:
+        dt = datetime.fromisoformat(text[:-1] + "+00:00")
+    except ValueError:
+        raise ValueError(f"instant `{text:.40}` is not a date and time in years 1 to 9999") from None
     return int(dt.timestamp())
 
 

@@ -334,3 +334,34 @@ def test_the_store_api_raises_only_store_errors(store_url: str) -> None:
             with pytest.raises(StoreError):
                 call()
         assert store.revision() == 0
+
+
+def test_the_server_refuses_the_same_values(store_url: str, tmp_path: Path) -> None:
+    from ordinance.cli.init import CLAUDE_CODE_POLICY
+    from served import OWNER, Served, write_tokens
+
+    (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY + "\n.decl stop2(s: symbol, t: time)\n")
+    scope, request = "/home/me/p", {"kind": "Bash", "target": "/home/me/p", "epoch": 1}
+    cases: list[tuple[str, Any, str]] = [
+        ("/assert", {"text": 'grant("a\\u0000", "/home/me/p", 1).'}, "nul_byte"),
+        ("/assert", {"text": 'grant("\\uD800", "/home/me/p", 1).'}, "lone_surrogate"),
+        ("/assert", {"facts": [{"relation": "grant", "args": ["a", scope, 10**400]}]}, "integer_range"),
+        ("/assert", {"facts": [{"relation": "grant", "args": ["a", scope, 2**63]}]}, "integer_range"),
+        ("/assert", {"facts": [{"relation": "stop2", "args": ["x", 253402300800]}]}, "time_range"),
+        ("/check", {"request": {**request, "epoch": 2**63}}, "integer_range"),
+        ("/check", {"request": {**request, "kind": "Bash\u0000"}}, "nul_byte"),
+        ("/check", {"request": request, "now": 253402300800}, "time_range"),
+        ("/check", {"request": request, "now": "99999-01-01T00:00:00Z"}, "bad_request"),
+        ("/query", {"pattern": "grant(A, S, E)", "now": 2**70}, "integer_range"),
+    ]
+    with Served(tmp_path / "policy.rules", store_url, write_tokens(tmp_path / "tokens.toml")) as server:
+        for path, body, code in cases:
+            r = server.post(path, OWNER, content=json.dumps(body).encode())
+            assert (r.status_code, r.json()["error"]["code"]) == (400, code), (path, body, r.text)
+        # invalid UTF-8 in a JSON body or a JSON Lines upload: refused, not replaced by U+FFFD
+        bad = b'{"relation": "grant", "args": ["\xff", "/home/me/p", 1]}\n'
+        r = server.post("/load", OWNER, content=bad)
+        assert (r.status_code, r.json()["error"]["code"]) == (400, "encoding"), r.text
+        assert server.post("/assert", OWNER, content=b'{"facts": [' + bad.strip() + b"]}").status_code == 400
+        assert server.get("/health", None).json()["revision"] == 0  # nothing written, not even a decision
+        assert "Traceback" not in server.stop()
