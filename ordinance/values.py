@@ -32,6 +32,7 @@ names, paths) through one of these.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timezone
 from typing import Any
@@ -45,6 +46,7 @@ __all__ = [
     "MIN_INSTANT",
     "MAX_INSTANT",
     "string_problem",
+    "json_text",
     "value_problem",
     "parse_instant",
     "format_instant",
@@ -121,6 +123,17 @@ def format_duration(value: int) -> str:
 
 def _u(m: re.Match[str]) -> str:
     return f"\\u{ord(m.group(0)):04x}"
+
+
+# what `json.dumps(ensure_ascii=False)` leaves raw: DEL, the C1 controls (U+009B is
+# a CSI), and the format characters (bidi overrides); below U+0020 JSON escapes itself
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """`value` as JSON text (non-ASCII kept) with every control and format
+    character escaped, so that printing it cannot drive a terminal."""
+    return _UNSAFE_IN_JSON.sub(_u, json.dumps(value, ensure_ascii=False, **options))
 
 
 def escape(text: str) -> str:

@@ -15,7 +15,7 @@ import re
 from typing import IO, Any, Iterable, Mapping, Sequence
 
 from ..diagnostics import Diagnostic, StoreError
-from ..values import to_value
+from ..values import json_text, to_value
 from .events import DEFAULT_LAYER, Event, kind_of, now_text
 from .schema import validate
 from .store import Store
@@ -44,7 +44,7 @@ def export_jsonl(store: Store, fp: IO[str], since: int = 0, until: int | None = 
     """Write the events with since < seq <= until to `fp`; return how many."""
     events = store.events(since, until)
     for e in events:
-        fp.write(json.dumps(e.to_json(), ensure_ascii=False) + "\n")
+        fp.write(json_text(e.to_json()) + "\n")
     return len(events)
 
 
