@@ -106,3 +106,53 @@ def test_init_force_says_what_it_kept(tmp_path: Path) -> None:
     result = run("init", str(tmp_path), "--force")
     assert result.exit_code == 0
     assert "overwrote" in result.output and "kept" in result.output and "revision 1" in result.output
+
+
+def test_a_file_that_is_not_a_store_is_not_made_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an empty file, or another program's SQLite database, got the store's tables from any read
+    import sqlite3
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ORDINANCE_DB", raising=False)
+    (tmp_path / "policy.rules").write_text('.include "continuity"\n')
+    (tmp_path / "empty.db").touch()
+    other = sqlite3.connect(tmp_path / "other.db")
+    other.execute("CREATE TABLE bookmarks (url TEXT)")
+    other.commit()
+    other.close()
+    for name in ("empty.db", "other.db"):
+        for args in (["log"], ["query", "grant(A, S, E)"], ["check", REQUEST], ["export"], ["replay"]):
+            line = error(run(*args, "--db", name))
+            assert line.startswith("error[no_store]") and name in line, (args, line)
+    assert (tmp_path / "empty.db").stat().st_size == 0
+    tables = sqlite3.connect(tmp_path / "other.db").execute("SELECT name FROM sqlite_master").fetchall()
+    assert tables == [("bookmarks",)]
+
+
+def test_load_reports_its_own_writes_while_others_write(project: str, tmp_path: Path) -> None:
+    import threading
+
+    from ordinance.facts import schema_of
+    from ordinance.rules import load
+
+    assert run("assert", GRANT).exit_code == 0
+    lines = [json.dumps({"relation": "grant", "args": [f"agent{i}", "prod", 1]}) for i in range(300)]
+    (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n")
+    stop = threading.Event()
+
+    def other_writer() -> None:
+        with open_store(project, schema_of(load(tmp_path / "policy.rules"))) as store:
+            while not stop.is_set():
+                store.assert_facts([("grant", ("other", "prod", 1))])
+
+    writer = threading.Thread(target=other_writer)
+    writer.start()
+    try:
+        result = run("load", str(tmp_path / "many.jsonl"))
+    finally:
+        stop.set()
+        writer.join()
+    assert result.exit_code == 0, result.stderr
+    assert result.output.startswith("loaded 300 events; store at revision ")
+    with open_store(project) as store:
+        assert sum(1 for e in store.events() if e.args[0].startswith("agent")) == 300
