@@ -73,6 +73,21 @@ def test_a_command_past_its_deadline_stops_with_one_line() -> None:
     assert "deadline of 0.2 seconds passed" in str(result.exception)
 
 
+def test_a_group_s_deadline_covers_its_subcommand() -> None:
+    # `ordinance hook claude-code`: the group's callback returns before the subcommand runs
+    @click.group("grp", epilog="Example: ordinance grp nap")
+    def grp() -> None:
+        """A group."""
+
+    @grp.command("nap")
+    def nap() -> None:
+        time.sleep(5)
+
+    group = click.Group(commands=[with_deadline(grp)])
+    result = CliRunner().invoke(group, ["grp", "--deadline", "0.2", "nap"])
+    assert isinstance(result.exception, LimitExceeded), result.output  # the nap would have ended normally
+
+
 def test_every_command_takes_a_deadline() -> None:
     for name, command in cli.commands.items():
         assert "--deadline" in [o for p in command.params for o in getattr(p, "opts", [])], name
