@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from ordinance.cli import cli
+from ordinance.diagnostics import StoreError
 from ordinance.facts import open_store
 
 NOW = "2026-12-24T12:00:00Z"
@@ -32,7 +33,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str) -> 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ORDINANCE_POLICY", raising=False)
     monkeypatch.setenv("ORDINANCE_DB", store_url)
-    assert run("init", ".").exit_code == 0
+    assert run("init", ".", "--db", store_url).exit_code == 0  # the store at store_url, made
     return store_url
 
 
@@ -156,3 +157,20 @@ def test_load_reports_its_own_writes_while_others_write(project: str, tmp_path: 
     assert result.output.startswith("loaded 300 events; store at revision ")
     with open_store(project) as store:
         assert sum(1 for e in store.events() if e.args[0].startswith("agent")) == 300
+
+
+def test_init_db_makes_the_store_there_and_keeps_it_after(store_url: str, tmp_path: Path) -> None:
+    # a fresh PostgreSQL database is no store until init (or a write) makes its tables
+    with pytest.raises(StoreError) as refused:
+        open_store(store_url, create=False)
+    assert refused.value.code == "no_store" and "run `ordinance init" in str(refused.value)
+    made = run("init", str(tmp_path / "p"), "--db", store_url)
+    assert made.exit_code == 0, made.stderr
+    assert ": an empty store (revision 0)" in made.output and "created" in made.output
+    assert "://" not in made.output  # a URL may carry a password: never echoed
+    assert not (tmp_path / "p" / "ordinance.db").exists()
+    with open_store(store_url, create=False) as store:
+        assert store.revision() == 0
+    assert run("assert", GRANT, "--db", store_url, "--policy", str(tmp_path / "p" / "policy.rules")).exit_code == 0
+    again = run("init", str(tmp_path / "p"), "--db", store_url, "--force")
+    assert again.exit_code == 0 and "kept" in again.output and "(revision 1)" in again.output

@@ -41,7 +41,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str) -> 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ORDINANCE_POLICY", raising=False)
     monkeypatch.setenv("ORDINANCE_DB", store_url)
-    assert run("init", ".").exit_code == 0
+    assert run("init", ".", "--db", store_url).exit_code == 0  # the store at store_url, made
     return tmp_path, store_url
 
 
@@ -258,6 +258,25 @@ def test_load_refuses_bad_values_with_a_code(project: tuple[Path, str], line: st
     assert run("query", "grant(A, S, E)").exit_code in (0, 1)  # no answers, no error
 
 
+@pytest.mark.parametrize("epoch", [2**63, 10**400, -1])
+def test_an_exported_event_s_epoch_is_checked_like_a_fence(project: tuple[Path, str], epoch: int) -> None:
+    line = {
+        "seq": 1,
+        "kind": "assert",
+        "relation": "grant",
+        "args": ["mallory", "prod", 1],
+        "source": "x",
+        "author": "x",
+        "time": "2026-01-01T00:00:00.000000Z",
+        "resource": "prod",
+        "epoch": epoch,
+        "payload": None,
+    }
+    assert error_code(run("load", "-", input=json.dumps(line) + "\n")) in ("epoch_range", "bad_jsonl")
+    assert events_of(project[1]) == []
+    assert denied(project)
+
+
 def test_invalid_utf8_in_a_file_is_one_line(project: tuple[Path, str], tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b'{"relation": "grant", "args": ["\xff", "prod", 1]}\n')
@@ -301,10 +320,14 @@ def test_the_api_refuses_bad_values_and_epochs(store_url: str) -> None:
 
 def test_a_request_with_bad_values_is_refused_at_the_gate(project: tuple[Path, str]) -> None:
     assert error_code(run("check", 'request("m\\u0000", "deploy", "prod", "mallory", 1).')) == "nul_byte"
-    assert (
-        error_code(run("check", 'request("m1", "deploy", "prod", "mallory", 9223372036854775807).', "--now", NOW))
-        != "internal"
-    )
+    assert error_code(run("check", 'request("m1", "deploy", "prod", "mallory", 9223372036854775808).')) == "syntax"
+    assert events_of(project[1]) == []  # nothing logged for a request that is not one
+    # the largest epoch is a value like any other: denied (no grant), logged, and logged readably
+    largest = run("check", 'request("m1", "deploy", "prod", "mallory", 9223372036854775807).', "--now", NOW)
+    assert largest.exit_code == 1 and "DENIED m1" in largest.output, (largest.output, largest.stderr)
+    assert run("log").exit_code == 0 and run("replay").exit_code == 0
+    [decision] = events_of(project[1])
+    assert decision.payload is not None and decision.payload["request"]["epoch"] == 2**63 - 1
 
 
 def test_the_store_api_raises_only_store_errors(store_url: str) -> None:
