@@ -12,6 +12,8 @@ how it prints:
   control characters escaped);
 - `json_value`: as JSON output carries it (times and durations as the same
   strings, numbers and symbols as themselves).
+- `json_text`: JSON text as the CLI prints it, with what JSON leaves raw (C1
+  controls, bidi overrides) escaped.
 
 Records are `Record`s, tuples of their fields (`nil` is the empty tuple), and
 values of an algebraic data type are `Branch`es; both are hashable, equal to
@@ -127,7 +129,7 @@ def _u(m: re.Match[str]) -> str:
 
 # what `json.dumps(ensure_ascii=False)` leaves raw: DEL, the C1 controls (U+009B is
 # a CSI), and the format characters (bidi overrides); below U+0020 JSON escapes itself
-_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_UNSAFE_IN_JSON = re.compile(_UNSAFE.pattern.replace("\x00-\x1f", "", 1))
 
 
 def json_text(value: Any, **options: Any) -> str:
