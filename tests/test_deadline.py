@@ -40,11 +40,13 @@ def test_the_gate_has_a_deadline_by_default(tmp_path: Path) -> None:
     assert error.code == "limit_exceeded" and "deadline" in error.message
 
 
-def test_check_denies_a_diverging_request_within_its_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_denies_a_diverging_request_within_its_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "policy.rules").write_text(DIVERGING)
     monkeypatch.setenv("ORDINANCE_POLICY", str(tmp_path / "policy.rules"))
-    monkeypatch.setenv("ORDINANCE_DB", str(tmp_path / "o.db"))
+    monkeypatch.setenv("ORDINANCE_DB", store_url)
     runner = CliRunner()
     assert runner.invoke(cli, ["assert", 'grant("alice", "prod", 1).']).exit_code == 0
     # the deadline covers the whole command, compiling the policy included
@@ -57,7 +59,7 @@ def test_check_denies_a_diverging_request_within_its_deadline(tmp_path: Path, mo
     monkeypatch.setenv("ORDINANCE_DEADLINE", "2")  # the same from the environment
     result = runner.invoke(cli, ["check", COUNT])
     assert result.exit_code == 2 and "limit_exceeded" in result.output
-    with open_store(str(tmp_path / "o.db")) as store:
+    with open_store(store_url) as store:
         assert len(store.decisions()) == 2  # denied decisions are logged like any other
 
 
