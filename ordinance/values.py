@@ -12,6 +12,8 @@ how it prints:
   control characters escaped);
 - `json_value`: as JSON output carries it (times and durations as the same
   strings, numbers and symbols as themselves).
+- `json_text`: JSON text as the CLI prints it, with what JSON leaves raw (C1
+  controls, bidi overrides) escaped.
 
 Records are `Record`s, tuples of their fields (`nil` is the empty tuple), and
 values of an algebraic data type are `Branch`es; both are hashable, equal to
@@ -32,6 +34,7 @@ names, paths) through one of these.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timezone
 from typing import Any
@@ -45,6 +48,7 @@ __all__ = [
     "MIN_INSTANT",
     "MAX_INSTANT",
     "string_problem",
+    "json_text",
     "value_problem",
     "parse_instant",
     "format_instant",
@@ -86,7 +90,10 @@ def parse_instant(text: str) -> int:
         return FOREVER
     if not text.endswith("Z"):
         raise ValueError(f"instant `{text}` must be UTC and end in `Z`")
-    dt = datetime.fromisoformat(text[:-1] + "+00:00")
+    try:
+        dt = datetime.fromisoformat(text[:-1] + "+00:00")
+    except ValueError:
+        raise ValueError(f"instant `{text:.40}` is not a date and time in years 1 to 9999") from None
     return int(dt.timestamp())
 
 
@@ -118,6 +125,17 @@ def format_duration(value: int) -> str:
 
 def _u(m: re.Match[str]) -> str:
     return f"\\u{ord(m.group(0)):04x}"
+
+
+# what `json.dumps(ensure_ascii=False)` leaves raw: DEL, the C1 controls (U+009B is
+# a CSI), and the format characters (bidi overrides); below U+0020 JSON escapes itself
+_UNSAFE_IN_JSON = re.compile(_UNSAFE.pattern.replace("\x00-\x1f", "", 1))
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """`value` as JSON text (non-ASCII kept) with every control and format
+    character escaped, so that printing it cannot drive a terminal."""
+    return _UNSAFE_IN_JSON.sub(_u, json.dumps(value, ensure_ascii=False, **options))
 
 
 def escape(text: str) -> str:

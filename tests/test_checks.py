@@ -371,3 +371,14 @@ def test_the_policy_hash_covers_what_decides_not_tests_or_invariants() -> None:
     assert compile_text(more).source_hash == base
     assert compile_text(text + ".decl f(a: symbol)\n").source_hash != base
     assert compile_text(text + "e(3).\n").source_hash != base
+
+
+def test_the_policy_hash_covers_included_rules_but_not_their_tests(tmp_path: Path) -> None:
+    (tmp_path / "top.rules").write_text('.include "lib.rules"\n.decl e(a: number)\np(X) :- e(X), q(X).\n')
+    lib = tmp_path / "lib.rules"
+    lib.write_text(".decl q(a: number)\nq(1).\n")
+    base = load(tmp_path / "top.rules").source_hash
+    lib.write_text(lib.read_text() + 'test "t" { q(5). expect q(5). }\n.invariant "i" :- q(X), X > 9.\n')
+    assert load(tmp_path / "top.rules").source_hash == base
+    lib.write_text(lib.read_text() + "q(2).\n")
+    assert load(tmp_path / "top.rules").source_hash != base

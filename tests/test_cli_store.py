@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from ordinance.cli import cli
+from ordinance.diagnostics import StoreError
 from ordinance.facts import open_store
 
 NOW = "2026-12-24T12:00:00Z"
@@ -32,7 +33,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str) -> 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ORDINANCE_POLICY", raising=False)
     monkeypatch.setenv("ORDINANCE_DB", store_url)
-    assert run("init", ".").exit_code == 0
+    assert run("init", ".", "--db", store_url).exit_code == 0  # the store at store_url, made
     return store_url
 
 
@@ -106,3 +107,70 @@ def test_init_force_says_what_it_kept(tmp_path: Path) -> None:
     result = run("init", str(tmp_path), "--force")
     assert result.exit_code == 0
     assert "overwrote" in result.output and "kept" in result.output and "revision 1" in result.output
+
+
+def test_a_file_that_is_not_a_store_is_not_made_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an empty file, or another program's SQLite database, got the store's tables from any read
+    import sqlite3
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ORDINANCE_DB", raising=False)
+    (tmp_path / "policy.rules").write_text('.include "continuity"\n')
+    (tmp_path / "empty.db").touch()
+    other = sqlite3.connect(tmp_path / "other.db")
+    other.execute("CREATE TABLE bookmarks (url TEXT)")
+    other.commit()
+    other.close()
+    for name in ("empty.db", "other.db"):
+        for args in (["log"], ["query", "grant(A, S, E)"], ["check", REQUEST], ["export"], ["replay"]):
+            line = error(run(*args, "--db", name))
+            assert line.startswith("error[no_store]") and name in line, (args, line)
+    assert (tmp_path / "empty.db").stat().st_size == 0
+    tables = sqlite3.connect(tmp_path / "other.db").execute("SELECT name FROM sqlite_master").fetchall()
+    assert tables == [("bookmarks",)]
+
+
+def test_load_reports_its_own_writes_while_others_write(project: str, tmp_path: Path) -> None:
+    import threading
+
+    from ordinance.facts import schema_of
+    from ordinance.rules import load
+
+    assert run("assert", GRANT).exit_code == 0
+    lines = [json.dumps({"relation": "grant", "args": [f"agent{i}", "prod", 1]}) for i in range(300)]
+    (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n")
+    stop = threading.Event()
+
+    def other_writer() -> None:
+        with open_store(project, schema_of(load(tmp_path / "policy.rules"))) as store:
+            while not stop.is_set():
+                store.assert_facts([("grant", ("other", "prod", 1))])
+
+    writer = threading.Thread(target=other_writer)
+    writer.start()
+    try:
+        result = run("load", str(tmp_path / "many.jsonl"))
+    finally:
+        stop.set()
+        writer.join()
+    assert result.exit_code == 0, result.stderr
+    assert result.output.startswith("loaded 300 events; store at revision ")
+    with open_store(project) as store:
+        assert sum(1 for e in store.events() if e.args[0].startswith("agent")) == 300
+
+
+def test_init_db_makes_the_store_there_and_keeps_it_after(store_url: str, tmp_path: Path) -> None:
+    # a fresh PostgreSQL database is no store until init (or a write) makes its tables
+    with pytest.raises(StoreError) as refused:
+        open_store(store_url, create=False)
+    assert refused.value.code == "no_store" and "run `ordinance init" in str(refused.value)
+    made = run("init", str(tmp_path / "p"), "--db", store_url)
+    assert made.exit_code == 0, made.stderr
+    assert ": an empty store (revision 0)" in made.output and "created" in made.output
+    assert "://" not in made.output  # a URL may carry a password: never echoed
+    assert not (tmp_path / "p" / "ordinance.db").exists()
+    with open_store(store_url, create=False) as store:
+        assert store.revision() == 0
+    assert run("assert", GRANT, "--db", store_url, "--policy", str(tmp_path / "p" / "policy.rules")).exit_code == 0
+    again = run("init", str(tmp_path / "p"), "--db", store_url, "--force")
+    assert again.exit_code == 0 and "kept" in again.output and "(revision 1)" in again.output

@@ -40,11 +40,13 @@ def test_the_gate_has_a_deadline_by_default(tmp_path: Path) -> None:
     assert error.code == "limit_exceeded" and "deadline" in error.message
 
 
-def test_check_denies_a_diverging_request_within_its_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_denies_a_diverging_request_within_its_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "policy.rules").write_text(DIVERGING)
     monkeypatch.setenv("ORDINANCE_POLICY", str(tmp_path / "policy.rules"))
-    monkeypatch.setenv("ORDINANCE_DB", str(tmp_path / "o.db"))
+    monkeypatch.setenv("ORDINANCE_DB", store_url)
     runner = CliRunner()
     assert runner.invoke(cli, ["assert", 'grant("alice", "prod", 1).']).exit_code == 0
     # the deadline covers the whole command, compiling the policy included
@@ -57,7 +59,7 @@ def test_check_denies_a_diverging_request_within_its_deadline(tmp_path: Path, mo
     monkeypatch.setenv("ORDINANCE_DEADLINE", "2")  # the same from the environment
     result = runner.invoke(cli, ["check", COUNT])
     assert result.exit_code == 2 and "limit_exceeded" in result.output
-    with open_store(str(tmp_path / "o.db")) as store:
+    with open_store(store_url) as store:
         assert len(store.decisions()) == 2  # denied decisions are logged like any other
 
 
@@ -71,6 +73,21 @@ def test_a_command_past_its_deadline_stops_with_one_line() -> None:
     result = CliRunner().invoke(group, ["nap", "--deadline", "0.2"])
     assert isinstance(result.exception, LimitExceeded)
     assert "deadline of 0.2 seconds passed" in str(result.exception)
+
+
+def test_a_group_s_deadline_covers_its_subcommand() -> None:
+    # `ordinance hook claude-code`: the group's callback returns before the subcommand runs
+    @click.group("grp", epilog="Example: ordinance grp nap")
+    def grp() -> None:
+        """A group."""
+
+    @grp.command("nap")
+    def nap() -> None:
+        time.sleep(5)
+
+    group = click.Group(commands=[with_deadline(grp)])
+    result = CliRunner().invoke(group, ["grp", "--deadline", "0.2", "nap"])
+    assert isinstance(result.exception, LimitExceeded), result.output  # the nap would have ended normally
 
 
 def test_every_command_takes_a_deadline() -> None:

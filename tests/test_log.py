@@ -24,7 +24,7 @@ def logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_url: str) -> s
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ORDINANCE_POLICY", raising=False)
     monkeypatch.setenv("ORDINANCE_DB", store_url)
-    assert run("init", ".").exit_code == 0
+    assert run("init", ".", "--db", store_url).exit_code == 0  # the store at store_url, made
     assert run("assert", 'grant("alice", "prod", 1).').exit_code == 0
     for n in range(6):
         agent = "alice" if n % 2 == 0 else "bob"

@@ -124,6 +124,18 @@ def test_products_outside_64_bits_are_refused_not_wrapped() -> None:
     assert info.value.code == "limit_exceeded"
 
 
+def test_leading_zeros_are_decimal_and_long_literals_a_syntax_error() -> None:
+    # `007` in a rule body reached int(text, 0), which refuses leading zeros: error[internal]
+    assert value("007 + 0x00ff") == 262
+    assert value("-0009223372036854775807") == -(2**63 - 1)
+    with pytest.raises(OrdinanceError) as info:
+        value("0" * 30 + "9" * 30)
+    assert info.value.code == "syntax" and "out of range" in str(info.value)
+    with pytest.raises(OrdinanceError) as info:  # a year past 9999 reads as arithmetic, then fails to parse
+        compile_text('.decl stop(s: symbol, t: time)\nstop("p", 99999-01-01T00:00:00Z).')
+    assert info.value.code == "syntax"
+
+
 def test_numbers_keep_their_declared_types() -> None:
     program = compile_text(
         ".decl f(x: float)\n.decl u(x: unsigned)\nf(1). f(2.5). u(3).\ng(X) :- f(X), X > 1.\nw(Y) :- u(X), Y = X - 4."

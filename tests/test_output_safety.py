@@ -133,3 +133,18 @@ def test_demo_escapes_scenario_names_and_requests(tmp_path: Path) -> None:
     text = safe(result)
     assert result.exit_code == 0, text
     assert "== \\u001b]8;;" in text and "DENIED \\u001b]8;;" in text
+
+
+def test_json_output_and_the_projections_escape_c1_controls_and_bidi_overrides(project: Path) -> None:
+    # JSON escapes what is below U+0020 by itself; DEL, the C1 controls (U+009B is a CSI)
+    # and the bidi overrides it leaves raw, so every JSON text and projection escapes them
+    assert run("assert", f"open_item({EVIL_LITERAL}, {EVIL_LITERAL}).", "--author", EVIL).exit_code == 0
+    run("check", f'request({EVIL_LITERAL}, "deploy", "prod", "alice", 1).', "--now", NOW)
+    for args in (("records",), ("rehydrate",), ("state", "--json"), ("query", "--json", "open_item(A, B)")):
+        result = run(*args)
+        assert result.exit_code == 0, (args, result.output)
+        assert "\\u009b" in safe(result), args
+    rows = json.loads(safe(run("log", "--json")))
+    assert rows[0]["request"]["id"] == EVIL  # the escapes are JSON's: the data reads back the same
+    exported = safe(run("export"))
+    assert [json.loads(line)["args"][0] for line in exported.splitlines()[:1]] == [EVIL]

@@ -8,7 +8,6 @@ written in the rule language, and one-line errors.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from datetime import datetime, timezone
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 import click
 
 from ..diagnostics import OrdinanceError
-from ..values import escape, parse_instant
+from ..values import escape, json_text, parse_instant
 
 if TYPE_CHECKING:  # (imported when used: a command loads only what it needs)
     from rich.table import Table
@@ -184,7 +183,7 @@ def default_author() -> str:
 
 
 def print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+    click.echo(json_text(data, indent=2))
 
 
 def _database_error(exc: BaseException) -> bool:

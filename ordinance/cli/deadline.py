@@ -92,6 +92,11 @@ def _watchdog(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+def _reset() -> None:
+    _state.ends_at = None
+    _state.each = DEFAULT_DEADLINE_S
+
+
 def with_deadline(command: click.Command) -> click.Command:
     """Add `--deadline` to `command` and run its callback under it."""
     batch = command.name in BATCH_COMMANDS
@@ -120,12 +125,17 @@ def with_deadline(command: click.Command) -> click.Command:
         seconds = deadline if deadline is not None or batch else DEFAULT_DEADLINE_S
         _state.each = (seconds or None) if deadline is not None else DEFAULT_DEADLINE_S
         _state.ends_at = None if not seconds else time.monotonic() + seconds
+        if isinstance(command, click.Group):  # its subcommand runs after this callback: bound it until the end
+            context = click.get_current_context()
+            if seconds:
+                context.with_resource(_watchdog(seconds))
+            context.call_on_close(_reset)
+            return callback(*args, **kwargs)
         try:
             with _watchdog(seconds) if seconds else contextlib.nullcontext():
                 return callback(*args, **kwargs)
         finally:
-            _state.ends_at = None
-            _state.each = DEFAULT_DEADLINE_S
+            _reset()
 
     command.callback = run
     return command

@@ -150,4 +150,12 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
         TextColumn("fuzzing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console, transient=True
     ) as bar:
         task = bar.add_task("fuzz", total=total)
-        yield lambda: bar.advance(task)
+        done = 0
+
+        def tick() -> None:  # shrinking runs more histories than generating: never past the total
+            nonlocal done
+            done += 1
+            if done <= total:
+                bar.advance(task)
+
+        yield tick

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..diagnostics import OrdinanceError
+from ..diagnostics import OrdinanceError, StoreError
 from ..gate import Layers
 from ..values import escape
 from .common import load_policy, open_db
@@ -186,6 +186,7 @@ Examples:
   ordinance init myproject && cd myproject
   ordinance init .                    here
   ordinance init --claude-code .      a gate for Claude Code's hooks
+  ordinance init . --db postgresql://gate@db/ordinance   the store's tables there
 """,
 )
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
@@ -196,7 +197,13 @@ Examples:
     is_flag=True,
     help="Also write .claude/settings.json, tokens.toml and a policy for Claude Code's tool calls.",
 )
-def command(directory: str, force: bool, claude_code: bool) -> None:
+@click.option(
+    "--db",
+    default=None,
+    metavar="PATH|URL",
+    help="Make the store here (a SQLite path or a postgresql:// URL) instead of DIRECTORY/ordinance.db.",
+)
+def command(directory: str, force: bool, claude_code: bool, db: str | None) -> None:
     """Create DIRECTORY with policy.rules (the stdlib, an example rule and a
     test block) and an empty SQLite store, ordinance.db.
 
@@ -208,6 +215,8 @@ def command(directory: str, force: bool, claude_code: bool) -> None:
     """
     root = Path(directory)
     if claude_code:
+        if db is not None:
+            raise click.UsageError("--db is not for --claude-code, whose hooks find the store in DIRECTORY")
         _claude_code(root, force)
         return
     policy = root / "policy.rules"
@@ -217,16 +226,25 @@ def command(directory: str, force: bool, claude_code: bool) -> None:
     replaced = policy.exists()
     policy.write_text(POLICY_TEMPLATE, encoding="utf-8")
     program = load_policy(str(policy))
-    db = root / "ordinance.db"
-    existed = db.exists()
-    with open_db(str(db), program, create=True) as store:
+    url = str(root / "ordinance.db") if db is None else db
+    shown = url if "://" not in url else "the --db store"  # a URL may hold a password
+    try:  # an existing store has its tables (a file or a database that does not is no store yet)
+        open_db(url, None, create=False).close()
+        existed = True
+    except StoreError as err:
+        if err.code != "no_store":
+            raise
+        existed = False
+    with open_db(url, program, create=True) as store:
         revision = store.revision()
     what = "overwrote" if replaced else "created"
     click.echo(escape(f"{what} {policy}: the continuity stdlib, an example rule and a test block"))
     if existed:
-        click.echo(escape(f"kept {db}: the existing store, untouched (revision {revision})"))
+        click.echo(escape(f"kept {shown}: the existing store, untouched (revision {revision})"))
     else:
-        click.echo(escape(f"created {db}: an empty store (revision {revision})"))
+        click.echo(escape(f"created {shown}: an empty store (revision {revision})"))
+    if db is not None:
+        click.echo("other commands find it with the same --db, or ORDINANCE_DB")
     if root.resolve() != Path.cwd().resolve():
         click.echo(escape(f"next: cd {directory} && ordinance test"))
     else:

@@ -11,11 +11,12 @@ whole with `StoreError` and messages `jsonl:LINE: ...`.
 from __future__ import annotations
 
 import json
+import re
 from typing import IO, Any, Iterable, Mapping, Sequence
 
 from ..diagnostics import Diagnostic, StoreError
-from ..values import to_value
-from .events import DEFAULT_LAYER, Event, kind_of
+from ..values import json_text, to_value
+from .events import DEFAULT_LAYER, Event, kind_of, now_text
 from .schema import validate
 from .store import Store
 
@@ -35,13 +36,15 @@ _FIELDS = {
     "layer": (str,),
 }
 _OPTIONAL = {"layer": DEFAULT_LAYER}  # exports written before the field existed
+# the log time the store writes (`events.now_text`), which `log --since` compares as text
+_TIME = re.compile(r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3])(:[0-5][0-9]){2}\.[0-9]{6}Z")
 
 
 def export_jsonl(store: Store, fp: IO[str], since: int = 0, until: int | None = None) -> int:
     """Write the events with since < seq <= until to `fp`; return how many."""
     events = store.events(since, until)
     for e in events:
-        fp.write(json.dumps(e.to_json(), ensure_ascii=False) + "\n")
+        fp.write(json_text(e.to_json()) + "\n")
     return len(events)
 
 
@@ -121,6 +124,8 @@ def import_jsonl(store: Store, fp: IO[str]) -> int:
             continue
         if event.seq != expected:
             bad("bad_seq", f"seq {event.seq} does not follow revision {expected - 1}")
+        if not _TIME.fullmatch(event.time) or not 1 <= int(event.time[:4]):
+            bad("time_range", f"field `time` is {event.time[:40]!r}, not a log time like {now_text()!r}")
         expected = event.seq + 1
         for d in validate([event], store.schema):
             bad(d.code, d.message.removeprefix("event 1: "))

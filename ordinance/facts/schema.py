@@ -172,6 +172,10 @@ def decision_problem(payload: Any) -> str | None:
         value = payload.get(name)
         if isinstance(value, bool) or not isinstance(value, int):
             return f"a decision's `{name}` is an integer"
+    if value_problem(payload["now"], "time") is not None:  # `log` and `replay` read it as an instant
+        return "a decision's `now` is an instant in years 1 to 9999 or `forever`"
+    if not 0 <= payload["revision"] <= MAX_INT:
+        return "a decision's `revision` is an integer from 0 to 2^63 - 1"
     if not isinstance(payload.get("policy_hash"), str):
         return "a decision's `policy_hash` is a string"
     for name in ("reasons", "flags"):

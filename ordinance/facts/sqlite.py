@@ -45,6 +45,9 @@ class _Txn(SqlTxn):
         self.db.executemany(f"INSERT INTO events ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
 
 
+_HAS_EVENTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'"
+
+
 class SqliteStore(SqlStore):
     """A store in one SQLite file (`path`; `:memory:` for a private one)."""
 
@@ -69,6 +72,12 @@ class SqliteStore(SqlStore):
             # check_same_thread off: the store's lock serializes threads
             self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
             self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            if not create and not self.db.execute(_HAS_EVENTS).fetchone():  # an empty file, another app's database
+                self.db.close()
+                raise StoreError(
+                    f"no store at `{path}` (the file has no ordinance tables: run `ordinance init`, or pass --db)",
+                    code="no_store",
+                )
             self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = FULL")
             self.db.executescript("BEGIN IMMEDIATE;" + _DDL + "COMMIT;")

@@ -38,7 +38,7 @@ import re
 from typing import Any
 
 from ..diagnostics import ProjectionError
-from ..values import format_instant
+from ..values import format_instant, json_text
 from .projector import Projector
 from .render import Line
 
@@ -56,7 +56,7 @@ def truth_class(line: Line, leaves_kinds: set[str]) -> str:
 
 
 def _scalar(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json_text(value)
 
 
 def records(projector: Projector, name: str, now: int, *, audience: str | None = None, agent: str | None = None) -> str:
@@ -87,7 +87,7 @@ def records(projector: Projector, name: str, now: int, *, audience: str | None =
             "---",
         ]
         facts = [
-            json.dumps(
+            json_text(
                 {
                     "relation": e.relation,
                     "args": list(e.args),
@@ -95,7 +95,6 @@ def records(projector: Projector, name: str, now: int, *, audience: str | None =
                     "author": e.author,
                     "layer": e.layer,
                 },
-                ensure_ascii=False,
             ).replace("`", "\\u0060")
             for e in events
         ]

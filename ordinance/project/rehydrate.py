@@ -16,7 +16,6 @@ compaction summary for flavor, the bundle for facts.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +24,7 @@ from ..facts import FACT_KINDS, Event, Store
 from ..gate import Gate
 from ..rules.checked import CheckedProgram
 from .projector import Projector
-from ..values import format_duration, format_instant
+from ..values import format_duration, format_instant, json_text
 from .escape import escape
 from .render import DEFAULT_CAP, Projection
 
@@ -40,7 +39,7 @@ def _arg(value: Any, type_: str | None) -> str:
         return format_instant(value)
     if type_ == "duration" and isinstance(value, int):
         return format_duration(value)
-    return json.dumps(value, ensure_ascii=False)
+    return json_text(value)
 
 
 def log_line(e: Event, policy: CheckedProgram | None = None) -> str:
@@ -52,14 +51,14 @@ def log_line(e: Event, policy: CheckedProgram | None = None) -> str:
         r = p.get("request", {})
         codes = sorted({str(x.get("code")) for x in p.get("reasons", [])})
         outcome = "allowed" if p.get("allowed") else "DENIED"
-        what = " ".join(json.dumps(str(r.get(k)), ensure_ascii=False) for k in ("id", "agent", "kind", "target"))
+        what = " ".join(json_text(str(r.get(k))) for k in ("id", "agent", "kind", "target"))
         return f"r{e.seq} {clock} decision {what} {outcome}" + (f" ({', '.join(codes)})" if codes else "")
     decl = policy.relations.get(e.relation) if policy is not None else None
     types = decl.types if decl is not None and decl.types and len(decl.types) == len(e.args) else None
     args = ", ".join(_arg(a, types[i] if types else None) for i, a in enumerate(e.args))
     return (
         f"r{e.seq} {clock} {escape(e.kind)} {escape(e.relation)}({args}) by "
-        f"{json.dumps(e.author, ensure_ascii=False)} via {json.dumps(e.source, ensure_ascii=False)} "
+        f"{json_text(e.author)} via {json_text(e.source)} "
         f"[{escape(e.layer)}]"
     )
 

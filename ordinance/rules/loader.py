@@ -149,7 +149,8 @@ class _Flattener:
                     f"include `{inc.path}` is outside the policy's directory "
                     "(allow its directory explicitly to include it)"
                 )
-                self.diagnostics.append(Diagnostic("include_outside", message, inc.span))
+                allow = "list its directory in ORDINANCE_INCLUDE_PATH (in the library: `allow_includes=`)"
+                self.diagnostics.append(Diagnostic("include_outside", message, inc.span, help=allow))
                 return
             size = os.path.getsize(located)
             if size > MAX_SOURCE_BYTES:

@@ -212,10 +212,13 @@ def _simple_name(name: str, what: str, span: Span) -> None:
 
 def _int(tok: Token, sign: int = 1, limit: int = MAX_INT) -> int:
     text = tok.value.removesuffix("u")
-    if len(text) > 20 or int(text, 0) > limit:
+    hexadecimal = text.startswith("0x")
+    digits = text[2:] if hexadecimal else text  # `007` is decimal 7, as in Soufflé
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > 20 or int(digits, 16 if hexadecimal else 10) > limit:
         _error("syntax", f"integer `{_show(tok.value)}` is out of range", _tok_span(tok))
         return 0
-    return sign * int(text, 0)
+    return sign * int(digits, 16 if hexadecimal else 10)
 
 
 class _ToAst(Transformer):  # type: ignore[type-arg]

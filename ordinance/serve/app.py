@@ -26,6 +26,7 @@ from starlette.routing import Route
 
 from ..diagnostics import CheckError, GateError, OrdinanceError, ParseError, StaleEpochError, StoreError
 from ..explain import decision_json
+from ..facts import decode_text
 from . import claude_code
 from .identity import AuthError, Principal, Tokens
 from .openapi import ROUTES, document
@@ -160,7 +161,7 @@ def create_app(
         raw = await req.body()
         if len(raw) > MAX_BODY:
             raise BadRequest("the body is too large", code="too_large")
-        return service.load(who, raw.decode("utf-8", "replace"))
+        return service.load(who, decode_text(raw, "body"))  # invalid UTF-8: error[encoding], as `ordinance load`
 
     async def query(req: HttpRequest) -> Any:
         return service.query(principal(req), await body(req))

@@ -40,7 +40,7 @@ from ..gate import Decision, Gate, Request, is_request_side
 from ..rules.checked import CheckedProgram
 from ..facts.events import kind_of
 from ..values import to_value
-from ..values import format_instant, parse_instant
+from ..values import format_instant, parse_instant, value_problem
 from .identity import Principal
 
 __all__ = ["Forbidden", "Service", "BadRequest", "SERVER_FILLED"]
@@ -68,6 +68,9 @@ def _now(value: Any) -> int:
     if value is None:
         return int(time.time())
     if isinstance(value, int) and not isinstance(value, bool):
+        problem = value_problem(value, "time")
+        if problem is not None:
+            raise BadRequest(f"`now` {problem[1]}", code=problem[0])
         return value
     if isinstance(value, str):
         try:
