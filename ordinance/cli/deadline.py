@@ -54,8 +54,8 @@ def limits() -> Limits:
 
 def backstop(seconds: float) -> float:
     """When the watchdog of a `seconds` deadline rings: a quarter later, at
-    least half a second (a denial still has to be logged and printed)."""
-    return seconds + max(seconds / 4, 0.5)
+    least a second (a denial still has to be logged and printed)."""
+    return seconds + max(seconds / 4, 1.0)
 
 
 def _expired(seconds: float) -> LimitExceeded:
