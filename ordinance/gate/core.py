@@ -37,6 +37,7 @@ from ..rules.checked import CheckedProgram
 from ..values import Facts
 from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
 from .guard import GuardResult, Guarded, guard
+from .jump import Jumps
 from .layers import Layers
 from .request import REQUEST_RELATIONS, Request, request_relations
 from .snapshot import read_snapshot, snapshot_path, write_snapshot
@@ -114,6 +115,7 @@ class Gate:
         self.eager = eager
         self._settle = settle
         self._restore_s = 0.0  # how long reading the snapshot took
+        self.jumps = Jumps(policy, frozenset(self.request_relations), self._flags, self.limits)
 
     @cached_property
     def layers(self) -> Layers:
@@ -228,14 +230,18 @@ class Gate:
         self._warm = kept
         self._fact_revision = rev
 
-    def model(self, revision: int, now: int) -> Any:
-        """The warm model of the store at `revision`, moved to `now` if its
-        horizon does not reach it (the overlay evaluates at `now` either way)."""
+    def _cached(self, revision: int) -> tuple[int, Any]:
+        """The key of the warm model of the store at `revision`, and the model (None if not warm)."""
         if revision > self._seen_revision:
             self._current_revision()
         same = self._fact_revision <= revision <= self._seen_revision
         key = self._fact_revision if same else revision
-        model = self._warm.get(key)
+        return key, self._warm.get(key)
+
+    def model(self, revision: int, now: int) -> Any:
+        """The warm model of the store at `revision`, moved to `now` if its
+        horizon does not reach it (the overlay evaluates at `now` either way)."""
+        key, model = self._cached(revision)
         if model is not None and model.now != now and not horizon(model).holds(now):
             try:  # earlier decisions keep the model they were made on
                 if not clockwork(model.prepared).fixed:
@@ -271,6 +277,13 @@ class Gate:
         it). `given` adds facts of other relations beside them, as if stored
         (what `ordinance why --given` asks about)."""
         rev = self._current_revision() if revision is None else revision
+        facts = self._facts(request)
+        for rel, rows in (given or {}).items():
+            facts[rel] = facts[rel] | rows if rel in facts else rows
+        return overlay(self.model(rev, now), facts, now=now)
+
+    def _facts(self, request: Request | None) -> dict[str, Any]:
+        """The request's facts, of the request-side relations this policy reads."""
         facts = {} if request is None else request.facts()
         for rel, rows in list(facts.items()):
             arity = self.request_relations.get(rel)
@@ -282,9 +295,7 @@ class Gate:
             for row in rows:
                 if len(row) != arity:
                     raise GateError(arity_message(rel, len(row), arity))
-        for rel, rows in (given or {}).items():
-            facts[rel] = facts[rel] | rows if rel in facts else rows
-        return overlay(self.model(rev, now), facts, now=now)
+        return facts
 
     # ---------------------------------------------------------------- deciding
 
@@ -296,7 +307,11 @@ class Gate:
         try:
             if revision is None:
                 rev = self._current_revision()
-            model = self.overlay(request, now, rev)
+            # a `now` far from the warm model's is decided on demand, not by moving it (jump.py)
+            facts = self._facts(request)
+            model = self.jumps.model(self._cached(rev)[1], facts, request.id, now)
+            if model is None:
+                model = overlay(self.model(rev, now), facts, now=now)
             forbids = _rows(model, "forbid", request.id, 3)
             permits = _rows(model, "permit", request.id, 1)
             flags = _rows(model, "flag", request.id, 3) if self._flags else []
