@@ -234,12 +234,16 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
     try:
         for st in rewritten.strata:
             guard = guards[st.index]
-            # most strata of a rewrite are not demanded: no rule can fire
-            if guard is None or any(rels[r].stable for r in guard):
-                for name in st.relations:
-                    if rels[name] is template[name]:  # shared until written
-                        rels[name] = Rel(name, template[name].arity, True, template[name].edb)
-                run_stratum(model, st, budget)
+            if guard is not None:  # most strata of a rewrite are not demanded: no rule can fire
+                for r in guard:
+                    if rels[r].stable:
+                        break
+                else:
+                    continue
+            for name in st.relations:
+                if rels[name] is template[name]:  # shared until written
+                    rels[name] = Rel(name, template[name].arity, True, template[name].edb)
+            run_stratum(model, st, budget)
     except LimitExceeded:
         raise
     except EvaluationError:
@@ -311,16 +315,32 @@ def _restricted(
     return model
 
 
+_FIRST: dict[int, tuple[Prepared, dict[str, int]]] = {}
+
+
+def _first_rules(prep: Prepared) -> dict[str, int]:
+    """Derived relation -> the id of its first rule with a body (what a
+    non-recursive stratum's notes name), made once per program."""
+    hit = _FIRST.get(id(prep))
+    if hit is not None and hit[0] is prep:
+        return hit[1]
+    first: dict[str, int] = {}
+    for rid, rule in enumerate(prep.program.rules):
+        if rule.body:
+            first.setdefault(rule.head.relation, rid)
+    if len(_FIRST) >= 64:
+        _FIRST.pop(next(iter(_FIRST)))
+    _FIRST[id(prep)] = (prep, first)
+    return first
+
+
 def _number(model: Model, st: Stratum) -> bool:
     """Heights of the stratum's derived tuples, as a full evaluation numbers
     them; False if some tuple has no instance to number it from."""
     rels = model.rels
     if all(len(rels[name].stable) == len(rels[name].edb) for name in st.relations):
         return True  # nothing derived here
-    first = {
-        name: next(rid for rid in model.prepared.program.rules_for(name) if model.prepared.program.rules[rid].body)
-        for name in st.relations
-    }
+    first = _first_rules(model.prepared)
     if not st.recursive:
         for name in st.relations:
             rel = rels[name]
