@@ -120,17 +120,13 @@ def _mentions_now(term: Term) -> bool:
     return any(isinstance(t, Now) for t in subterms(term))
 
 
-_SETTLED: dict[tuple[int, frozenset[str]], tuple[Prepared, frozenset[str]]] = {}
-
-
 def settled(prep: Prepared, inputs: frozenset[str]) -> frozenset[str]:
     """The derived relations of `prep` that depend (through any literal)
     neither on `$now` nor on the relations `inputs`: the same at every
     `now` and whatever facts of `inputs` are added."""
-    key = (id(prep), inputs)
-    hit = _SETTLED.get(key)
-    if hit is not None and hit[0] is prep:
-        return hit[1]
+    hit: frozenset[str] | None = prep.worked.get(("settled", inputs))
+    if hit is not None:
+        return hit
     moving = set(inputs)
     rules = prep.program.rules
     for st in prep.strata:
@@ -141,10 +137,7 @@ def settled(prep: Prepared, inputs: frozenset[str]) -> frozenset[str]:
             for t in subterms(term, True)
         ):
             moving |= set(st.relations)
-    found = frozenset(prep.derived - moving)
-    if len(_SETTLED) >= 64:
-        _SETTLED.pop(next(iter(_SETTLED)))
-    _SETTLED[key] = (prep, found)
+    found = prep.worked["settled", inputs] = frozenset(prep.derived - moving)
     return found
 
 
@@ -261,9 +254,6 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
                 found[origin] = set(tuples)
 
 
-_TEMPLATES: dict[int, tuple[Prepared, dict[str, Rel], list[tuple[str, ...] | None]]] = {}
-
-
 def _template(prep: Prepared) -> tuple[dict[str, Rel], list[tuple[str, ...] | None]]:
     """The relations of a rewrite before evaluation, shared by its
     evaluations until a stratum that runs writes them (most never run), and
@@ -271,17 +261,15 @@ def _template(prep: Prepared) -> tuple[dict[str, Rel], list[tuple[str, ...] | No
     positively (the first such atom of each rule: in a rewrite, its magic
     relation; None where some rule reads none): while they are all empty, no
     rule of the stratum can fire."""
-    hit = _TEMPLATES.get(id(prep))
-    if hit is not None and hit[0] is prep:
-        return hit[1], hit[2]
+    hit: tuple[dict[str, Rel], list[tuple[str, ...] | None]] | None = prep.worked.get("template")
+    if hit is not None:
+        return hit
     guards: list[tuple[str, ...] | None] = []
     for st in prep.strata:
         first = [next((r for _, r in st.atoms[rid] if r not in st.relations), None) for rid in st.rules]
         guards.append(None if None in first else tuple(dict.fromkeys(r for r in first if r is not None)))
-    if len(_TEMPLATES) >= 64:
-        _TEMPLATES.pop(next(iter(_TEMPLATES)))
     rels = load_relations(prep, None, 0)  # a rewrite's own facts never mention `$now`
-    _TEMPLATES[id(prep)] = (prep, rels, guards)
+    prep.worked["template"] = (rels, guards)
     return rels, guards
 
 
@@ -315,22 +303,15 @@ def _restricted(
     return model
 
 
-_FIRST: dict[int, tuple[Prepared, dict[str, int]]] = {}
-
-
 def _first_rules(prep: Prepared) -> dict[str, int]:
     """Derived relation -> the id of its first rule with a body (what a
     non-recursive stratum's notes name), made once per program."""
-    hit = _FIRST.get(id(prep))
-    if hit is not None and hit[0] is prep:
-        return hit[1]
-    first: dict[str, int] = {}
-    for rid, rule in enumerate(prep.program.rules):
-        if rule.body:
-            first.setdefault(rule.head.relation, rid)
-    if len(_FIRST) >= 64:
-        _FIRST.pop(next(iter(_FIRST)))
-    _FIRST[id(prep)] = (prep, first)
+    first: dict[str, int] | None = prep.worked.get("first")
+    if first is None:
+        first = prep.worked["first"] = {}
+        for rid, rule in enumerate(prep.program.rules):
+            if rule.body:
+                first.setdefault(rule.head.relation, rid)
     return first
 
 
