@@ -17,9 +17,9 @@ in source order), so decisions, reasons and proofs are those of the overlay
 of a moved model.
 
 A clock that really jumped, with decisions that keep coming near the new
-`now`, moves the model after all: when `settle` decisions in a row were each
-within `instants` instants after the one before, so the advancing clock after
-a jump costs what it did before. The model always moves for a program the
+`now`, moves the model after all, once `settle` decisions in a row past the
+horizon each came within `instants` instants after the one before: the
+advancing clock after a jump then costs what it did before. The model always moves for a program the
 demand transformation does not take (qualifiers, records: engine/demand.py),
 one whose program facts mention `$now`, and one whose rules that depend on
 the clock or the request may fail at run time (a functor, `*`, `/`, `%`,
@@ -30,7 +30,7 @@ is, the demand only where the questions lead.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Any, Mapping
+from functools import cached_property
 
 from ..engine import Given, Limits, Model, demanded, prepared
 from ..engine.clock import Horizon, clockwork, horizon
@@ -38,13 +38,12 @@ from ..engine.demand import Ask, settled, structured
 from ..engine.qualify import is_qualified
 from ..rules.ast import Aggregate, BinOp, Call, literal_terms, subterms
 from ..rules.checked import CheckedProgram
+from ..values import Facts
 
 __all__ = ["Jumps", "JUMP_INSTANTS"]
 
 JUMP_INSTANTS = 64  # a move across more instants than this is a jump
 SETTLE = 2  # consecutive decisions near each other past the horizon that move the model there
-
-Facts = Mapping[str, set[tuple[Any, ...]]]
 
 
 class Jumps:
@@ -56,17 +55,23 @@ class Jumps:
         self.settle = SETTLE
         self.inputs = inputs  # the request-side relations
         self.flags = flags
-        self.able = _able(policy, inputs)
+        self.policy = policy
         self._last: int | None = None  # the `now` of the last decision made on demand
         self._streak = 0  # decisions in a row past the horizon, each near the one before
+
+    @cached_property
+    def able(self) -> bool:
+        """Whether decisions on demand equal a full evaluation's for this policy
+        (worked out when first needed: a gate that never jumps never pays)."""
+        return _able(self.policy, self.inputs)
 
     def model(self, warm: Model | None, facts: Facts, request_id: str, now: int) -> Model | None:
         """The model deciding on `facts` at `now` on demand over `warm`, or
         None when the caller should overlay `warm` moved to `now` instead."""
-        if warm is None or not self.able or warm.now == now:
+        if warm is None or warm.now == now:
             return None
         h = horizon(warm)
-        if h.holds(now):
+        if h.holds(now) or not self.able:
             self._streak = 0
             return None
         last, self._last = self._last, now
