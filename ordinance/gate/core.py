@@ -6,7 +6,9 @@ check costs work proportional to the request. The warm model serves every
 `now` within its horizon (engine/clock.py: no `$now` comparison of the
 model can decide differently there); a `now` beyond it moves the model,
 re-deciding only the comparisons the move crossed (a copy sharing the
-relations the move leaves unchanged, so earlier decisions keep theirs).
+relations the move leaves unchanged, so earlier decisions keep theirs),
+unless the move would cross many: a decision at a jump of the clock is made
+on demand over the warm model instead (jump.py).
 Revisions that add only log events (decisions) keep the model warm; new
 facts extend it in place, a purge retracts what it removed in place
 (engine/incremental.py: deletion is incremental too). A gate with
