@@ -11,10 +11,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ordinance.engine import evaluate
+from ordinance.engine import evaluate, prepared
 from ordinance.engine.clock import horizon
 from ordinance.engine.demand import Given, settled
-from ordinance.engine import prepared
 from ordinance.explain import decision_json
 from ordinance.facts import Event, kind_of, open_store, schema_of
 from ordinance.fuzz import Ask, Fact
