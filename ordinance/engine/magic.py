@@ -105,8 +105,9 @@ def magic(
     as they are, like facts: the caller supplies them fully computed."""
     full: set[str] = set()
     cut: set[str] = set()
+    plans: dict[tuple[int, str], tuple[tuple[Term, ...], tuple[Step, ...]]] = {}  # shared by the rounds
     while True:
-        rewrite = _Rewrite(program, full, cut, source_order, given)
+        rewrite = _Rewrite(program, full, cut, source_order, given, plans)
         query = rewrite.adorned(relation, adornment(bound), "")
         rewrite.run()
         contexts, negating = _cyclic(rewrite.rules, rewrite.context)
@@ -152,9 +153,16 @@ def _vars(term: Term | None) -> set[str]:
 
 class _Rewrite:
     def __init__(
-        self, program: CheckedProgram, full: set[str], cut: set[str], source_order: bool, given: frozenset[str]
+        self,
+        program: CheckedProgram,
+        full: set[str],
+        cut: set[str],
+        source_order: bool,
+        given: frozenset[str],
+        plans: dict[tuple[int, str], tuple[tuple[Term, ...], tuple[Step, ...]]],
     ):
         self.program = program
+        self.plans = plans
         self.cut = cut
         self.source_order = source_order
         self.full = full
@@ -204,7 +212,12 @@ class _Rewrite:
                 continue
             self._rule(rid, name, adorn, context)
 
-    def _rule(self, rid: int, name: str, adorn: str, context: str) -> None:
+    def _plan(self, rid: int, adorn: str) -> tuple[tuple[Term, ...], tuple[Step, ...]]:
+        """The head and the steps demand passes through rule `rid` in, read
+        with `adorn` (planned once per rewrite, whatever the context)."""
+        found = self.plans.get((rid, adorn))
+        if found is not None:
+            return found
         rule = self.program.rules[rid]
         if self.source_order:
             plan = plan_rule(rule, rid, source_order=True)
@@ -217,7 +230,13 @@ class _Rewrite:
             steps = tuple(s for s in steps if not isinstance(s, AntiJoin)) + tuple(
                 s for s in steps if isinstance(s, AntiJoin)
             )
-        head = tuple(_rename(t) for t in plan.head)
+        found = self.plans[rid, adorn] = (plan.head, steps)
+        return found
+
+    def _rule(self, rid: int, name: str, adorn: str, context: str) -> None:
+        rule = self.program.rules[rid]
+        plan_head, steps = self._plan(rid, adorn)
+        head = tuple(_rename(t) for t in plan_head)
         bound: set[str] = set()
         given: list[Term] = []
         later: list[Literal] = []  # a given expression argument, checked once its variables are bound
