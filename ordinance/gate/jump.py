@@ -19,12 +19,13 @@ of a moved model.
 A clock that really jumped, with decisions that keep coming near the new
 `now`, moves the model after all, once `settle` decisions in a row past the
 horizon each came within `instants` instants after the one before: the
-advancing clock after a jump then costs what it did before. The model always moves for a program the
-demand transformation does not take (qualifiers, records: engine/demand.py),
-one whose program facts mention `$now`, and one whose rules that depend on
-the clock or the request may fail at run time (a functor, `*`, `/`, `%`,
-`^`, a `sum` or `mean`): a full evaluation meets such a failure wherever it
-is, the demand only where the questions lead.
+advancing clock after a jump then costs what it did before. The model always
+moves for a program the demand transformation does not take (qualifiers,
+records: engine/demand.py), one whose program facts mention `$now`, and one
+whose rules that depend on the clock or the request may fail at run time (a
+functor, an operator but `+` and `-`, an aggregate but `count`, `min` and
+`max`): a full evaluation meets such a failure wherever it is, the demand only
+where the questions lead. (`+` and `-` fail only past 64 bits: taken.)
 """
 
 from __future__ import annotations
