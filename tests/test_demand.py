@@ -127,8 +127,9 @@ def test_demand_derives_only_what_the_pattern_needs() -> None:
     given_ = Given.load(program, {"edge": chain}, 0)
     model = demanded(given_, "clean", (95, None))
     assert sorted(model.query("clean", (95, None))) == [(95, 96 + i) for i in range(5)]
-    # only the paths from 95 on were derived, not the 20,000 of the whole graph
-    assert set(model.tuples("path")) == {(x, y) for x in range(95, 101) for y in range(x + 1, 101)}
+    # only the paths from 95 were derived, not the 20,000 of the whole graph: `!loop(Y)` asks
+    # for `path(Y, Y)` with both bound, which reads `edge(Z, Y)` first and derives nothing
+    assert set(model.tuples("path")) == {(95, y) for y in range(96, 101)}
     full = evaluate(program, {"edge": chain})
     for relation, values in [
         ("clean", (95, None)),

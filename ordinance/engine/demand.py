@@ -15,7 +15,16 @@ pattern; relations fed by facts are the given ones. Every rule instance of
 the full model deriving a demanded tuple has demanded premises only, so
 `answers` and `why` give what they give on a full evaluation; `why_not`
 also reads the partial bindings of rule bodies in source order, which the
-`why_not=True` demand covers (magic.py).
+`why_not=True` demand covers (magic.py). `also` asks several questions of
+one model (the gate's forbid, permit and flag: gate/jump.py).
+
+`Given.over(warm, request_facts, now)` gives the relations of a warm model of
+any `now` instead: the derived ones that depend neither on `$now` nor on the
+added facts' relations (`settled`) are the same at every `now`, so the
+rewrite reads them fully computed, with their proof notes, and demands only
+the others. A rewrite is planned as it passes demand (its magic relations
+first, then probes on bound arguments), and its strata none of whose rules
+can fire (an empty magic relation: most of them) are skipped.
 
 Proofs need heights: the round of its stratum in which a full evaluation
 first derives a tuple. A non-recursive stratum derives all in round 1; in a
@@ -28,7 +37,7 @@ tuples (`premises`), which are exactly their instances in the full model.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..diagnostics import EvaluationError, LimitExceeded
 from ..rules.ast import Branch, Now, Record, Term, literal_terms, subterms
@@ -42,7 +51,7 @@ from .qualify import is_qualified
 from .provenance import premises
 from .relation import Rel
 
-__all__ = ["Given", "demanded", "demand_of", "model_for", "GROWTH"]
+__all__ = ["Given", "Ask", "demanded", "demand_of", "model_for", "settled", "structured", "GROWTH"]
 
 GROWTH = 2  # model_for evaluates in full when the rewrite holds more than this many times the policy's rules
 
@@ -52,13 +61,19 @@ Tuple = tuple[Any, ...]
 @dataclass
 class Given:
     """The given facts (the store's and the program's own) as relations that
-    every demanded evaluation at `now` reads and none changes."""
+    every demanded evaluation at `now` reads and none changes; and, over a
+    warm model (`Given.over`), the derived relations that do not depend on
+    `now` nor on the caller's facts, fully computed (`full`): the rewrite
+    reads them as they are."""
 
     program: CheckedProgram
     rels: dict[str, Rel]
     now: int
     timed: bool = False  # a program fact mentions `$now`
     facts: Mapping[str, Iterable[Tuple]] | None = field(default=None, repr=False)
+    full: frozenset[str] = frozenset()
+    rounds: dict[int, int] = field(default_factory=dict)  # the full relations' strata -> their heights
+    inexact: frozenset[int] = frozenset()  # of those strata, the ones to renumber before a proof
 
     @classmethod
     def load(cls, program: CheckedProgram, facts: Mapping[str, Iterable[Tuple]] | None, now: int) -> "Given":
@@ -69,20 +84,64 @@ class Given:
         timed = any(not r.body and any(map(_mentions_now, r.head.args)) for r in program.rules)
         return cls(program, rels, now, timed, facts if timed else None)
 
+    @classmethod
+    def over(
+        cls, model: Model, facts: Mapping[str, Iterable[Tuple]], now: int, inputs: frozenset[str] | None = None
+    ) -> "Given":
+        """The relations of a warm `model` (of any `now`; its program facts
+        must not mention `$now`) plus `facts` of the `inputs` (relations no
+        rule derives; default: those of `facts`), at `now`: its derived
+        relations that depend neither on `$now` nor on the inputs are given
+        fully computed, the others are left to the demand."""
+        prep = model.prepared
+        full = settled(prep, frozenset(facts) if inputs is None else inputs | frozenset(facts))
+        rels: dict[str, Rel] = {}
+        for name, rel in model.rels.items():
+            if name in facts:
+                rels[name] = Rel(name, rel.arity, False, set(rel.edb) | set(map(tuple, facts[name])))
+            elif name in prep.derived and name not in full:
+                rels[name] = Rel(name, rel.arity, False, rel.edb)
+            else:
+                rels[name] = rel
+        strata = {prep.stratum_index[name] for name in full}
+        rounds = {i: h for i, h in model.rounds.items() if i in strata}
+        return cls(prep.program, rels, now, full=full, rounds=rounds, inexact=frozenset(model.inexact & strata))
+
     def at(self, now: int) -> "Given":
         """The same facts at another `now` (reloaded only if a program fact reads the clock)."""
         if now == self.now:
             return self
         if self.timed:
             return Given.load(self.program, self.facts, now)
-        return Given(self.program, self.rels, now)
+        return Given(self.program, self.rels, now, full=self.full, rounds=self.rounds, inexact=self.inexact)
 
 
 def _mentions_now(term: Term) -> bool:
     return any(isinstance(t, Now) for t in subterms(term))
 
 
-def _structured(program: CheckedProgram) -> bool:
+def settled(prep: Prepared, inputs: frozenset[str]) -> frozenset[str]:
+    """The derived relations of `prep` that depend (through any literal)
+    neither on `$now` nor on the relations `inputs`: the same at every
+    `now` and whatever facts of `inputs` are added."""
+    hit: frozenset[str] | None = prep.worked.get(("settled", inputs))
+    if hit is not None:
+        return hit
+    moving = set(inputs)
+    rules = prep.program.rules
+    for st in prep.strata:
+        if (st.positive | st.negative) & moving or any(
+            isinstance(t, Now)
+            for rid in st.rules
+            for term in (*rules[rid].head.args, *(x for lit in rules[rid].body for x in literal_terms(lit)))
+            for t in subterms(term, True)
+        ):
+            moving |= set(st.relations)
+    found = prep.worked["settled", inputs] = frozenset(prep.derived - moving)
+    return found
+
+
+def structured(program: CheckedProgram) -> bool:
     """Whether a rule of `program` builds or matches records or ADT values
     (the rewrite does not plan them: such programs are evaluated in full)."""
     return any(
@@ -93,20 +152,30 @@ def _structured(program: CheckedProgram) -> bool:
     )
 
 
-_DEMANDS: dict[tuple[int, str, tuple[bool, ...], bool], tuple[CheckedProgram, Demand]] = {}
+_DEMANDS: dict[tuple[int, str, tuple[bool, ...], bool, frozenset[str]], tuple[CheckedProgram, Demand]] = {}
 
 
-def demand_of(program: CheckedProgram, relation: str, bound: tuple[bool, ...], source_order: bool = False) -> Demand:
-    """The demand transformation for `relation` with `bound` arguments, made once per program."""
-    key = (id(program), relation, bound, source_order)
+def demand_of(
+    program: CheckedProgram,
+    relation: str,
+    bound: tuple[bool, ...],
+    source_order: bool = False,
+    given: frozenset[str] = frozenset(),
+) -> Demand:
+    """The demand transformation for `relation` with `bound` arguments (the
+    derived relations `given` read as they are), made once per program."""
+    key = (id(program), relation, bound, source_order, given)
     hit = _DEMANDS.get(key)
     if hit is not None and hit[0] is program:
         return hit[1]
     if len(_DEMANDS) >= 256:
         _DEMANDS.pop(next(iter(_DEMANDS)))
-    found = magic(program, relation, bound, source_order)
+    found = magic(program, relation, bound, source_order, given)
     _DEMANDS[key] = (program, found)
     return found
+
+
+Ask = tuple[str, tuple[Any, ...], bool]  # a relation, its pattern's values (None: open), and whether why-not reads it
 
 
 def demanded(
@@ -117,19 +186,38 @@ def demanded(
     limits: Limits | None = None,
     proofs: bool = True,
     why_not: bool = False,
+    also: Sequence[Ask] = (),
 ) -> Model:
     """The model of what `relation(values)` needs (None: an open argument).
     With `proofs`, its tuples carry the heights `why` reads; `why_not`
-    demands in source order, what a why-not of the pattern reads."""
+    demands in source order, what a why-not of the pattern reads. `also`
+    asks more questions of the same model: it holds what each one needs."""
     from . import prepared
 
+    prep = prepared(given.program)
+    found: dict[str, set[Tuple]] = {}
+    for ask in ((relation, values, why_not), *also):
+        if ask[0] in prep.derived:
+            _demand(given, ask, limits, found)
+    return _restricted(prep, given, found, limits, proofs)
+
+
+def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[Tuple]]) -> None:
+    """Evaluate the demand transformation for one question; add the tuples
+    it derived to `found` (original relation -> tuples)."""
+    from . import prepared
+
+    relation, values, why_not = ask
     program = given.program
-    prep = prepared(program)
-    if relation not in prep.derived:
-        return _restricted(prep, given, {}, limits, proofs)
-    demand = demand_of(program, relation, tuple(v is not None for v in values), why_not)
+    demand = demand_of(program, relation, tuple(v is not None for v in values), why_not, given.full)
     rewritten = prepared(demand.program)
-    rels = load_relations(rewritten, {demand.seed: [tuple(v for v in values if v is not None)]}, given.now)
+    if not rewritten.hints:  # planned as the rewrite passes demand: magic relations first, then bound probes
+        rewritten.hints.update({name: 1 << 40 for name in demand.origin})
+        rewritten.hints.update({"?" + name: 1 for name in demand.origin})
+    template, guards = _template(rewritten)
+    rels = dict(template)
+    seed = template[demand.seed]
+    rels[demand.seed] = Rel(seed.name, seed.arity, seed.derived, [tuple(v for v in values if v is not None)])
     for name in program.relations:
         if name in rels:
             have = given.rels.get(name)
@@ -138,6 +226,16 @@ def demanded(
     budget = Budget(limits)
     try:
         for st in rewritten.strata:
+            guard = guards[st.index]
+            if guard is not None:  # most strata of a rewrite are not demanded: no rule can fire
+                for r in guard:
+                    if rels[r].stable:
+                        break
+                else:
+                    continue
+            for name in st.relations:
+                if rels[name] is template[name]:  # shared until written
+                    rels[name] = Rel(name, template[name].arity, True, template[name].edb)
             run_stratum(model, st, budget)
     except LimitExceeded:
         raise
@@ -147,7 +245,6 @@ def demanded(
 
         evaluate(program, {name: rel.edb for name, rel in given.rels.items()}, now=given.now, limits=limits)
         raise
-    found: dict[str, set[Tuple]] = {}
     for name, origin in demand.origin.items():
         tuples = rels[name].stable
         if tuples:
@@ -155,7 +252,25 @@ def demanded(
                 found[origin] |= tuples
             else:
                 found[origin] = set(tuples)
-    return _restricted(prep, given, found, limits, proofs)
+
+
+def _template(prep: Prepared) -> tuple[dict[str, Rel], list[tuple[str, ...] | None]]:
+    """The relations of a rewrite before evaluation, shared by its
+    evaluations until a stratum that runs writes them (most never run), and
+    per stratum, relations of lower strata one of which every rule reads
+    positively (the first such atom of each rule: in a rewrite, its magic
+    relation; None where some rule reads none): while they are all empty, no
+    rule of the stratum can fire."""
+    hit: tuple[dict[str, Rel], list[tuple[str, ...] | None]] | None = prep.worked.get("template")
+    if hit is not None:
+        return hit
+    guards: list[tuple[str, ...] | None] = []
+    for st in prep.strata:
+        first = [next((r for _, r in st.atoms[rid] if r not in st.relations), None) for rid in st.rules]
+        guards.append(None if None in first else tuple(dict.fromkeys(r for r in first if r is not None)))
+    rels = load_relations(prep, None, 0)  # a rewrite's own facts never mention `$now`
+    prep.worked["template"] = (rels, guards)
+    return rels, guards
 
 
 def _restricted(
@@ -169,11 +284,16 @@ def _restricted(
         if name not in prep.derived:
             rels[name] = have if have is not None else Rel(name, n, False)
             continue
+        if have is not None and name in given.full:
+            rels[name] = have
+            continue
         tuples = found.get(name, set())
         rel = rels[name] = Rel(name, n, True, tuples & have.edb if have is not None else ())
         rel.stable = tuples
     model = Model(prep, rels, given.now, limits)
-    if proofs and not all(_number(model, st) for st in prep.strata):
+    model.rounds.update(given.rounds)
+    model.inexact = set(given.inexact)
+    if proofs and not all(_number(model, st) for st in prep.strata if st.relations[0] not in given.full):
         # a tuple whose instances cannot be enumerated from its value (a head
         # argument that is an expression, in a recursive stratum): its height is
         # the full evaluation's to give
@@ -183,14 +303,25 @@ def _restricted(
     return model
 
 
+def _first_rules(prep: Prepared) -> dict[str, int]:
+    """Derived relation -> the id of its first rule with a body (what a
+    non-recursive stratum's notes name), made once per program."""
+    first: dict[str, int] | None = prep.worked.get("first")
+    if first is None:
+        first = prep.worked["first"] = {}
+        for rid, rule in enumerate(prep.program.rules):
+            if rule.body:
+                first.setdefault(rule.head.relation, rid)
+    return first
+
+
 def _number(model: Model, st: Stratum) -> bool:
     """Heights of the stratum's derived tuples, as a full evaluation numbers
     them; False if some tuple has no instance to number it from."""
     rels = model.rels
-    first = {
-        name: next(rid for rid in model.prepared.program.rules_for(name) if model.prepared.program.rules[rid].body)
-        for name in st.relations
-    }
+    if all(len(rels[name].stable) == len(rels[name].edb) for name in st.relations):
+        return True  # nothing derived here
+    first = _first_rules(model.prepared)
     if not st.recursive:
         for name in st.relations:
             rel = rels[name]
@@ -261,7 +392,7 @@ def model_for(
     if (
         not any(bound)
         or is_qualified(program)
-        or _structured(program)
+        or structured(program)
         or (
             relation in program.relations
             and program.relations[relation].derived

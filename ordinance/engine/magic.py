@@ -16,14 +16,17 @@ with X bound becomes
 
 Demand passes sideways through a rule in the order the planner would join
 it with the head's given variables bound on entry (the most bound atom
-first; comparisons, negations and aggregates as soon as their variables
+first, a relation read as it is before a derived one, whose read would
+demand it; comparisons, negations and aggregates as soon as their variables
 are bound). Every rule instance of the full model that derives a demanded
 tuple then has only demanded premises, so answers and proofs read only
 demanded patterns. Why-not reads more: the partial bindings of a rule's
 body in *source order*; `source_order=True` passes demand in that order
 (`plan_rule(source_order=True)`), which covers every pattern why-not reads.
-Relations fed only by facts are read as they are; a derived relation also
-reads its own given facts (`p@bf(X, Y) :- ?p@bf(X), p(X, Y).`).
+Relations fed only by facts are read as they are, and so are the derived
+relations the caller gives fully computed (`given`: over a warm model, those
+that depend neither on `$now` nor on the request; demand.py); a derived
+relation also reads its own given facts (`p@bf(X, Y) :- ?p@bf(X), p(X, Y).`).
 
 Stratification (as Soufflé's `MagicSet.cpp` labels negated relations): a
 relation read under negation or inside an aggregate is adorned in a context
@@ -66,6 +69,7 @@ __all__ = ["Demand", "magic", "adornment", "FULL"]
 
 FULL = "*"  # the context of fully computed copies
 _ENTRY = "?"  # stands for the head's given variables when a rule is planned bound first
+_READ = 1 << 20  # the size a relation read as it is counts when a rule is planned (unknown ones count 1 << 40)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +92,22 @@ def adornment(bound: tuple[bool, ...]) -> str:
     return "".join("b" if b else "f" for b in bound)
 
 
-def magic(program: CheckedProgram, relation: str, bound: tuple[bool, ...], source_order: bool = False) -> Demand:
+def magic(
+    program: CheckedProgram,
+    relation: str,
+    bound: tuple[bool, ...],
+    source_order: bool = False,
+    given: frozenset[str] = frozenset(),
+) -> Demand:
     """The demand transformation of `program` for `relation` with the
     arguments `bound` marks given; demand passes through each rule bound
-    first, or in `source_order`."""
+    first, or in `source_order`. The derived relations in `given` are read
+    as they are, like facts: the caller supplies them fully computed."""
     full: set[str] = set()
     cut: set[str] = set()
+    plans: dict[tuple[int, str], tuple[tuple[Term, ...], tuple[Step, ...]]] = {}  # shared by the rounds
     while True:
-        rewrite = _Rewrite(program, full, cut, source_order)
+        rewrite = _Rewrite(program, full, cut, source_order, given, plans)
         query = rewrite.adorned(relation, adornment(bound), "")
         rewrite.run()
         contexts, negating = _cyclic(rewrite.rules, rewrite.context)
@@ -140,12 +152,21 @@ def _vars(term: Term | None) -> set[str]:
 
 
 class _Rewrite:
-    def __init__(self, program: CheckedProgram, full: set[str], cut: set[str], source_order: bool):
+    def __init__(
+        self,
+        program: CheckedProgram,
+        full: set[str],
+        cut: set[str],
+        source_order: bool,
+        given: frozenset[str],
+        plans: dict[tuple[int, str], tuple[tuple[Term, ...], tuple[Step, ...]]],
+    ):
         self.program = program
+        self.plans = plans
         self.cut = cut
         self.source_order = source_order
         self.full = full
-        self.derived = {r.head.relation for r in program.rules if r.body}
+        self.derived = {r.head.relation for r in program.rules if r.body} - given
         self.rules: list[Rule] = []
         self.arity: dict[str, int] = {}
         self.origin: dict[str, str] = {}
@@ -153,6 +174,8 @@ class _Rewrite:
         self.todo: list[tuple[str, str, str]] = []
         self.seen: set[tuple[str, str, str]] = set()
         self.seeded: set[str] = set()
+        # bound first, and relations read as they are before derived ones (which their reads would demand)
+        self.sizes = {_ENTRY: 1, **{name: _READ for name in program.relations if name not in self.derived}}
 
     def adorned(self, relation: str, adorn: str, context: str) -> str:
         """The name of `relation` adorned in `context`, queued for rewriting."""
@@ -189,20 +212,31 @@ class _Rewrite:
                 continue
             self._rule(rid, name, adorn, context)
 
-    def _rule(self, rid: int, name: str, adorn: str, context: str) -> None:
+    def _plan(self, rid: int, adorn: str) -> tuple[tuple[Term, ...], tuple[Step, ...]]:
+        """The head and the steps demand passes through rule `rid` in, read
+        with `adorn` (planned once per rewrite, whatever the context)."""
+        found = self.plans.get((rid, adorn))
+        if found is not None:
+            return found
         rule = self.program.rules[rid]
         if self.source_order:
             plan = plan_rule(rule, rid, source_order=True)
             steps = plan.steps
         else:  # bound first: the head's given variables bound on entry
             given_vars = tuple(t for t, a in zip(rule.head.args, adorn) if a == "b" and isinstance(t, Var))
-            plan = plan_rule(Rule(rule.head, (Atom(_ENTRY, given_vars),) + rule.body), rid, sizes={_ENTRY: 1})
+            plan = plan_rule(Rule(rule.head, (Atom(_ENTRY, given_vars),) + rule.body), rid, sizes=self.sizes)
             steps = tuple(s for s in plan.steps if not (isinstance(s, Scan) and s.atom.relation == _ENTRY))
             # negations bind nothing: last, so the demand of the atoms never waits for them
             steps = tuple(s for s in steps if not isinstance(s, AntiJoin)) + tuple(
                 s for s in steps if isinstance(s, AntiJoin)
             )
-        head = tuple(_rename(t) for t in plan.head)
+        found = self.plans[rid, adorn] = (plan.head, steps)
+        return found
+
+    def _rule(self, rid: int, name: str, adorn: str, context: str) -> None:
+        rule = self.program.rules[rid]
+        plan_head, steps = self._plan(rid, adorn)
+        head = tuple(_rename(t) for t in plan_head)
         bound: set[str] = set()
         given: list[Term] = []
         later: list[Literal] = []  # a given expression argument, checked once its variables are bound

@@ -57,11 +57,14 @@ class Prepared:
     clock: Any = None  # clock.Clockwork, computed when first asked for
     bound: dict[tuple[int, str], Compiled] = field(default_factory=dict)  # rules with the head bound (incremental.py)
     qualified: Any = None  # qualify.Qualified with `choice-domain`, subsumption or `autoinc()`, else None
+    hints: dict[str, int] = field(default_factory=dict)  # sizes planned with instead of the live ones (demand.py)
+    worked: dict[Any, Any] = field(default_factory=dict)  # what demand.py works out once per program
 
     def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
         compiled = self.plans.get((rule_id, delta))
         if compiled is None:
             sizes = {name: len(r.stable) for name, r in rels.items()}
+            sizes.update(self.hints)
             rule = self.program.rules[rule_id]
             if self.qualified is not None:  # `autoinc()` heads hold tickets (qualify.py)
                 rule = self.qualified.counted.get(rule_id, rule)

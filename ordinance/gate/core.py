@@ -6,7 +6,9 @@ check costs work proportional to the request. The warm model serves every
 `now` within its horizon (engine/clock.py: no `$now` comparison of the
 model can decide differently there); a `now` beyond it moves the model,
 re-deciding only the comparisons the move crossed (a copy sharing the
-relations the move leaves unchanged, so earlier decisions keep theirs).
+relations the move leaves unchanged, so earlier decisions keep theirs),
+unless the move would cross many: a decision at a jump of the clock is made
+on demand over the warm model instead (jump.py).
 Revisions that add only log events (decisions) keep the model warm; new
 facts extend it in place, a purge retracts what it removed in place
 (engine/incremental.py: deletion is incremental too). A gate with
@@ -37,6 +39,7 @@ from ..rules.checked import CheckedProgram
 from ..values import Facts
 from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
 from .guard import GuardResult, Guarded, guard
+from .jump import Jumps
 from .layers import Layers
 from .request import REQUEST_RELATIONS, Request, request_relations
 from .snapshot import read_snapshot, snapshot_path, write_snapshot
@@ -114,6 +117,7 @@ class Gate:
         self.eager = eager
         self._settle = settle
         self._restore_s = 0.0  # how long reading the snapshot took
+        self.jumps = Jumps(policy, frozenset(self.request_relations), self._flags, self.limits)
 
     @cached_property
     def layers(self) -> Layers:
@@ -228,14 +232,18 @@ class Gate:
         self._warm = kept
         self._fact_revision = rev
 
-    def model(self, revision: int, now: int) -> Any:
-        """The warm model of the store at `revision`, moved to `now` if its
-        horizon does not reach it (the overlay evaluates at `now` either way)."""
+    def _cached(self, revision: int) -> tuple[int, Any]:
+        """The key of the warm model of the store at `revision`, and the model (None if not warm)."""
         if revision > self._seen_revision:
             self._current_revision()
         same = self._fact_revision <= revision <= self._seen_revision
         key = self._fact_revision if same else revision
-        model = self._warm.get(key)
+        return key, self._warm.get(key)
+
+    def model(self, revision: int, now: int) -> Any:
+        """The warm model of the store at `revision`, moved to `now` if its
+        horizon does not reach it (the overlay evaluates at `now` either way)."""
+        key, model = self._cached(revision)
         if model is not None and model.now != now and not horizon(model).holds(now):
             try:  # earlier decisions keep the model they were made on
                 if not clockwork(model.prepared).fixed:
@@ -271,6 +279,13 @@ class Gate:
         it). `given` adds facts of other relations beside them, as if stored
         (what `ordinance why --given` asks about)."""
         rev = self._current_revision() if revision is None else revision
+        facts = self._facts(request)
+        for rel, rows in (given or {}).items():
+            facts[rel] = facts[rel] | rows if rel in facts else rows
+        return overlay(self.model(rev, now), facts, now=now)
+
+    def _facts(self, request: Request | None) -> dict[str, Any]:
+        """The request's facts, of the request-side relations this policy reads."""
         facts = {} if request is None else request.facts()
         for rel, rows in list(facts.items()):
             arity = self.request_relations.get(rel)
@@ -282,9 +297,7 @@ class Gate:
             for row in rows:
                 if len(row) != arity:
                     raise GateError(arity_message(rel, len(row), arity))
-        for rel, rows in (given or {}).items():
-            facts[rel] = facts[rel] | rows if rel in facts else rows
-        return overlay(self.model(rev, now), facts, now=now)
+        return facts
 
     # ---------------------------------------------------------------- deciding
 
@@ -296,7 +309,11 @@ class Gate:
         try:
             if revision is None:
                 rev = self._current_revision()
-            model = self.overlay(request, now, rev)
+            # a `now` far from the warm model's is decided on demand, not by moving it (jump.py)
+            facts = self._facts(request)
+            model = self.jumps.model(self._cached(rev)[1], facts, request.id, now)
+            if model is None:
+                model = overlay(self.model(rev, now), facts, now=now)
             forbids = _rows(model, "forbid", request.id, 3)
             permits = _rows(model, "permit", request.id, 1)
             flags = _rows(model, "flag", request.id, 3) if self._flags else []

@@ -1,0 +1,118 @@
+"""Deciding at a `now` far from the warm model's: on demand, not by moving it.
+
+The warm model holds at every `now` within its horizon (engine/clock.py);
+beyond it, `Gate.model` moves it, re-deciding every `$now` comparison the
+move crosses: work proportional to how far the clock moved (a jump of a day
+re-derives every claim whose window starts inside it). A decision asks three
+questions about one request: `forbid(A, _, _)`, `permit(A)` and
+`flag(A, _, _)`. Past `instants` crossed instants, `Jumps.model` answers
+them on demand instead (engine/magic.py): the derived relations that depend
+neither on `$now` nor on the request are read from the warm model as they
+are (they are the same at every `now`), and the others are derived from the
+request's id only as far as the questions need (`Given.over`,
+engine/demand.py). Its model holds tuples of the full model at `now`, with
+the heights a full evaluation gives them, and everything the decision and
+its proofs read (`why` of a forbid or flag, `why_not` of the permit, demanded
+in source order), so decisions, reasons and proofs are those of the overlay
+of a moved model.
+
+A clock that really jumped, with decisions that keep coming near the new
+`now`, moves the model after all, once `settle` decisions in a row past the
+horizon each came within `instants` instants after the one before: the
+advancing clock after a jump then costs what it did before. The model always
+moves for a program the demand transformation does not take (qualifiers,
+records: engine/demand.py), one whose program facts mention `$now`, and one
+whose rules that depend on the clock or the request may fail at run time (a
+functor, an operator but `+` and `-`, an aggregate but `count`, `min` and
+`max`): a full evaluation meets such a failure wherever it is, the demand only
+where the questions lead. (`+` and `-` fail only past 64 bits: taken.)
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from functools import cached_property
+
+from ..engine import Given, Limits, Model, demanded, prepared
+from ..engine.clock import Horizon, clockwork, horizon
+from ..engine.demand import Ask, settled, structured
+from ..engine.qualify import is_qualified
+from ..rules.ast import Aggregate, BinOp, Call, literal_terms, subterms
+from ..rules.checked import CheckedProgram
+from ..values import Facts
+
+__all__ = ["Jumps", "JUMP_INSTANTS"]
+
+JUMP_INSTANTS = 64  # a move across more instants than this is a jump
+SETTLE = 2  # consecutive decisions near each other past the horizon that move the model there
+
+
+class Jumps:
+    """One gate's choice between moving its warm model and deciding on demand."""
+
+    def __init__(self, policy: CheckedProgram, inputs: frozenset[str], flags: bool, limits: Limits) -> None:
+        self.limits = limits
+        self.instants = JUMP_INSTANTS
+        self.settle = SETTLE
+        self.inputs = inputs  # the request-side relations
+        self.flags = flags
+        self.policy = policy
+        self._last: int | None = None  # the `now` of the last decision made on demand
+        self._streak = 0  # decisions in a row past the horizon, each near the one before
+
+    @cached_property
+    def able(self) -> bool:
+        """Whether decisions on demand equal a full evaluation's for this policy
+        (worked out when first needed: a gate that never jumps never pays)."""
+        return _able(self.policy, self.inputs)
+
+    def model(self, warm: Model | None, facts: Facts, request_id: str, now: int) -> Model | None:
+        """The model deciding on `facts` at `now` on demand over `warm`, or
+        None when the caller should overlay `warm` moved to `now` instead."""
+        if warm is None or warm.now == now:
+            return None
+        h = horizon(warm)
+        if h.holds(now) or not self.able:
+            self._streak = 0
+            return None
+        last, self._last = self._last, now
+        if last is not None and last <= now and _crossed(h, last, now) <= self.instants:
+            self._streak += 1
+        else:
+            self._streak = 0
+        if self._streak >= self.settle or _crossed(h, warm.now, now) <= self.instants:
+            self._streak, self._last = 0, None
+            return None
+        asks: list[Ask] = [("permit", (request_id,), True)]
+        if self.flags:
+            asks.append(("flag", (request_id, None, None), False))
+        given = Given.over(warm, facts, now, self.inputs)
+        return demanded(given, "forbid", (request_id, None, None), limits=self.limits, also=asks)
+
+
+def _crossed(h: Horizon, a: int, b: int) -> int:
+    """How many of the horizon's instants lie between `a` and `b`."""
+    lo, hi = (a, b) if a <= b else (b, a)
+    return sum(bisect_right(xs, hi) - bisect_left(xs, lo) for xs in h.instants.values())
+
+
+def _able(policy: CheckedProgram, inputs: frozenset[str]) -> bool:
+    """Whether decisions on demand equal those of a full evaluation."""
+    if is_qualified(policy) or structured(policy):
+        return False
+    prep = prepared(policy)
+    if not clockwork(prep).fixed:
+        return False
+    full = settled(prep, inputs)
+    for rule in policy.rules:
+        if rule.body and rule.head.relation not in full:
+            terms = (*rule.head.args, *(x for lit in rule.body for x in literal_terms(lit)))
+            for term in terms:
+                for t in subterms(term, True):
+                    if (
+                        isinstance(t, Call)
+                        or (isinstance(t, BinOp) and t.op not in ("+", "-"))
+                        or (isinstance(t, Aggregate) and t.func not in ("count", "min", "max"))
+                    ):
+                        return False
+    return True
