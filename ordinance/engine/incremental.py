@@ -334,10 +334,15 @@ def _bound(
 def _run_bound(
     model: Model, compiled: Compiled, given: set[Any], arity: int, over: Mapping[str, Rel] | None = None
 ) -> set[Any]:
-    rels = dict(model.rels if over is None else over)
-    rels["__bound"] = Rel("__bound", arity, False, given)
+    rels: Any = model.rels if over is None else over
+    if "__bound" in rels:  # (never: no program names it)
+        rels = dict(rels)
+    rels["__bound"] = Rel("__bound", arity, False, given)  # for this run only: no copy of `rels`
     out: set[Any] = set()
-    compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
+    try:
+        compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
+    finally:
+        del rels["__bound"]
     return out
 
 
@@ -433,8 +438,12 @@ NEGATION_SHARE = 4
 NEGATION_MAX = 64
 
 
-def _aggregated(model: Model, st: Stratum) -> set[str]:
-    """The relations the stratum's rules read inside an aggregate."""
+def _aggregated(model: Model, st: Stratum) -> frozenset[str]:
+    """The relations the stratum's rules read inside an aggregate (worked
+    out once per stratum)."""
+    known = model.prepared.aggregated.get(st.index)
+    if known is not None:
+        return known
     found: set[str] = set()
 
     def term(t: Any) -> None:
@@ -468,7 +477,8 @@ def _aggregated(model: Model, st: Stratum) -> set[str]:
         literal(rule.head)
         for lit in rule.body:
             literal(lit)
-    return found
+    known = model.prepared.aggregated[st.index] = frozenset(found)
+    return known
 
 
 def _flipped(prep: Any, rid: int, pos: int, relaxed: bool, rels: Mapping[str, Rel]) -> Compiled:
@@ -587,8 +597,26 @@ def warm(model: Model, relations: Any) -> None:
     """Compile the rounds that overlays adding facts of `relations` run, and
     build the indexes of this model they probe, so that the first overlays
     cost what later ones do. Follows `_propagate`, over-approximating: every
-    relation an overlay may grow or recompute counts."""
+    relation an overlay may grow or recompute counts. The indexes to build
+    are worked out once per program and set of relations (the plans they
+    come from are compiled once too), so warming a model again after a move
+    of the clock costs a lookup per index."""
     prep, rels = model.prepared, model.rels
+    key = frozenset(relations)
+    specs = prep.warmed.get(key)
+    if specs is None:
+        specs = prep.warmed[key] = _warm_specs(model, key)
+    for name, cols in specs:
+        rel = rels.get(name)
+        if rel is not None:
+            rel.index(cols)
+
+
+def _warm_specs(model: Model, relations: frozenset[str]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """The (relation, columns) indexes that overlays adding facts of
+    `relations` probe, compiling their rounds on the way."""
+    prep, rels = model.prepared, model.rels
+    specs: dict[tuple[str, tuple[int, ...]], None] = {}
     grow = set(relations)  # may grow in an overlay
     redo: set[str] = set()  # may be recomputed (and shrink)
     for st in prep.strata:
@@ -605,14 +633,15 @@ def warm(model: Model, relations: Any) -> None:
         if variants:
             grow |= own
         for rid, p in variants:
-            _touch(model, prep.plan(rid, p, rels).inputs)
+            _touch(prep, prep.plan(rid, p, rels).inputs, specs)
         for kind in kinds:
             prep.variants(st, kind, rels)
+    return tuple(specs)
 
 
-def _touch(model: Model, inputs: Any) -> None:
+def _touch(prep: Any, inputs: Any, specs: dict[tuple[str, tuple[int, ...]], None]) -> None:
     for spec in inputs:
-        if spec[0] == "index" and spec[1] in model.rels:
-            model.rels[spec[1]].index(spec[2])
+        if spec[0] == "index":
+            specs[(spec[1], spec[2])] = None
         elif spec[0] == "agg":
-            _touch(model, model.prepared.aggregate(spec[1]).inputs)
+            _touch(prep, prep.aggregate(spec[1]).inputs, specs)
