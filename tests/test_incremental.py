@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ordinance.engine import evaluate, extend, overlay, retract, why
-from ordinance.engine.relation import Layer, LayeredSet
+from ordinance.engine.relation import Layer, LayeredSet, Rel
 from ordinance.rules import compile_text as program
 
 POLICY = """
@@ -110,12 +110,16 @@ def test_overlay_shares_the_base_relations():
     base = evaluate(P, {"claim": claims})
     scratch = overlay(base, {"request": [("a1", "s7")]})
     assert scratch.tuples("permit") == {("a1",)} and base.tuples("permit") == set()
-    # untouched relations are the very same objects; written ones are layers over the base
+    # untouched relations are the very same objects; written ones are layers over the base,
+    # or the overlay's own where the base holds nothing (a request's relations)
     assert scratch.rels["claim"] is base.rels["claim"]
     assert scratch.rels["current"] is base.rels["current"]
-    assert isinstance(scratch.rels["request"], Layer)
-    assert isinstance(scratch.rels["request"].stable, LayeredSet)
-    assert scratch.rels["request"].stable.base is base.rels["request"].stable
+    assert type(scratch.rels["request"]) is Rel and scratch.rels["request"] is not base.rels["request"]
+    assert base.tuples("request") == set()
     # an overlay of an overlay works too, and leaves both below untouched
     deeper = overlay(scratch, {"claim": [("c9999", "s7", "w")]})
     assert deeper.tuples("forbid") == {("a1",)} and scratch.tuples("forbid") == set()
+    assert isinstance(deeper.rels["claim"], Layer)
+    assert isinstance(deeper.rels["claim"].stable, LayeredSet)
+    assert deeper.rels["claim"].stable.base is scratch.rels["claim"].stable
+    assert ("c9999", "s7", "w") not in scratch.tuples("claim")

@@ -127,7 +127,8 @@ def _writable(model: Model, name: str, tuples: AbstractSet[Any] = frozenset()) -
         arity = model.prepared.arity.get(name, len(next(iter(tuples), ())))
         rel = model.rels[name] = Rel(name, arity, name in model.prepared.derived)
     elif model.base is not None and model.base.rels.get(name) is rel:  # shared with the base
-        rel = model.rels[name] = Layer(rel)
+        # (a relation the base holds nothing of, as a request's, needs no view of it)
+        rel = model.rels[name] = Layer(rel) if rel.stable else Rel(name, rel.arity, rel.derived)
     elif name in model.borrowed:  # shared with the model this one was moved from
         rel = model.rels[name] = rel.copy()
         model.borrowed.discard(name)
