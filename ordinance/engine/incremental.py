@@ -183,8 +183,7 @@ def _propagate(
     mark(grown)
     mark(reset)
     mark(removed)
-    while todo:
-        touched |= grown.keys() | reset | removed.keys()
+    while todo:  # (what leaves `grown` or `reset` below joins `touched` first)
         st = strata[heappop(todo)]
         own = st.relations
         flip = flipped.get(st.index, {})
@@ -208,6 +207,7 @@ def _propagate(
                     rel.reset()
             model.rounds[st.index] = 0
             model.inexact.discard(st.index)
+            touched.update(r for r in st.relations if r in grown or r in reset)
             run_stratum(model, st, budget)
             for r in st.relations:
                 after = rels[r].stable
