@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -103,6 +105,22 @@ def test_new_tuples_get_notes_above_the_old_ones():
     assert old is not None and new is not None and new.height > old.height and new.rule == 1
     proof = why(m, "path", (1, 3))
     assert proof is not None and [c.tuple for c in proof.children] == [(1, 2), (2, 3)]
+
+
+def test_an_overlay_is_freed_without_the_cyclic_collector():
+    # a decision's scratch model is freed as soon as it is dropped: cyclic
+    # garbage would wait for a collection, which then stalls some decision
+    base = evaluate(P, {"claim": [(f"c{i}", f"s{i % 3}", "v1") for i in range(30)], "edge": [("s1", "s2")]})
+    gc.collect()
+    gc.disable()
+    try:
+        for i in range(20):  # requests, and a claim the `claims` count is recomputed for
+            scratch = overlay(base, {"request": [(f"a{i}", "s1")], "claim": [(f"x{i}", "s1", "v1")]})
+            assert scratch.tuples("permit") == {(f"a{i}",)}
+        del scratch
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
 
 
 def test_overlay_shares_the_base_relations():
