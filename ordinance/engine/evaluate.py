@@ -199,7 +199,8 @@ class _Aggregator:
     def __call__(self, step: AggStep) -> Callable[[Any], Any]:
         fn = self.fns.get(id(step))
         if fn is None:
-            fn = self.fns[id(step)] = _aggregate_fn(self.prep.aggregate(step), step, self._resolve, self.now, self.spend)
+            compiled = self.prep.aggregate(step)
+            fn = self.fns[id(step)] = _aggregate_fn(compiled, step, self._resolve, self.now, self.spend)
         return fn
 
     def _resolve(self, spec: tuple[Any, ...]) -> Any:

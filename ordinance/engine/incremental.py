@@ -34,7 +34,7 @@ from heapq import heappop, heappush
 from typing import AbstractSet, Any, Mapping
 
 from ..diagnostics import Diagnostic, EvaluationError, arity_message
-from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Predicate, Rule, Var
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Predicate, Rule
 from ..values import Facts
 from .codegen import Compiled, compile_plan
 from .evaluate import aggregator, load_relations, run_stratum
@@ -299,12 +299,7 @@ def _rebuild(model: Model, budget: Budget) -> set[str]:
 
 
 def _deletable(model: Model, st: Stratum) -> bool:
-    prep = model.prepared
-    return (
-        model.base is None
-        and not st.recursive
-        and all(all(isinstance(a, (Var, Const)) for a in prep.program.rules[rid].head.args) for rid in st.rules)
-    )
+    return model.base is None and not st.recursive and st.plain_heads
 
 
 def _small(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[int, set[Any]]) -> bool:
