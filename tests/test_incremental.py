@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ordinance.engine import evaluate, extend, overlay, retract, why
-from ordinance.engine.relation import Layer, LayeredSet
+from ordinance.engine.relation import Layer, LayeredSet, Rel
 from ordinance.rules import compile_text as program
 
 POLICY = """
@@ -105,17 +107,37 @@ def test_new_tuples_get_notes_above_the_old_ones():
     assert proof is not None and [c.tuple for c in proof.children] == [(1, 2), (2, 3)]
 
 
+def test_an_overlay_is_freed_without_the_cyclic_collector():
+    # a decision's scratch model is freed as soon as it is dropped: cyclic
+    # garbage would wait for a collection, which then stalls some decision
+    base = evaluate(P, {"claim": [(f"c{i}", f"s{i % 3}", "v1") for i in range(30)], "edge": [("s1", "s2")]})
+    gc.collect()
+    gc.disable()
+    try:
+        for i in range(20):  # requests, and a claim the `claims` count is recomputed for
+            scratch = overlay(base, {"request": [(f"a{i}", "s1")], "claim": [(f"x{i}", "s1", "v1")]})
+            assert scratch.tuples("permit") == {(f"a{i}",)}
+        del scratch
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
 def test_overlay_shares_the_base_relations():
     claims = [(f"c{i}", f"s{i}", "v") for i in range(1000)]
     base = evaluate(P, {"claim": claims})
     scratch = overlay(base, {"request": [("a1", "s7")]})
     assert scratch.tuples("permit") == {("a1",)} and base.tuples("permit") == set()
-    # untouched relations are the very same objects; written ones are layers over the base
+    # untouched relations are the very same objects; written ones are layers over the base,
+    # or the overlay's own where the base holds nothing (a request's relations)
     assert scratch.rels["claim"] is base.rels["claim"]
     assert scratch.rels["current"] is base.rels["current"]
-    assert isinstance(scratch.rels["request"], Layer)
-    assert isinstance(scratch.rels["request"].stable, LayeredSet)
-    assert scratch.rels["request"].stable.base is base.rels["request"].stable
+    assert type(scratch.rels["request"]) is Rel and scratch.rels["request"] is not base.rels["request"]
+    assert base.tuples("request") == set()
     # an overlay of an overlay works too, and leaves both below untouched
     deeper = overlay(scratch, {"claim": [("c9999", "s7", "w")]})
     assert deeper.tuples("forbid") == {("a1",)} and scratch.tuples("forbid") == set()
+    assert isinstance(deeper.rels["claim"], Layer)
+    assert isinstance(deeper.rels["claim"].stable, LayeredSet)
+    assert deeper.rels["claim"].stable.base is scratch.rels["claim"].stable
+    assert ("c9999", "s7", "w") not in scratch.tuples("claim")

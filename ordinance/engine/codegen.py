@@ -43,14 +43,19 @@ CHUNK = 4096  # matches between two checks of the run limits
 def drain(matches: Any, out: set[Any], outs: Any, spend: Callable[[int, Any], None]) -> None:
     """Add the matches to `out` as they are made (duplicates never pile up),
     calling `spend(matches, outs)` every CHUNK matches and at the end, so the
-    limits hold inside a round (`outs`: every output set of the round)."""
+    limits hold inside a round (`outs`: every output set of the round). A
+    join that matched nothing spends nothing: the round's end checks the
+    clock (evaluate.run_stratum)."""
+    chunk = list(islice(matches, CHUNK))
+    if not chunk:
+        return
     update = out.update
     while True:
-        chunk = list(islice(matches, CHUNK))
         update(chunk)
         spend(len(chunk), outs)
         if len(chunk) < CHUNK:
             return
+        chunk = list(islice(matches, CHUNK))
 
 
 def unlimited(matches: int, outs: Any) -> None:
@@ -302,7 +307,13 @@ def _prologue(inputs: dict[Input, str], getters: set[str], namespace: dict[str, 
 def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
     """One function running the rule plans in order: `(rels, agg, now, spend) ->
     {rule id: matches}` (ids in order of first run), None if no plan ran. A delta variant runs
-    only if its frontier is not empty; an input is fetched when first needed."""
+    only if its frontier is not empty; an input is fetched when first needed.
+
+    A frontier that holds its whole relation (`recent` is `stable`, as a
+    request's facts in an overlay) is *complete*: the variant reading it
+    finds every instance of its rule, so when one of a rule's frontiers is
+    complete only the first such variant runs, not the rule's other ones
+    (they would find a subset of the same matches again)."""
     inputs: dict[Input, str] = {}
     getters: set[str] = set()
     parts = [
@@ -316,6 +327,15 @@ def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
     lines = ["def _round(rels, agg, now, spend=unlimited):", "    outs = {}"]
     lines += [f"    {name} = {_fetch(spec, name, namespace)}" for spec, name in inputs.items() if spec[0] == "recent"]
     lines += [f"    {name} = None" for name in lazy + outs]
+    frontiers: dict[int, list[str]] = {}  # rule id -> the frontier of each of its delta variants, in order
+    for plan, _join, used in parts:
+        first = next((spec for spec in used if spec[0] == "recent"), None)
+        if first is not None:
+            frontiers.setdefault(plan.rule_id, []).append(inputs[first])
+    complete = {r: f"c{r[1:]}" for rs in frontiers.values() if len(rs) > 1 for r in rs}
+    recent_of = {name: spec[1] for spec, name in inputs.items() if spec[0] == "recent"}
+    lines += [f"    {c} = {r} and len({r}) == len(rels[{recent_of[r]!r}].stable)" for r, c in complete.items()]
+    seen: dict[int, int] = {}
     for plan, join, used in parts:
         out = f"o{plan.rule_id}"
         block = [f"    if {out} is None:", f"        {out} = outs[{plan.rule_id}] = set()"]
@@ -325,7 +345,14 @@ def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
                 block += [f"    if {name} is None:", f"        {name} = {_fetch(spec, name, namespace)}"]
                 block += [f"        {name}_get = {name}.get"] if name in getters else []
         guard = [inputs[spec] for spec in used if spec[0] == "recent"]
-        lines += [f"    if {guard[0]}:"] + ["    " + line for line in block + join] if guard else block + join
+        test = guard[0] if guard else ""
+        rs = frontiers.get(plan.rule_id, [])
+        if guard and len(rs) > 1:  # not if an earlier variant's frontier is complete, nor a later one unless its own is
+            k = seen[plan.rule_id] = seen.get(plan.rule_id, -1) + 1
+            earlier, later = [complete[r] for r in rs[:k]], [complete[r] for r in rs[k + 1 :]]
+            test += f" and not ({' or '.join(earlier)})" if earlier else ""
+            test += f" and ({complete[rs[k]]} or not ({' or '.join(later)}))" if later else ""
+        lines += [f"    if {test}:"] + ["    " + line for line in block + join] if guard else block + join
     lines.append("    return outs or None")
     exec(compile("\n".join(lines), "<round>", "exec"), namespace)
     return namespace["_round"]  # type: ignore[no-any-return]

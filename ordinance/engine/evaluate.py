@@ -181,25 +181,37 @@ def aggregator(
 ) -> Callable[[AggStep], Callable[[Any], Any]]:
     """`agg(step)`: the aggregate's value per outer binding over `rels`, memoised
     while the relations stay as they are (one stratum run)."""
-    aggregates: dict[int, Callable[[Any], Any]] = {}
+    return _Aggregator(prep, rels, now, spend)
 
-    def resolve(spec: tuple[Any, ...]) -> Any:
-        kind, rel = spec[0], spec[1]
-        if kind == "index":
-            return rels[rel].index(spec[2])
-        if kind == "stable":
-            return rels[rel].stable
-        if kind == "recent":
-            return rels[rel].recent
-        return agg(rel)
 
-    def agg(step: AggStep) -> Callable[[Any], Any]:
-        fn = aggregates.get(id(step))
+class _Aggregator:
+    """`aggregator`'s `agg`. An object, not two closures calling each other:
+    those would be a reference cycle, so every stratum run (each overlay
+    runs several) would leave its relations to the cyclic collector instead
+    of freeing them when done, and the collections would stall decisions."""
+
+    __slots__ = ("prep", "rels", "now", "spend", "fns")
+
+    def __init__(self, prep: Prepared, rels: Mapping[str, Rel], now: int, spend: Any):
+        self.prep, self.rels, self.now, self.spend = prep, rels, now, spend
+        self.fns: dict[int, Callable[[Any], Any]] = {}
+
+    def __call__(self, step: AggStep) -> Callable[[Any], Any]:
+        fn = self.fns.get(id(step))
         if fn is None:
-            fn = aggregates[id(step)] = _aggregate_fn(prep.aggregate(step), step, resolve, now, spend)
+            compiled = self.prep.aggregate(step)
+            fn = self.fns[id(step)] = _aggregate_fn(compiled, step, self._resolve, self.now, self.spend)
         return fn
 
-    return agg
+    def _resolve(self, spec: tuple[Any, ...]) -> Any:
+        kind, rel = spec[0], spec[1]
+        if kind == "index":
+            return self.rels[rel].index(spec[2])
+        if kind == "stable":
+            return self.rels[rel].stable
+        if kind == "recent":
+            return self.rels[rel].recent
+        return self(rel)
 
 
 def _culprit(variants: Round, rels: Any, agg: Any, now: int, exc: Exception, rules: Sequence[Rule]) -> NoReturn:

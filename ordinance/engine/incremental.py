@@ -34,7 +34,7 @@ from heapq import heappop, heappush
 from typing import AbstractSet, Any, Mapping
 
 from ..diagnostics import Diagnostic, EvaluationError, arity_message
-from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Predicate, Rule, Var
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Predicate, Rule
 from ..values import Facts
 from .codegen import Compiled, compile_plan
 from .evaluate import aggregator, load_relations, run_stratum
@@ -127,7 +127,8 @@ def _writable(model: Model, name: str, tuples: AbstractSet[Any] = frozenset()) -
         arity = model.prepared.arity.get(name, len(next(iter(tuples), ())))
         rel = model.rels[name] = Rel(name, arity, name in model.prepared.derived)
     elif model.base is not None and model.base.rels.get(name) is rel:  # shared with the base
-        rel = model.rels[name] = Layer(rel)
+        # (a relation the base holds nothing of, as a request's, needs no view of it)
+        rel = model.rels[name] = Layer(rel) if rel.stable else Rel(name, rel.arity, rel.derived)
     elif name in model.borrowed:  # shared with the model this one was moved from
         rel = model.rels[name] = rel.copy()
         model.borrowed.discard(name)
@@ -182,8 +183,7 @@ def _propagate(
     mark(grown)
     mark(reset)
     mark(removed)
-    while todo:
-        touched |= grown.keys() | reset | removed.keys()
+    while todo:  # (what leaves `grown` or `reset` below joins `touched` first)
         st = strata[heappop(todo)]
         own = st.relations
         flip = flipped.get(st.index, {})
@@ -207,6 +207,7 @@ def _propagate(
                     rel.reset()
             model.rounds[st.index] = 0
             model.inexact.discard(st.index)
+            touched.update(r for r in st.relations if r in grown or r in reset)
             run_stratum(model, st, budget)
             for r in st.relations:
                 after = rels[r].stable
@@ -298,12 +299,7 @@ def _rebuild(model: Model, budget: Budget) -> set[str]:
 
 
 def _deletable(model: Model, st: Stratum) -> bool:
-    prep = model.prepared
-    return (
-        model.base is None
-        and not st.recursive
-        and all(all(isinstance(a, (Var, Const)) for a in prep.program.rules[rid].head.args) for rid in st.rules)
-    )
+    return model.base is None and not st.recursive and st.plain_heads
 
 
 def _small(model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[int, set[Any]]) -> bool:
@@ -334,10 +330,15 @@ def _bound(
 def _run_bound(
     model: Model, compiled: Compiled, given: set[Any], arity: int, over: Mapping[str, Rel] | None = None
 ) -> set[Any]:
-    rels = dict(model.rels if over is None else over)
-    rels["__bound"] = Rel("__bound", arity, False, given)
+    rels: Any = model.rels if over is None else over
+    if "__bound" in rels:  # (never: no program names it)
+        rels = dict(rels)
+    rels["__bound"] = Rel("__bound", arity, False, given)  # for this run only: no copy of `rels`
     out: set[Any] = set()
-    compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
+    try:
+        compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
+    finally:
+        del rels["__bound"]
     return out
 
 
@@ -433,8 +434,12 @@ NEGATION_SHARE = 4
 NEGATION_MAX = 64
 
 
-def _aggregated(model: Model, st: Stratum) -> set[str]:
-    """The relations the stratum's rules read inside an aggregate."""
+def _aggregated(model: Model, st: Stratum) -> frozenset[str]:
+    """The relations the stratum's rules read inside an aggregate (worked
+    out once per stratum)."""
+    known = model.prepared.aggregated.get(st.index)
+    if known is not None:
+        return known
     found: set[str] = set()
 
     def term(t: Any) -> None:
@@ -468,7 +473,8 @@ def _aggregated(model: Model, st: Stratum) -> set[str]:
         literal(rule.head)
         for lit in rule.body:
             literal(lit)
-    return found
+    known = model.prepared.aggregated[st.index] = frozenset(found)
+    return known
 
 
 def _flipped(prep: Any, rid: int, pos: int, relaxed: bool, rels: Mapping[str, Rel]) -> Compiled:
@@ -587,8 +593,26 @@ def warm(model: Model, relations: Any) -> None:
     """Compile the rounds that overlays adding facts of `relations` run, and
     build the indexes of this model they probe, so that the first overlays
     cost what later ones do. Follows `_propagate`, over-approximating: every
-    relation an overlay may grow or recompute counts."""
+    relation an overlay may grow or recompute counts. The indexes to build
+    are worked out once per program and set of relations (the plans they
+    come from are compiled once too), so warming a model again after a move
+    of the clock costs a lookup per index."""
     prep, rels = model.prepared, model.rels
+    key = frozenset(relations)
+    specs = prep.warmed.get(key)
+    if specs is None:
+        specs = prep.warmed[key] = _warm_specs(model, key)
+    for name, cols in specs:
+        rel = rels.get(name)
+        if rel is not None:
+            rel.index(cols)
+
+
+def _warm_specs(model: Model, relations: frozenset[str]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """The (relation, columns) indexes that overlays adding facts of
+    `relations` probe, compiling their rounds on the way."""
+    prep, rels = model.prepared, model.rels
+    specs: dict[tuple[str, tuple[int, ...]], None] = {}
     grow = set(relations)  # may grow in an overlay
     redo: set[str] = set()  # may be recomputed (and shrink)
     for st in prep.strata:
@@ -605,14 +629,15 @@ def warm(model: Model, relations: Any) -> None:
         if variants:
             grow |= own
         for rid, p in variants:
-            _touch(model, prep.plan(rid, p, rels).inputs)
+            _touch(prep, prep.plan(rid, p, rels).inputs, specs)
         for kind in kinds:
             prep.variants(st, kind, rels)
+    return tuple(specs)
 
 
-def _touch(model: Model, inputs: Any) -> None:
+def _touch(prep: Any, inputs: Any, specs: dict[tuple[str, tuple[int, ...]], None]) -> None:
     for spec in inputs:
-        if spec[0] == "index" and spec[1] in model.rels:
-            model.rels[spec[1]].index(spec[2])
+        if spec[0] == "index":
+            specs[(spec[1], spec[2])] = None
         elif spec[0] == "agg":
-            _touch(model, model.prepared.aggregate(spec[1]).inputs)
+            _touch(prep, prep.aggregate(spec[1]).inputs, specs)

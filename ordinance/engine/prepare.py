@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from ..rules.ast import Aggregate, Atom, Negation, Rule, literal_terms, subterms
+from ..rules.ast import Aggregate, Atom, Const, Negation, Rule, Var, literal_terms, subterms
 from ..rules.checked import CheckedProgram
 from ..rules.printer import format_rule
 from .codegen import Compiled, compile_plan, compile_round
@@ -27,6 +27,7 @@ class Stratum:
     atoms: Mapping[int, tuple[tuple[int, str], ...]]  # rule id -> (position, relation) of positive atoms
     recursive: bool = False  # a rule reads a relation of its own stratum positively
     deltas: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)  # relation -> variants reading it
+    plain_heads: bool = True  # every head argument is a variable or a constant (no expression)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +57,9 @@ class Prepared:
     runs: dict[tuple[int, str], "Round | None"] = field(default_factory=dict)
     clock: Any = None  # clock.Clockwork, computed when first asked for
     bound: dict[tuple[int, str], Compiled] = field(default_factory=dict)  # rules with the head bound (incremental.py)
+    # request relations -> the indexes their overlays probe (incremental.warm)
+    warmed: dict[frozenset[str], tuple[tuple[str, tuple[int, ...]], ...]] = field(default_factory=dict)
+    aggregated: dict[int, frozenset[str]] = field(default_factory=dict)  # stratum -> what it aggregates over
     qualified: Any = None  # qualify.Qualified with `choice-domain`, subsumption or `autoinc()`, else None
     hints: dict[str, int] = field(default_factory=dict)  # sizes planned with instead of the live ones (demand.py)
     worked: dict[Any, Any] = field(default_factory=dict)  # what demand.py works out once per program
@@ -123,6 +127,7 @@ def prepare(program: CheckedProgram) -> Prepared:
                 atoms,
                 recursive,
                 {r: tuple(v) for r, v in deltas.items()},
+                all(isinstance(a, (Var, Const)) for rid in rule_ids for a in program.rules[rid].head.args),
             )
         )
     derived = frozenset(r for names in program.strata for r in names)
