@@ -14,7 +14,7 @@ from ordinance.cli import cli
 from ordinance.cli.deadline import with_deadline
 from ordinance.diagnostics import LimitExceeded
 from ordinance.engine import GATE_DEADLINE_S, Limits
-from ordinance.facts import open_store, schema_of
+from ordinance.facts import Event, open_store, schema_of
 from ordinance.gate import Gate, Request
 from ordinance.rules import compile_text
 
@@ -38,6 +38,34 @@ def test_the_gate_has_a_deadline_by_default(tmp_path: Path) -> None:
     assert not decision.allowed
     [error] = decision.errors
     assert error.code == "limit_exceeded" and "deadline" in error.message
+
+
+# a warm model that takes longer to build than the deadline: the closure of a chain
+CHAIN = """
+.include "continuity"
+.decl edge(a: number, b: number)
+.decl path(a: number, b: number)
+path(A, B) :- edge(A, B).
+path(A, C) :- path(A, B), edge(B, C).
+forbid(A, "cycle", "x") :- request(A, _, _, _, _), path(N, N).
+"""
+
+
+def test_the_deadline_bounds_requests_not_the_build_of_the_stores_model(tmp_path: Path) -> None:
+    """Building the warm model is the store's work, not the request's: a
+    deadline shorter than the build still decides (it would otherwise fail
+    the build on every decision and never decide); the request's own
+    evaluation stays bounded (test_the_gate_has_a_deadline_by_default)."""
+    policy = compile_text(CHAIN)
+    with open_store(str(tmp_path / "g.db"), schema_of(policy)) as store:
+        store.append([Event("assert", "edge", (i, i + 1)) for i in range(700)])
+        store.append([Event("assert", "grant", ("alice", "prod", 1))])
+        started = time.monotonic()
+        gate = Gate(policy, store, limits=Limits(deadline=0.05))
+        decision = gate.check(Request("r1", "deploy", "prod", "alice", 1), 0)
+        assert time.monotonic() - started > 0.05  # the build took longer than the deadline
+        assert decision.allowed, decision.reasons
+        assert gate.check(Request("r2", "deploy", "prod", "alice", 1), 0).allowed
 
 
 def test_check_denies_a_diverging_request_within_its_deadline(

@@ -75,7 +75,12 @@ class Gate:
         """`limits` bound each evaluation the gate runs; the default keeps the
         engine's tuple and round limits and adds a deadline of
         GATE_DEADLINE_S seconds, so a decision always ends (a request that
-        makes the rules diverge is denied with `limit_exceeded`).
+        makes the rules diverge is denied with `limit_exceeded`). Building
+        the warm model of the store's facts, which no request takes part in,
+        is bounded by the tuple and round limits but not by the deadline: it
+        grows with the store (about 25 s at 1M facts), and a gate whose
+        build the deadline cut short would build again on every decision
+        and never decide.
 
         `snapshot=True` starts from the store's snapshot (gate/snapshot.py:
         beside a SQLite file, in the cache directory for PostgreSQL) when it
@@ -98,6 +103,7 @@ class Gate:
         self.policy = policy
         self.store = store
         self.limits = limits if limits is not None else Limits(deadline=GATE_DEADLINE_S)
+        self._build_limits = replace(self.limits, deadline=None)  # for the warm model (see above)
         self._warm: OrderedDict[int, Any] = OrderedDict()
         self._fact_revision = -1  # newest revision whose facts the cache reflects
         self._seen_revision = -1  # newest revision known to have those same facts
@@ -169,7 +175,7 @@ class Gate:
         assert self.snapshot_path is not None
         started = time.perf_counter()
         found = read_snapshot(
-            self.snapshot_path, self.store, prepared(self.policy), self.policy.source_hash, rev, self.limits
+            self.snapshot_path, self.store, prepared(self.policy), self.policy.source_hash, rev, self._build_limits
         )
         if found is None:
             return
@@ -260,7 +266,7 @@ class Gate:
             started = time.perf_counter()
             with paused():  # decoding the facts makes as many tuples as evaluating them
                 facts = self.store.facts(revision)
-            model = evaluate(self.policy, facts, now=now, limits=self.limits)
+            model = evaluate(self.policy, facts, now=now, limits=self._build_limits)
             self._ready(model, built=True)  # the first checks are as fast as later ones
             self._warm[key] = model
             if key == self._fact_revision:
