@@ -175,7 +175,7 @@ class Gate:
         assert self.snapshot_path is not None
         started = time.perf_counter()
         found = read_snapshot(
-            self.snapshot_path, self.store, prepared(self.policy), self.policy.source_hash, rev, self._build_limits
+            self.snapshot_path, self.store, prepared(self.policy), self.policy.source_hash, rev, self.limits
         )
         if found is None:
             return
@@ -267,6 +267,7 @@ class Gate:
             with paused():  # decoding the facts makes as many tuples as evaluating them
                 facts = self.store.facts(revision)
             model = evaluate(self.policy, facts, now=now, limits=self._build_limits)
+            model.limits = self.limits  # what it is then asked (overlays, moves, new facts) has the deadline
             self._ready(model, built=True)  # the first checks are as fast as later ones
             self._warm[key] = model
             if key == self._fact_revision:
