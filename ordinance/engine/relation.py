@@ -7,8 +7,12 @@ join from).
 `edb` holds the given facts; a relation without rules shares one set for both.
 
 Indexes are dicts from the bound-column key (the value itself for one
-column, a tuple otherwise: `operator.itemgetter`'s convention) to the list of
-tuples; they are built on first use and kept up to date by `insert`.
+column, a tuple otherwise: `operator.itemgetter`'s convention) to the bucket
+of tuples with that key, in insertion order: a list while it holds at most
+`SMALL` tuples (most hold one), then a dict from tuple to None, which drops a
+tuple in O(1). So removing tuples costs what is removed, not what the buckets
+hold, and the many small buckets cost a list's memory. Indexes are built on
+first use and kept up to date by `insert` and `remove`.
 
 `Layer` is a copy-on-write view over a base relation for overlays: its own
 additions live beside the untouched base, and sets and indexes are merged on
@@ -25,7 +29,8 @@ from typing import Any, Callable, Iterable, Iterator
 __all__ = ["Rel", "Layer", "LayeredSet", "LayeredIndex", "Batch", "key_getter"]
 
 Tuple = tuple[Any, ...]
-Index = dict[Any, list[Tuple]]
+Index = dict[Any, Any]  # key -> list[Tuple] | dict[Tuple, None]
+SMALL = 16  # the longest bucket kept as a list
 # (height, rule id, the tuples first derived in that round by that rule)
 Batch = tuple[int, int, "tuple[Tuple, ...]"]
 
@@ -81,7 +86,7 @@ class LayeredIndex:
         a = self.base.get(key)
         if b is None:
             return default if a is None else a
-        return b if a is None else a + b
+        return b if a is None else [*a, *b]
 
     def __contains__(self, key: object) -> bool:
         return key in self.own or key in self.base
@@ -147,9 +152,12 @@ class Rel:
             for t in gone:
                 k = key(t)
                 bucket = idx[k]
-                bucket.remove(t)
-                if not bucket:
+                if len(bucket) == 1:
                     del idx[k]
+                elif bucket.__class__ is list:
+                    bucket.remove(t)  # at most SMALL long
+                else:
+                    del bucket[t]
 
     def add_facts(self, facts: set[Tuple]) -> set[Tuple]:
         """Add EDB facts; returns what `stable` grew by."""
@@ -233,5 +241,9 @@ def extend_index(idx: Index, tuples: Iterable[Tuple], cols: tuple[int, ...]) -> 
         bucket = idx.get(k)
         if bucket is None:
             idx[k] = [t]
-        else:
+        elif bucket.__class__ is list:
             bucket.append(t)
+            if len(bucket) > SMALL:
+                idx[k] = dict.fromkeys(bucket)
+        else:
+            bucket[t] = None
