@@ -197,7 +197,8 @@ def _propagate(
             or (shrinks or flip)
             and not (_deletable(model, st) and _small(model, st, removed, flip))
         ):
-            held = {r: rels[r].stable for r in st.relations}
+            # what it held when this change began: tuples given in this change are news to its readers too
+            held = {r: rels[r].stable - grown[r] if r in grown else rels[r].stable for r in st.relations}
             for r in st.relations:
                 rel = rels[r]
                 if isinstance(rel, Layer) or _shared(model, r):
@@ -238,8 +239,12 @@ def _propagate(
                     mark((r,))
         if shrinks or flip:
             for r, gone in _delete(model, st, removed, flip, model.now if before is None else before).items():
-                if gone:
-                    removed[r] = gone
+                if gone:  # beside what the negation step took; what it had just added was never there
+                    fresh = grown.get(r, set()) & gone
+                    if fresh:
+                        grown[r] = grown[r] - fresh
+                        gone = gone - fresh
+                    removed[r] = removed[r] | gone if r in removed else gone
                     mark((r,))
             for r, grew in _flip_in(model, st, flip).items():
                 grown[r] = grown[r] | grew if r in grown else grew
