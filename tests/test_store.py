@@ -394,7 +394,9 @@ def test_a_store_from_before_digests_records_one_when_opened(store_url: str) -> 
         s.purge([1], "retention")
     _drop_digests(store_url)
     with open_store(store_url, SCHEMA) as s:  # migrated: one record over the whole log
-        lines = [digest_line(e.seq, e.kind, e.relation, encode_args(e.args)) for e in s.events() if e.kind != "decision"]
+        lines = [
+            digest_line(e.seq, e.kind, e.relation, encode_args(e.args)) for e in s.events() if e.kind != "decision"
+        ]
         assert s.fact_digest(5) == chain_digest(EMPTY_DIGEST, lines)
         assert s.fact_digest(3) == chain_digest(EMPTY_DIGEST, lines[:2])  # inside it: recomputed from the events
         s.assert_facts([("edge", (4, 5))])
