@@ -97,7 +97,7 @@ def command(
         import uvicorn
 
         from ..serve.app import create_app
-        from ..serve.follow import follow
+        from ..serve.follow import follow, keep_snapshot
     except ModuleNotFoundError as exc:
         raise OrdinanceError(
             f"`{exc.name}` is missing: pip install 'ordinance[server]'", code="missing_extra"
@@ -130,6 +130,7 @@ def command(
         epoch=epoch,
     )
     stop = follow(service, db)
+    stop_snapshots = keep_snapshot(service)  # the next process starts warm
     where = f"unix:{uds}" if uds else f"http://{host}:{port}"
     click.echo(f"ordinance serve: {where} (policy {program.source_hash[:12]}, revision {store.revision()})", err=True)
     try:
@@ -139,6 +140,7 @@ def command(
             uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     finally:
         stop()
+        stop_snapshots()
         if keeper is not None:
             keeper.stop()
         store.close()
