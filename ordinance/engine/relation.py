@@ -120,11 +120,19 @@ class Rel:
         return candidates - self.stable
 
     def note(self, t: Tuple) -> tuple[int, int] | None:
-        """(height, rule id) of a derived tuple; the lookup is built on first use."""
-        for height, rid, tuples in self.batches[self._seen :]:
-            for u in tuples:
-                self._notes.setdefault(u, (height, rid))
-        self._seen = len(self.batches)
+        """(height, rule id) of a derived tuple (the first batch that holds
+        it); the lookup is built on first use, and kept up to date."""
+        fresh = self.batches[self._seen :]
+        if fresh:
+            notes = self._notes
+            if not notes:  # at C speed: the later batches first, so the first one wins
+                for height, rid, tuples in reversed(fresh):
+                    notes.update(dict.fromkeys(tuples, (height, rid)))
+            else:
+                for height, rid, tuples in fresh:
+                    for u in tuples:
+                        notes.setdefault(u, (height, rid))
+            self._seen = len(self.batches)
         return self._notes.get(t)
 
     def insert(self, batch: set[Tuple]) -> None:
