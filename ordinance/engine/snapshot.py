@@ -39,10 +39,9 @@ FORMAT = 2  # 2: records and branches as lists
 def dump_model(model: Model) -> bytes:
     """The model as bytes (ValueError for an overlay, or for values that are
     neither strings, numbers nor records and branches of them)."""
-    data = _data(model, _same)
-    with paused():
+    with paused():  # hundreds of thousands of lists and tuples: no cyclic collections meanwhile
         try:
-            return marshal.dumps(data)
+            return marshal.dumps(_data(model, _same))
         except ValueError:  # records or branches: written as lists
             return marshal.dumps(_data(model, _encoded))
 
