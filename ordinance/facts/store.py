@@ -28,7 +28,7 @@ import hashlib
 import json
 import threading
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import AbstractSet, Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from ..diagnostics import Diagnostic, StaleEpochError, StoreError
 from ..values import Facts
@@ -399,14 +399,24 @@ class Store(ABC):
         wanted = sorted({int(s) for s in seqs})
         return [decode_row(r) for r in self._rows_at(wanted)] if wanted else []
 
-    def asserting(self, relation: str, args: Sequence[Value], revision: int | None = None) -> list[Event]:
+    def asserting(
+        self,
+        relation: str,
+        args: Sequence[Value],
+        revision: int | None = None,
+        *,
+        purged: AbstractSet[int] | None = None,
+    ) -> list[Event]:
         """The fact events, not purged, that put `relation(args)` in the fold
-        at `revision` (latest if None), in seq order; empty if it is not a fact."""
+        at `revision` (latest if None), in seq order; empty if it is not a fact.
+        `purged`: the seqs purged at `revision`, from a caller that keeps
+        them (else they are read: every purge event)."""
         rev = self.revision() if revision is None else revision
         rows = self._rows_of(relation, encode_args(args), rev)
         if not rows:
             return []
-        purged = self.purged(rev)
+        if purged is None:
+            purged = self.purged(rev)
         return [decode_row(r) for r in rows if int(r[0]) not in purged]
 
     def purged(self, revision: int | None = None) -> set[int]:
