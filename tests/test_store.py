@@ -404,3 +404,15 @@ def test_a_store_from_before_digests_records_one_when_opened(store_url: str) -> 
         assert d6 == chain_digest(s.fact_digest(5), [digest_line(6, "assert", "edge", encode_args((4, 5)))])
     with open_store(store_url, SCHEMA) as s:  # opened again: nothing recorded anew
         assert s.fact_digest(6) == d6
+
+
+def test_a_store_from_before_digests_holding_only_decisions_is_migrated_once(store_url: str) -> None:
+    with open_store(store_url, SCHEMA) as s:
+        s.log_decision(decision())
+    _drop_digests(store_url)
+    with open_store(store_url, SCHEMA) as s:
+        migrated = s.fact_digest(1)
+        s.assert_facts([("edge", (1, 2))])
+        assert s.fact_digest(2) != migrated
+    with open_store(store_url, SCHEMA) as s:  # nothing recorded anew: the digests are those it had
+        assert s.fact_digest(1) == migrated and s._digest_at(1)[:2] == (1, 1)

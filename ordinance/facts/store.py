@@ -684,10 +684,8 @@ class SqlStore(Store):
         def start(txn: WriteTxn) -> None:
             if self.db.execute("SELECT 1 FROM digests LIMIT 1").fetchone() is not None:
                 return
-            revision = txn.revision()
-            lines = self._digest_lines(1, revision)
-            if lines:
-                txn.add_digest(1, revision, chain_digest(EMPTY_DIGEST, lines))
+            revision = txn.revision()  # a record even without fact events: the next open finds it
+            txn.add_digest(1, revision, chain_digest(EMPTY_DIGEST, self._digest_lines(1, revision)))
 
         if self._query("SELECT 1 FROM digests LIMIT 1") or not self.revision():
             return
