@@ -8,10 +8,11 @@ join from).
 
 Indexes are dicts from the bound-column key (the value itself for one
 column, a tuple otherwise: `operator.itemgetter`'s convention) to the bucket
-of tuples with that key, in insertion order: a list while it holds at most
-`SMALL` tuples (most hold one), then a dict from tuple to None, which drops a
-tuple in O(1). So removing tuples costs what is removed, not what the buckets
-hold, and the many small buckets cost a list's memory. Indexes are built on
+of tuples with that key, in insertion order: a list (appending costs no
+hash), until a tuple is removed from one longer than `SMALL`: it then
+becomes a dict from tuple to None, which drops a tuple in O(1) (and keeps
+the order). So removing tuples costs what is removed, not what the buckets
+hold, and evaluation, which only adds, fills lists. Indexes are built on
 first use and kept up to date by `insert` and `remove`.
 
 `Layer` is a copy-on-write view over a base relation for overlays: its own
@@ -30,7 +31,7 @@ __all__ = ["Rel", "Layer", "LayeredSet", "LayeredIndex", "Batch", "key_getter"]
 
 Tuple = tuple[Any, ...]
 Index = dict[Any, Any]  # key -> list[Tuple] | dict[Tuple, None]
-SMALL = 16  # the longest bucket kept as a list
+SMALL = 16  # the longest bucket a tuple is removed from as a list
 # (height, rule id, the tuples first derived in that round by that rule)
 Batch = tuple[int, int, "tuple[Tuple, ...]"]
 
@@ -162,9 +163,12 @@ class Rel:
                 bucket = idx[k]
                 if len(bucket) == 1:
                     del idx[k]
-                elif bucket.__class__ is list:
-                    bucket.remove(t)  # at most SMALL long
-                else:
+                elif bucket.__class__ is not list:
+                    del bucket[t]
+                elif len(bucket) <= SMALL:
+                    bucket.remove(t)
+                else:  # once: later removals from it cost O(1)
+                    bucket = idx[k] = dict.fromkeys(bucket)
                     del bucket[t]
 
     def add_facts(self, facts: set[Tuple]) -> set[Tuple]:
@@ -251,7 +255,5 @@ def extend_index(idx: Index, tuples: Iterable[Tuple], cols: tuple[int, ...]) -> 
             idx[k] = [t]
         elif bucket.__class__ is list:
             bucket.append(t)
-            if len(bucket) > SMALL:
-                idx[k] = dict.fromkeys(bucket)
         else:
             bucket[t] = None
