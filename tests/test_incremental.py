@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ordinance.engine import evaluate, extend, overlay, retract, why
-from ordinance.engine.relation import Layer, LayeredSet, Rel
+from ordinance.engine.relation import Layer, LayeredSet, Rel, build_index
 from ordinance.rules import compile_text as program
 
 POLICY = """
@@ -141,3 +141,51 @@ def test_overlay_shares_the_base_relations():
     assert isinstance(deeper.rels["claim"].stable, LayeredSet)
     assert deeper.rels["claim"].stable.base is scratch.rels["claim"].stable
     assert ("c9999", "s7", "w") not in scratch.tuples("claim")
+
+
+def test_facts_given_to_a_recomputed_derived_relation_reach_its_readers():
+    # `a` is derived and given; its stratum aggregates over `c`, which grew, so it is recomputed:
+    # the given `a(5)` is new to `d` all the same
+    p = program(
+        "a(X) :- b(X), !c(X).\na(X) :- n(X, _), X > count : { c(_) }.\nd(X) :- a(X).",
+        extensional={"b": 1, "c": 1, "n": 2, "a": 1},
+    )
+    m = evaluate(p, {"b": [(1,)], "a": [(9,)]})
+    extend(m, {"a": [(5,)], "c": [(7,)]})
+    assert m.tuples("d") == evaluate(p, {"b": [(1,)], "a": [(9,), (5,)], "c": [(7,)]}).tuples("d") == {(1,), (5,), (9,)}
+
+
+def test_a_stratum_losing_tuples_through_negation_and_deletion_at_once_tells_its_readers_both():
+    # retracting `f(2)` makes `c(2)`, which blocks `a(2)` (negation step); retracting `b(1)` deletes `a(1)`
+    p = program("c(X) :- e(X), !f(X).\na(X) :- b(X), !c(X).\nd(X) :- a(X).", extensional={"b": 1, "e": 1, "f": 1})
+    many = [(i,) for i in range(200, 300)]  # so that both changes are small enough to be maintained
+    m = evaluate(p, {"b": [(i,) for i in range(100)], "e": [(2,)] + many, "f": [(2,)] + many})
+    retract(m, {"b": [(1,)], "f": [(2,)]})
+    expected = evaluate(p, {"b": [(i,) for i in range(100) if i != 1], "e": [(2,)] + many, "f": many})
+    assert m.tuples("a") == expected.tuples("a")
+    assert m.tuples("d") == expected.tuples("d") and (2,) not in m.tuples("d")
+
+
+def test_removing_tuples_keeps_every_index_as_built_anew_and_in_order():
+    rel = Rel("r", 2, False, [(i % 3, i) for i in range(100)])  # buckets of 33 on column 0: dicts
+    small = Rel("s", 2, False, [(i % 50, i) for i in range(100)])  # buckets of 2: lists
+    for r in (rel, small):
+        before = {cols: {k: list(b) for k, b in r.index(cols).items()} for cols in [(0,), (1,), (0, 1)]}
+        gone = {t for t in r.stable if t[1] % 2 == 0}
+        r.remove(gone)
+        for cols, idx in r.indexes.items():
+            assert {k: list(b) for k, b in idx.items()} == {
+                k: [t for t in b if t not in gone] for k, b in before[cols].items() if any(t not in gone for t in b)
+            }
+            assert {k: set(b) for k, b in idx.items()} == {k: set(b) for k, b in build_index(r.stable, cols).items()}
+        r.remove(set(r.stable))
+        assert all(not idx for idx in r.indexes.values())
+
+
+def test_an_overlay_reads_a_base_bucket_and_its_own_as_one():
+    base = Rel("r", 2, False, [(0, i) for i in range(40)])
+    view = Layer(base)
+    view.index((0,))
+    view.insert({(0, 40), (1, 0)})
+    assert list(view.index((0,)).get(0)) == [t for t in base.index((0,))[0]] + [(0, 40)]
+    assert list(view.index((0,)).get(1)) == [(1, 0)] and view.index((0,)).get(2) is None

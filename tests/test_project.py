@@ -260,6 +260,47 @@ def test_state_command_out_is_atomic_and_rebuildable(night: Any, tmp_path: Path)
     assert all(line["events"] for line in data["lines"])
 
 
+def test_a_state_from_the_gate_snapshot_reads_only_the_events_it_shows(night: Any, tmp_path: Path) -> None:
+    path = tmp_path / "night.snapshot"
+    built = Gate(POLICY, night, snapshot=path)
+    expected = render_state(night, POLICY, AT_2345)  # the facts folded from the log, the model evaluated
+    assert render_state(built, POLICY, AT_2345).text == expected.text and built.save_snapshot()
+    restored = Gate(POLICY, night, snapshot=path, eager=False)
+    projector = Projector(POLICY, gate=restored)
+    state = projector.render("state", AT_2345)
+    assert restored.restored_from == night.revision() and state.text == expected.text
+    sources = projector.sources()
+    assert sources._facts is None and 0 < len(sources.origin) < sum(map(len, night.facts().values()))
+    # it follows new facts and purges as one built from the log does
+    write(night, ("open_item", ("late", "a late item")))
+    rc1 = next(e for e in night.events() if e.relation == "open_item" and e.args[0] == "rc-1")
+    night.purge([rc1.seq], "retention")
+    after = projector.render("state", AT_2345)
+    assert after.text == render_state(night, POLICY, AT_2345).text and "rc-1" not in after.text
+
+
+def test_state_command_starts_from_the_snapshot_it_wrote(night: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    import ordinance.gate.core as core
+    from ordinance.cli.common import load_policy
+
+    monkeypatch.setattr(core, "SNAPSHOT_WORTH_S", 0.0)  # a small store: write it anyway
+    policy = tmp_path / "policy.rules"
+    policy.write_text('.include "continuity"\n')
+    args = ["state", "--db", night.url, "--policy", str(policy), "--now", "2026-08-14T23:45:00Z"]
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    snapshot = Path(night.url + ".snapshot")
+    assert snapshot.exists()
+    written = snapshot.stat().st_mtime_ns
+    again = CliRunner().invoke(cli, args)
+    assert again.output == first.output and snapshot.stat().st_mtime_ns == written  # read, not rebuilt
+    restored = Gate(load_policy(str(policy)), night, snapshot=True)  # as the command loads it
+    restored.model(night.revision(), AT_2345)
+    assert restored.restored_from == night.revision()
+    public = CliRunner().invoke(cli, args + ["--audience", "public"])  # an audience has its own model
+    assert public.exit_code == 0 and public.output != first.output
+
+
 # ---------------------------------------------------------------- rehydration
 
 

@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from ordinance.diagnostics import StaleEpochError, StoreError
 from ordinance.facts import Event, Store, fold, open_store, schema_of
+from ordinance.facts.events import encode_args
+from ordinance.facts.store import EMPTY_DIGEST, chain_digest, digest_line
 from ordinance.values import FOREVER
 
 SCHEMA = {
@@ -382,3 +384,69 @@ def test_the_seed_scenarios_are_package_data() -> None:
     patterns = data["tool"]["setuptools"]["package-data"]["ordinance"]
     shipped = {p for pattern in patterns for p in (here.parents[1]).glob(pattern)}
     assert sorted(here.glob("*.toml")) and set(here.glob("*.toml")) <= shipped
+
+
+def _drop_digests(url: str) -> None:
+    """Make the store look as it did before digests (the table gone)."""
+    if url.startswith("postgresql"):
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute("DROP TABLE digests")
+    else:
+        with sqlite3.connect(url) as db:
+            db.execute("DROP TABLE digests")
+
+
+def test_the_fact_digest_is_recorded_per_batch_and_read_in_one_lookup(store: Store) -> None:
+    empty = store.fact_digest(0)
+    r1 = store.assert_facts([("edge", (1, 2)), ("edge", (2, 3))])
+    d1 = store.fact_digest(r1)
+    assert d1 != empty and store.fact_digest(r1 - 1) not in (empty, d1)  # inside the batch: its first event
+    r2 = store.log_decision(decision())  # a decision does not change the facts: nor the digest
+    assert store.fact_digest(r2) == d1
+    r3 = store.purge([1], "retention")  # a purge does
+    d3 = store.fact_digest(r3)
+    assert d3 not in (d1, empty) and store.fact_digest(r2) == d1 and store.fact_digest(0) == empty
+    # what is recorded is what the events say: the same events recomputed give the same digests
+    lines = [digest_line(e.seq, e.kind, e.relation, encode_args(e.args)) for e in store.events(0, r1)]
+    assert d1 == chain_digest(EMPTY_DIGEST, lines)
+    purge = store.events(r2, r3)[0]
+    assert d3 == chain_digest(d1, [digest_line(r3, "purge", "purge", encode_args(purge.args))])
+
+
+def test_the_same_facts_logged_differently_have_other_digests(store_url: str, tmp_path: Path) -> None:
+    with open_store(store_url, SCHEMA) as a, open_store(str(tmp_path / "b.db"), SCHEMA) as b:
+        a.assert_facts([("edge", (1, 2))])
+        b.assert_facts([("edge", (1, 3))])
+        assert a.revision() == b.revision() and a.fact_digest(1) != b.fact_digest(1)
+
+
+def test_a_store_from_before_digests_records_one_when_opened(store_url: str) -> None:
+    with open_store(store_url, SCHEMA) as s:
+        s.assert_facts([("edge", (1, 2))])
+        s.log_decision(decision())
+        s.assert_facts([("edge", (2, 3)), ("edge", (3, 4))])
+        s.purge([1], "retention")
+    _drop_digests(store_url)
+    with open_store(store_url, SCHEMA) as s:  # migrated: one record over the whole log
+        lines = [
+            digest_line(e.seq, e.kind, e.relation, encode_args(e.args)) for e in s.events() if e.kind != "decision"
+        ]
+        assert s.fact_digest(5) == chain_digest(EMPTY_DIGEST, lines)
+        assert s.fact_digest(3) == chain_digest(EMPTY_DIGEST, lines[:2])  # inside it: recomputed from the events
+        s.assert_facts([("edge", (4, 5))])
+        d6 = s.fact_digest(6)
+        assert d6 == chain_digest(s.fact_digest(5), [digest_line(6, "assert", "edge", encode_args((4, 5)))])
+    with open_store(store_url, SCHEMA) as s:  # opened again: nothing recorded anew
+        assert s.fact_digest(6) == d6
+
+
+def test_a_store_from_before_digests_holding_only_decisions_is_migrated_once(store_url: str) -> None:
+    with open_store(store_url, SCHEMA) as s:
+        s.log_decision(decision())
+    _drop_digests(store_url)
+    with open_store(store_url, SCHEMA) as s:
+        migrated = s.fact_digest(1)
+        s.assert_facts([("edge", (1, 2))])
+        assert s.fact_digest(2) != migrated
+    with open_store(store_url, SCHEMA) as s:  # nothing recorded anew: the digests are those it had
+        assert s.fact_digest(1) == migrated and s._digest_at(1)[:2] == (1, 1)

@@ -100,7 +100,7 @@ def command(
         import uvicorn
 
         from ..serve.app import create_app
-        from ..serve.follow import follow
+        from ..serve.follow import follow, keep_snapshot
     except ModuleNotFoundError as exc:
         raise OrdinanceError(
             f"`{exc.name}` is missing: pip install 'ordinance[server]'", code="missing_extra"
@@ -133,6 +133,7 @@ def command(
         epoch=epoch,
     )
     stop = follow(service, db)
+    stop_snapshots = keep_snapshot(service)  # the next process starts warm
     where = f"unix:{uds}" if uds else f"http://{host}:{port}"
     click.echo(f"ordinance serve: {where} (policy {program.source_hash[:12]}, revision {store.revision()})", err=True)
     try:
@@ -142,6 +143,7 @@ def command(
             uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     finally:
         stop()
+        stop_snapshots()
         if keeper is not None:
             keeper.stop()
         store.close()

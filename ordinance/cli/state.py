@@ -6,6 +6,8 @@ from typing import Any, Callable
 
 import click
 
+from ..engine import Limits
+from ..gate import Gate
 from ..project import DEFAULT_CAP, render_state, write_atomically
 from .common import json_option, load_policy, model_options, now_or_clock, open_db, print_json
 
@@ -71,7 +73,16 @@ def command(
     """
     program = load_policy(policy)
     with open_db(db, program) as store:
-        state = render_state(store, program, now_or_clock(now), audience, cap, agent=agent)
+        if audience is not None:  # the audience's own facts and model
+            state = render_state(store, program, now_or_clock(now), audience, cap, agent=agent)
+        else:  # every layer: the gate's model, from its snapshot when that matches (see gate/snapshot.py)
+            gate = Gate(program, store, limits=Limits(), snapshot=True, eager=False)
+            state = render_state(gate, program, now_or_clock(now), audience, cap, agent=agent)
+            if gate.snapshot_due:  # the next state or check starts from this model
+                try:
+                    gate.save_snapshot()
+                except Exception:  # a cache: it never changes what was rendered
+                    pass
     if as_json:
         print_json(state.to_json())
     elif out is not None:

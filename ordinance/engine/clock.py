@@ -12,7 +12,10 @@ evaluates the relaxed body once over the model and keeps the sorted
 instants at which a filter may flip. If no instant of any rule lies between
 `now` and `t`, every filter decides as before at every step, so evaluating
 at `t` would repeat the evaluation at `now` step for step: same tuples, same
-proof notes. The model then holds at `t` as it is (`Horizon.holds`).
+proof notes. The model then holds at `t` as it is (`Horizon.holds`). When
+facts change (or a move changes relations), a watch reading only positively
+what changed keeps its instants up to date from the change alone
+(`_maintain`: as incremental.py adds and deletes); any other is evaluated again.
 
 Otherwise `advance` moves the model (a copy sharing what the move leaves
 unchanged): for each rule whose instants
@@ -30,21 +33,22 @@ evaluates anew.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..rules.ast import COMPOUND, Aggregate, Atom, BinOp, Comparison, Literal, Negation, Now, Rule, Term, Var
 from ..rules.ast import literal_terms, subterms, var_names
 from ..rules.functors import evaluate
 from .codegen import Compiled, compile_plan
 from .evaluate import aggregator
-from .incremental import recompute
+from .incremental import Changes, recompute
 from .limits import Limits
 from .model import Model
 from .plan import AggStep, Assign, Filter, plan_rule
 from .prepare import Prepared
+from .relation import Layer, Rel
 
 __all__ = ["Clockwork", "Horizon", "Watch", "clockwork", "horizon", "advance", "refresh"]
 
@@ -61,6 +65,7 @@ class Watch:
     names: tuple[str, ...]
     relaxed: Rule
     reads: frozenset[str]
+    plain: frozenset[str]  # of `reads`, those read only by positive atoms (not under `!` nor in aggregates)
 
 
 @dataclass(slots=True)
@@ -70,18 +75,41 @@ class Clockwork:
     watches: tuple[Watch, ...]
     moving: frozenset[int]  # rule ids recomputed on every move
     fixed: bool  # False: program facts mention `$now`
-    compiled: dict[int, Compiled]
+    compiled: dict[tuple[int, int | None], Compiled]  # (rule id, the body position read from `recent`, if any)
 
-    def run(self, watch: Watch, model: Model) -> set[tuple[Any, ...]]:
-        """The relaxed body's bindings of the filters' variables over `model`."""
+    def run(
+        self, watch: Watch, model: Model, delta: int | None = None, rels: Mapping[str, Rel] | None = None
+    ) -> set[tuple[Any, ...]]:
+        """The relaxed body's bindings of the filters' variables over `model`
+        (or over `rels`), with the atom at body position `delta` reading its
+        relation's `recent` tuples only."""
         if not watch.relaxed.body:
             return {()}
-        compiled = self.compiled.get(watch.rule)
+        rels = model.rels if rels is None else rels
+        compiled = self.compiled.get((watch.rule, delta))
+        if compiled is None:
+            sizes = {name: len(r.stable) for name, r in rels.items()}
+            plan = plan_rule(watch.relaxed, watch.rule, delta, sizes)
+            compiled = self.compiled[watch.rule, delta] = compile_plan(plan)
+        out: set[tuple[Any, ...]] = set()
+        compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
+        return out
+
+    def admitted(self, watch: Watch, model: Model, bindings: set[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
+        """Those of `bindings` the relaxed body still admits over `model`."""
+        if not watch.relaxed.body:
+            return bindings & {()}
+        compiled = self.compiled.get((watch.rule, -1))
         if compiled is None:
             sizes = {name: len(r.stable) for name, r in model.rels.items()}
-            compiled = self.compiled[watch.rule] = compile_plan(plan_rule(watch.relaxed, watch.rule, None, sizes))
+            sizes["__bound"] = 1
+            head = watch.relaxed.head
+            bound = Rule(head, (Atom("__bound", head.args),) + watch.relaxed.body, watch.relaxed.span)
+            compiled = self.compiled[watch.rule, -1] = compile_plan(plan_rule(bound, watch.rule, None, sizes))
+        rels = dict(model.rels)
+        rels["__bound"] = Rel("__bound", len(watch.names), False, bindings)
         out: set[tuple[Any, ...]] = set()
-        compiled.fn(model.rels, aggregator(model.prepared, model.rels, model.now), out, model.now)
+        compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
         return out
 
 
@@ -174,12 +202,15 @@ def _watch(rid: int, rule: Rule) -> Watch | None:
     body = tuple(lit for i, lit in enumerate(rule.body) if i not in positions)
     relaxed = Rule(Atom("__clock", tuple(Var(v) for v in names)), body, rule.span)
     reads = frozenset(name for lit in body for name in _literal_relations(lit))
-    return Watch(rid, filters, tuple(names), relaxed, reads)  # type: ignore[arg-type]
+    deep = {name for lit in body for name in list(_literal_relations(lit))[isinstance(lit, Atom) :]}
+    return Watch(rid, filters, tuple(names), relaxed, reads, reads - deep)  # type: ignore[arg-type]
 
 
 def horizon(model: Model, keep: Horizon | None = None, touched: Iterable[str] = ()) -> Horizon:
     """The model's horizon (cached on the model). With `keep`, reuse its
-    instants for watches that read none of the `touched` relations."""
+    instants for watches that read none of the `touched` relations, and,
+    where `touched` says tuple by tuple how those relations changed
+    (incremental.Changes), maintain them for the others (`_maintain`)."""
     if keep is None and model.horizon is not None:
         found: Horizon = model.horizon
         return found
@@ -195,12 +226,17 @@ def horizon(model: Model, keep: Horizon | None = None, touched: Iterable[str] = 
                 at[watch.rule] = keep.at[watch.rule]
             continue
         try:
-            found_at = _instants(watch, work.run(watch, model))
+            if keep is not None and watch.rule not in keep.moving and _maintainable(watch, touched):
+                assert isinstance(touched, Changes)
+                xs, found_at = _maintain(work, watch, model, keep, touched)
+            else:
+                found_at = _instants(watch, work.run(watch, model))
+                xs = sorted(found_at)
         except (TypeError, ZeroDivisionError, ArithmeticError):
             unknown.add(watch.rule)  # the evaluation fails or compares symbols: no reuse
             continue
         if found_at:
-            instants[watch.rule] = sorted(found_at)
+            instants[watch.rule] = xs
             at[watch.rule] = found_at
     if not work.fixed:
         unknown.add(-1)
@@ -216,6 +252,82 @@ def horizon(model: Model, keep: Horizon | None = None, touched: Iterable[str] = 
             hi = min(hi, xs[j])
     found = model.horizon = Horizon(now, instants, frozenset(unknown), at, lo, hi)
     return found
+
+
+def _maintainable(watch: Watch, touched: Iterable[str]) -> bool:
+    """Whether the relations `touched` changed tuple by tuple where `watch`
+    reads them, and only through positive atoms (what `_maintain` follows)."""
+    if not isinstance(touched, Changes):
+        return False
+    changed = watch.reads & touched
+    return changed <= watch.plain and changed.isdisjoint(touched.unknown)
+
+
+def _maintain(
+    work: Clockwork, watch: Watch, model: Model, keep: Horizon, changes: Changes
+) -> tuple[list[Instant], dict[Instant, list[tuple[Any, ...]]]]:
+    """`keep`'s instants of `watch` after `changes`, in work proportional to
+    them: the bindings that the tuples gained admit are added (the relaxed
+    body's delta variants over them), those that only the tuples lost
+    admitted are dropped (candidates from the delta variants over the model
+    with the lost tuples put back, less those the body still admits: as
+    incremental.py deletes). `keep` is left as it was (another model may
+    share it)."""
+    rels = model.rels
+    gained: dict[str, set[Any]] = {}
+    lost: dict[str, set[Any]] = {}
+    for r in watch.reads & changes:
+        rel = rels.get(r)
+        if rel is None:
+            continue
+        more = {t for t in changes.grown.get(r, ()) if t in rel.stable}
+        less = {t for t in changes.removed.get(r, ()) if t not in rel.stable}
+        if more:
+            gained[r] = more
+        if less:
+            lost[r] = less
+    atoms = [(p, lit.relation) for p, lit in enumerate(watch.relaxed.body) if isinstance(lit, Atom)]
+    added: set[tuple[Any, ...]] = set()
+    for p, r in atoms:
+        if r in gained:
+            view = dict(rels)
+            view[r] = Layer(rels[r])
+            view[r].recent = gained[r]
+            added |= work.run(watch, model, p, view)
+    dropped: set[tuple[Any, ...]] = set()
+    if lost:
+        old = dict(rels)
+        for r, tuples in lost.items():
+            old[r] = Layer(rels[r])
+            old[r].insert(tuples)
+        for p, r in atoms:
+            if r in lost:
+                old[r].recent = lost[r]
+                dropped |= work.run(watch, model, p, old)
+                old[r].recent = ()
+        dropped -= work.admitted(watch, model, dropped)
+    xs = list(keep.instants.get(watch.rule, ()))
+    at = dict(keep.at.get(watch.rule, {}))
+    for x in _instants(watch, dropped):
+        held = at.get(x)
+        if held is None:
+            continue
+        left = [b for b in held if b not in dropped]
+        if left:
+            at[x] = left
+        else:
+            del at[x]
+            del xs[bisect_left(xs, x)]
+    for x, bs in _instants(watch, added).items():
+        held = at.get(x)
+        if held is None:
+            at[x] = bs
+            insort(xs, x)
+        else:
+            new = [b for b in bs if b not in held]
+            if new:
+                at[x] = held + new
+    return xs, at
 
 
 def refresh(model: Model, touched: Iterable[str]) -> None:

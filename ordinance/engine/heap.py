@@ -1,6 +1,6 @@
 """The cyclic garbage collector around the engine's bulk work.
 
-A model is hundreds of thousands of tuples, sets and index lists, and
+A model is hundreds of thousands of tuples, sets and index buckets, and
 nothing in it forms a reference cycle: reference counting frees it. The
 cyclic collector, though, runs every few hundred allocations while a model
 is built and walks every container allocated so far, so building a model

@@ -44,10 +44,30 @@ from .plan import plan_rule
 from .prepare import Stratum
 from .relation import Layer, Rel
 
-__all__ = ["extend", "overlay", "retract", "recompute", "renumber", "warm"]
+__all__ = ["Changes", "extend", "overlay", "retract", "recompute", "renumber", "warm"]
 
 
-def extend(model: Model, facts: Facts, limits: Limits | None = None) -> set[str]:
+class Changes(set[str]):
+    """The relations a change touched, and how: for each not in `unknown`
+    (recomputed some way no tuple list describes), the tuples it gained
+    (`grown`) and lost (`removed`) may be read from these two maps: a tuple
+    in `grown` but not in the relation, or in `removed` and in it again,
+    left and came back (a relation in neither map did not change)."""
+
+    def __init__(
+        self,
+        names: AbstractSet[str],
+        grown: Mapping[str, set[Any]],
+        removed: Mapping[str, set[Any]],
+        unknown: AbstractSet[str],
+    ):
+        super().__init__(names)
+        self.grown = grown
+        self.removed = removed
+        self.unknown = unknown
+
+
+def extend(model: Model, facts: Facts, limits: Limits | None = None) -> Changes:
     """Add facts in place and derive their consequences; returns the
     relations that changed."""
     grown: dict[str, set[Any]] = {}
@@ -72,7 +92,7 @@ def overlay(model: Model, facts: Facts, limits: Limits | None = None, now: int |
     return scratch
 
 
-def retract(model: Model, facts: Facts, limits: Limits | None = None) -> set[str]:
+def retract(model: Model, facts: Facts, limits: Limits | None = None) -> Changes:
     """Remove given facts in place; returns the relations that changed."""
     if model.base is not None:
         raise EvaluationError([Diagnostic("unsupported", "cannot retract facts from an overlay")])
@@ -99,13 +119,13 @@ def recompute(
     limits: Limits | None = None,
     flips: Mapping[int, set[Any]] | None = None,
     before: int | None = None,
-) -> set[str]:
+) -> Changes:
     """After a move of the clock, in place: recompute the strata holding
     `relations`, and maintain those of the rules in `flips` (rule id -> the
     bindings of its `$now` filters that may decide differently now than at
     `before`, see clock.py), then what depends on them; returns the relations that changed."""
     if not relations and not flips:
-        return set()
+        return Changes(set(), {}, {}, set())
     return _propagate(model, {}, set(relations), Budget(limits or model.limits), flips=dict(flips or {}), before=before)
 
 
@@ -150,7 +170,7 @@ def _propagate(
     removed: dict[str, set[Any]] | None = None,
     flips: dict[int, set[Any]] | None = None,
     before: int | None = None,
-) -> set[str]:
+) -> Changes:
     """Bring the strata reading `grown`, `removed` (shrunk) or
     `reset` relations up to date, and those holding `flips` (rules whose
     `$now` filters may decide differently now, with the filter bindings
@@ -160,7 +180,8 @@ def _propagate(
     flips = {} if flips is None else flips
     touched = set(grown) | reset | set(removed)
     if model.prepared.qualified is not None:
-        return touched | _rebuild(model, budget)
+        touched |= _rebuild(model, budget)
+        return Changes(touched, {}, {}, touched)
     prep = model.prepared
     rels, strata, readers = model.rels, prep.strata, prep.readers
     todo: list[int] = []  # a heap of the strata that read a changed relation
@@ -197,7 +218,8 @@ def _propagate(
             or (shrinks or flip)
             and not (_deletable(model, st) and _small(model, st, removed, flip))
         ):
-            held = {r: rels[r].stable for r in st.relations}
+            # what it held when this change began: tuples given in this change are news to its readers too
+            held = {r: rels[r].stable - grown[r] if r in grown else rels[r].stable for r in st.relations}
             for r in st.relations:
                 rel = rels[r]
                 if isinstance(rel, Layer) or _shared(model, r):
@@ -239,8 +261,12 @@ def _propagate(
                     mark((r,))
         if shrinks or flip:
             for r, gone in _delete(model, st, removed, flip, model.now if before is None else before).items():
-                if gone:
-                    removed[r] = gone
+                if gone:  # beside what the negation step took; what it had just added was never there
+                    fresh = grown.get(r, set()) & gone
+                    if fresh:
+                        grown[r] = grown[r] - fresh
+                        gone = gone - fresh
+                    removed[r] = removed[r] | gone if r in removed else gone
                     mark((r,))
             for r, grew in _flip_in(model, st, flip).items():
                 grown[r] = grown[r] | grew if r in grown else grew
@@ -262,7 +288,7 @@ def _propagate(
                 if grew:
                     grown[r] = grown[r] | grew if r in grown else grew
                     mark((r,))
-    return touched | grown.keys() | reset | removed.keys()
+    return Changes(touched | grown.keys() | reset | removed.keys(), grown, removed, reset)
 
 
 def _rebuild(model: Model, budget: Budget) -> set[str]:

@@ -7,8 +7,13 @@ join from).
 `edb` holds the given facts; a relation without rules shares one set for both.
 
 Indexes are dicts from the bound-column key (the value itself for one
-column, a tuple otherwise: `operator.itemgetter`'s convention) to the list of
-tuples; they are built on first use and kept up to date by `insert`.
+column, a tuple otherwise: `operator.itemgetter`'s convention) to the bucket
+of tuples with that key, in insertion order: a list (appending costs no
+hash), until a tuple is removed from one longer than `SMALL`: it then
+becomes a dict from tuple to None, which drops a tuple in O(1) (and keeps
+the order). So removing tuples costs what is removed, not what the buckets
+hold, and evaluation, which only adds, fills lists. Indexes are built on
+first use and kept up to date by `insert` and `remove`.
 
 `Layer` is a copy-on-write view over a base relation for overlays: its own
 additions live beside the untouched base, and sets and indexes are merged on
@@ -25,7 +30,8 @@ from typing import Any, Callable, Iterable, Iterator
 __all__ = ["Rel", "Layer", "LayeredSet", "LayeredIndex", "Batch", "key_getter"]
 
 Tuple = tuple[Any, ...]
-Index = dict[Any, list[Tuple]]
+Index = dict[Any, Any]  # key -> list[Tuple] | dict[Tuple, None]
+SMALL = 16  # the longest bucket a tuple is removed from as a list
 # (height, rule id, the tuples first derived in that round by that rule)
 Batch = tuple[int, int, "tuple[Tuple, ...]"]
 
@@ -81,7 +87,7 @@ class LayeredIndex:
         a = self.base.get(key)
         if b is None:
             return default if a is None else a
-        return b if a is None else a + b
+        return b if a is None else [*a, *b]
 
     def __contains__(self, key: object) -> bool:
         return key in self.own or key in self.base
@@ -115,11 +121,19 @@ class Rel:
         return candidates - self.stable
 
     def note(self, t: Tuple) -> tuple[int, int] | None:
-        """(height, rule id) of a derived tuple; the lookup is built on first use."""
-        for height, rid, tuples in self.batches[self._seen :]:
-            for u in tuples:
-                self._notes.setdefault(u, (height, rid))
-        self._seen = len(self.batches)
+        """(height, rule id) of a derived tuple (the first batch that holds
+        it); the lookup is built on first use, and kept up to date."""
+        fresh = self.batches[self._seen :]
+        if fresh:
+            notes = self._notes
+            if not notes:  # at C speed: the later batches first, so the first one wins
+                for height, rid, tuples in reversed(fresh):
+                    notes.update(dict.fromkeys(tuples, (height, rid)))
+            else:
+                for height, rid, tuples in fresh:
+                    for u in tuples:
+                        notes.setdefault(u, (height, rid))
+            self._seen = len(self.batches)
         return self._notes.get(t)
 
     def insert(self, batch: set[Tuple]) -> None:
@@ -147,9 +161,15 @@ class Rel:
             for t in gone:
                 k = key(t)
                 bucket = idx[k]
-                bucket.remove(t)
-                if not bucket:
+                if len(bucket) == 1:
                     del idx[k]
+                elif bucket.__class__ is not list:
+                    del bucket[t]
+                elif len(bucket) <= SMALL:
+                    bucket.remove(t)
+                else:  # once: later removals from it cost O(1)
+                    bucket = idx[k] = dict.fromkeys(bucket)
+                    del bucket[t]
 
     def add_facts(self, facts: set[Tuple]) -> set[Tuple]:
         """Add EDB facts; returns what `stable` grew by."""
@@ -233,5 +253,7 @@ def extend_index(idx: Index, tuples: Iterable[Tuple], cols: tuple[int, ...]) -> 
         bucket = idx.get(k)
         if bucket is None:
             idx[k] = [t]
-        else:
+        elif bucket.__class__ is list:
             bucket.append(t)
+        else:
+            bucket[t] = None

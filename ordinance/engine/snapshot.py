@@ -6,7 +6,10 @@ tuples and its provenance batches (so proofs are the same as from the
 model it was written from), the strata's round counts, and the clock's
 horizon (clock.py: the instants at which a `$now` comparison may flip), so
 a loaded model moves to another `now` as the model it was written from
-would. Indexes are not written: they are rebuilt when first probed.
+would. Indexes are not written: they are rebuilt when first probed. Records
+and branches (values.Record, values.Branch: tuple subclasses, which marshal
+refuses) are written, when the model holds any, as lists (a value is never
+a list otherwise): `[0, field, ...]` and `[1, name, arg, ...]`.
 
 `load_model(prepared, data, limits)` is the inverse; it trusts `data` to be
 what `dump_model` wrote for the same program (the caller checks that: see
@@ -25,16 +28,65 @@ from .heap import paused
 from .limits import Limits
 from .model import Model
 from .prepare import Prepared
+from ..values import Branch, Record
 from .relation import Layer, Rel
 
 __all__ = ["FORMAT", "dump_model", "load_model"]
 
-FORMAT = 1
+FORMAT = 2  # 2: records and branches as lists
 
 
 def dump_model(model: Model) -> bytes:
     """The model as bytes (ValueError for an overlay, or for values that are
-    not plain strings and numbers)."""
+    neither strings, numbers nor records and branches of them)."""
+    with paused():  # hundreds of thousands of lists and tuples: no cyclic collections meanwhile
+        try:
+            return marshal.dumps(_data(model, _same))
+        except ValueError:  # records or branches: written as lists
+            return marshal.dumps(_data(model, _encoded))
+
+
+def _same(tuples: Any) -> list[Any]:
+    return list(tuples)
+
+
+def _encoded(tuples: Any) -> list[Any]:
+    return [tuple(map(_encode, t)) for t in tuples]
+
+
+def _encode(v: Any) -> Any:
+    if isinstance(v, tuple):
+        if isinstance(v, Record):
+            return [0, *map(_encode, v)]
+        if isinstance(v, Branch):
+            return [1, *map(_encode, v)]
+        return tuple(map(_encode, v))
+    return v
+
+
+def _decode(v: Any) -> Any:
+    if type(v) is list:
+        fields = tuple(map(_decode, v[1:]))
+        if v[0] == 0:
+            return Record(fields)
+        if v[0] == 1:
+            return Branch(fields)
+        raise ValueError("structured value")
+    if type(v) is tuple:
+        return tuple(map(_decode, v))
+    return v
+
+
+def _as_read(tuples: Any) -> Any:
+    return tuples
+
+
+def _decoded(tuples: Any) -> list[Any]:
+    return [tuple(map(_decode, t)) for t in tuples]
+
+
+def _data(model: Model, put: Any) -> Any:
+    """The model as marshal data, its tuples written by `put`."""
     if model.base is not None:
         raise ValueError("an overlay is not a snapshot")
     rels: dict[str, Any] = {}
@@ -45,9 +97,9 @@ def dump_model(model: Model) -> bytes:
         rels[name] = (
             rel.arity,
             rel.derived,
-            list(rel.edb),
-            list(rel.stable) if rel.derived else None,
-            [(height, rid, list(tuples)) for height, rid, tuples in rel.batches],
+            put(rel.edb),
+            put(rel.stable) if rel.derived else None,
+            [(height, rid, put(tuples)) for height, rid, tuples in rel.batches],
         )
     horizon = model.horizon
     clock = None
@@ -57,15 +109,13 @@ def dump_model(model: Model) -> bytes:
             {rid: [x if type(x) is not Fraction else _instant(x) for x in xs] for rid, xs in horizon.instants.items()},
             sorted(horizon.moving),
             {
-                rid: [(x if type(x) is not Fraction else _instant(x), bs) for x, bs in at.items()]
+                rid: [(x if type(x) is not Fraction else _instant(x), put(bs)) for x, bs in at.items()]
                 for rid, at in horizon.at.items()
             },
             _instant(horizon.lo),
             _instant(horizon.hi),
         )
-    data = (FORMAT, model.now, model.rounds, sorted(model.inexact), rels, clock)
-    with paused():
-        return marshal.dumps(data)
+    return (FORMAT, put is _encoded, model.now, model.rounds, sorted(model.inexact), rels, clock)
 
 
 def load_model(prepared: Prepared, data: bytes, limits: Limits | None) -> Model:
@@ -78,17 +128,18 @@ def load_model(prepared: Prepared, data: bytes, limits: Limits | None) -> Model:
 
 
 def _load(prepared: Prepared, data: Any, limits: Limits | None) -> Model:
-    form, now, rounds, inexact, rels, clock = data
+    form, structured, now, rounds, inexact, rels, clock = data
     if form != FORMAT or not isinstance(now, int) or not isinstance(rels, dict):
         raise ValueError("format")
+    get = _decoded if structured else _as_read
     loaded: dict[str, Rel] = {}
     for name, (arity, derived, edb, stable, batches) in rels.items():
         if prepared.arity.get(name, arity) != arity or derived != (name in prepared.derived):
             raise ValueError(f"relation `{name}` does not match the program")
         rel = Rel(name, arity, derived)
-        rel.edb = set(edb)
-        rel.stable = set(stable) if derived else rel.edb
-        rel.batches = [(height, rid, tuple(tuples)) for height, rid, tuples in batches]
+        rel.edb = set(get(edb))
+        rel.stable = set(get(stable)) if derived else rel.edb
+        rel.batches = [(height, rid, tuple(get(tuples))) for height, rid, tuples in batches]
         loaded[name] = rel
     model = Model(prepared, loaded, now, limits)
     model.rounds = dict(rounds)
@@ -99,7 +150,10 @@ def _load(prepared: Prepared, data: Any, limits: Limits | None) -> Model:
             at_now,
             {rid: [x if type(x) is not tuple else _value(x) for x in xs] for rid, xs in instants.items()},
             frozenset(moving),
-            {rid: {x if type(x) is not tuple else _value(x): bs for x, bs in pairs} for rid, pairs in at.items()},
+            {
+                rid: {x if type(x) is not tuple else _value(x): list(get(bs)) for x, bs in pairs}
+                for rid, pairs in at.items()
+            },
             _value(lo),
             _value(hi),
         )

@@ -71,7 +71,6 @@ class PostgresStore(SqlStore):
 
     txn = _Txn
     _concat = "string_agg(args, ',')"
-    _lines = "string_agg(relation || chr(9) || args, chr(10) ORDER BY seq)"
 
     def __init__(self, url: str, schema: Mapping[str, Sequence[str]] | None = None, *, create: bool = True) -> None:
         super().__init__(url, schema)
@@ -89,6 +88,7 @@ class PostgresStore(SqlStore):
                 self.db.execute(_DDL)
                 if self.db.execute(_HAS_LAYER).fetchone() is None:  # a store from before layers
                     self.db.execute(f"ALTER TABLE events ADD COLUMN {LAYER_COLUMN}")
+            self._start_digests()  # a store from before digests
         except psycopg.Error as exc:
             raise self._driver_error(exc) from None
 

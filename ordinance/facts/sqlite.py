@@ -89,6 +89,7 @@ class SqliteStore(SqlStore):
                         else self.db.execute(f"ALTER TABLE events ADD COLUMN {LAYER_COLUMN}")
                     )
                 )
+            self._start_digests()  # a store from before digests
         except sqlite3.Error as exc:
             raise self._driver_error(exc) from None
 

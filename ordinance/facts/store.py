@@ -6,6 +6,15 @@ the batch with consecutive sequence numbers: a batch is all or nothing and
 `seq` stays gapless and in commit order. Facts are validated before the
 transaction starts; a bad batch raises `StoreError` and writes nothing.
 
+Digests: every batch that holds fact events or purges records, in the
+`digests` table and in the same transaction, the sha256 of the previous
+record's digest and the batch's fact and purge events (`seq`, kind, relation
+and arguments as stored), keyed by the batch's first and last seq. So
+`fact_digest(revision)`, which names the log's facts up to `revision` (what a
+gate snapshot is checked against), is one indexed read, not a pass over the
+log. A store from before digests gets its one record, covering the whole log,
+when first opened (a pass over the log, once).
+
 Purge: a `purge` event names the purged sequence numbers and why. The facts
 and decisions at any revision at or after the purge leave those events out;
 at an earlier revision they still show them, because the log
@@ -19,7 +28,7 @@ import hashlib
 import json
 import threading
 from abc import ABC, abstractmethod
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
+from typing import AbstractSet, Any, Callable, Iterable, Mapping, Protocol, Sequence, TypeVar
 
 from ..diagnostics import Diagnostic, StaleEpochError, StoreError
 from ..values import Facts
@@ -48,6 +57,10 @@ __all__ = [
     "COLUMNS",
     "LAYER_COLUMN",
     "tables_sql",
+    "DIGEST_KINDS",
+    "EMPTY_DIGEST",
+    "chain_digest",
+    "digest_line",
 ]
 
 # seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON), layer
@@ -64,6 +77,27 @@ class WriteTxn(Protocol):
     def kinds(self, seqs: Sequence[int]) -> dict[int, str]: ...
     def purged(self) -> set[int]: ...
     def insert(self, rows: list[Row]) -> None: ...
+    def last_digest(self) -> str | None: ...
+    def add_digest(self, first: int, last: int, digest: str) -> None: ...
+
+
+DIGEST_KINDS = (*FACT_KINDS, "purge")  # the events a digest covers: those that change the facts
+EMPTY_DIGEST = hashlib.sha256(b"").hexdigest()  # the digest of a log with none of them
+
+
+def chain_digest(previous: str, lines: Iterable[str]) -> str:
+    """The digest after `previous` of fact and purge events given as
+    `digest_line`s, in seq order."""
+    h = hashlib.sha256(previous.encode("ascii"))
+    for line in lines:
+        h.update(b"\n")
+        h.update(line.encode("utf-8"))
+    return h.hexdigest()
+
+
+def digest_line(seq: int, kind: str, relation: str, args: str) -> str:
+    """One event as a digest covers it (`args` as stored: encoded JSON)."""
+    return f"{seq}\t{kind}\t{relation}\t{args}"
 
 
 def _error(code: str, message: str) -> StoreError:
@@ -103,9 +137,14 @@ class Store(ABC):
         the fact events with seq <= revision, minus the `exclude`d seqs."""
 
     @abstractmethod
-    def _fact_lines(self, revision: int, exclude: Sequence[int]) -> str:
-        """`relation TAB args` of each fact event with seq <= revision, minus
-        the `exclude`d seqs, one per line in seq order (one string)."""
+    def _digest_at(self, revision: int) -> tuple[int, int, str, str]:
+        """(first, last, digest, the digest before it) of the newest digest
+        record whose first seq is at most `revision` ((0, 0, EMPTY_DIGEST,
+        EMPTY_DIGEST) if none)."""
+
+    @abstractmethod
+    def _digest_lines(self, since: int, until: int) -> list[str]:
+        """`digest_line`s of the fact and purge events with since <= seq <= until, in seq order."""
 
     @abstractmethod
     def _rows_at(self, seqs: Sequence[int]) -> list[Row]:
@@ -301,6 +340,7 @@ class Store(ABC):
         if fence is not None:
             self._fence(txn, fence[0], fence[1], revision)
         rows: list[Row] = []
+        lines: list[str] = []
         written = 0
         for n, (e, time, resource_, epoch_) in enumerate(stamped, 1):
             seq = revision + n
@@ -316,12 +356,15 @@ class Store(ABC):
                     txn.insert(rows)
                 written, rows = written + len(rows), []
                 self._check_purge(txn, n, e.args)
+            args = encode_args(e.args)
+            if e.kind in DIGEST_KINDS:
+                lines.append(digest_line(seq, e.kind, e.relation, args))
             rows.append(
                 (
                     seq,
                     e.kind,
                     e.relation,
-                    encode_args(e.args),
+                    args,
                     e.source,
                     e.author,
                     time,
@@ -333,6 +376,10 @@ class Store(ABC):
             )
         if rows:
             txn.insert(rows)
+        if lines:  # the batch changes the facts: record the log's digest after it
+            txn.add_digest(
+                revision + 1, revision + len(stamped), chain_digest(txn.last_digest() or EMPTY_DIGEST, lines)
+            )
         return revision + written + len(rows)
 
     @staticmethod
@@ -380,14 +427,24 @@ class Store(ABC):
         wanted = sorted({int(s) for s in seqs})
         return [decode_row(r) for r in self._rows_at(wanted)] if wanted else []
 
-    def asserting(self, relation: str, args: Sequence[Value], revision: int | None = None) -> list[Event]:
+    def asserting(
+        self,
+        relation: str,
+        args: Sequence[Value],
+        revision: int | None = None,
+        *,
+        purged: AbstractSet[int] | None = None,
+    ) -> list[Event]:
         """The fact events, not purged, that put `relation(args)` in the fold
-        at `revision` (latest if None), in seq order; empty if it is not a fact."""
+        at `revision` (latest if None), in seq order; empty if it is not a fact.
+        `purged`: the seqs purged at `revision`, from a caller that keeps
+        them (else they are read: every purge event)."""
         rev = self.revision() if revision is None else revision
         rows = self._rows_of(relation, encode_args(args), rev)
         if not rows:
             return []
-        purged = self.purged(rev)
+        if purged is None:
+            purged = self.purged(rev)
         return [decode_row(r) for r in rows if int(r[0]) not in purged]
 
     def purged(self, revision: int | None = None) -> set[int]:
@@ -402,11 +459,15 @@ class Store(ABC):
         return {relation: set(map(tuple, json.loads(arrays))) for relation, arrays in self._fact_groups(rev, exclude)}
 
     def fact_digest(self, revision: int) -> str:
-        """A sha256 of the replay at `revision`: the live fact events up to
-        it, in seq order (what a model snapshot is checked against, without
-        decoding the facts)."""
-        text = self._fact_lines(revision, sorted(self.purged(revision)))
-        return hashlib.sha256(f"{revision}\n{text}".encode("utf-8")).hexdigest()
+        """A sha256 naming the log's fact and purge events up to `revision`
+        (what a model snapshot is checked against): the digest recorded by
+        the batch that ended there or before, read in one lookup (see the
+        module docstring). Inside a batch, the digest of its events up to
+        `revision` after the one before it."""
+        first, last, digest, before = self._digest_at(revision)
+        if last <= revision:
+            return digest
+        return chain_digest(before, self._digest_lines(first, revision))
 
     def decisions(self, revision: int | None = None) -> list[Event]:
         """Decision events at `revision` (latest if None), minus purged ones."""
@@ -498,6 +559,7 @@ COLUMNS = "seq, kind, relation, args, source, author, time, resource, epoch, pay
 # added after the first release: a store created before it gains the column on open
 LAYER_COLUMN = "layer TEXT NOT NULL DEFAULT 'public'"
 _FACT_KINDS_SQL = ", ".join(f"'{k}'" for k in FACT_KINDS)
+_DIGEST_KINDS_SQL = ", ".join(f"'{k}'" for k in DIGEST_KINDS)
 
 
 def tables_sql(integer: str) -> str:
@@ -523,6 +585,11 @@ CREATE INDEX IF NOT EXISTS events_fact ON events(relation, args);
 CREATE TABLE IF NOT EXISTS fences (
     resource TEXT PRIMARY KEY,
     epoch {integer} NOT NULL
+);
+CREATE TABLE IF NOT EXISTS digests (
+    first {integer} PRIMARY KEY,
+    last {integer} NOT NULL,
+    digest TEXT NOT NULL
 );
 """
 
@@ -574,6 +641,14 @@ class SqlTxn:
         rows = self.db.execute("SELECT args FROM events WHERE kind = 'purge'")
         return {int(s) for (a,) in rows for s in json.loads(a)}
 
+    def last_digest(self) -> str | None:
+        row = self.db.execute("SELECT digest FROM digests ORDER BY first DESC LIMIT 1").fetchone()
+        return None if row is None else str(row[0])
+
+    def add_digest(self, first: int, last: int, digest: str) -> None:
+        m = self.mark
+        self.db.execute(f"INSERT INTO digests(first, last, digest) VALUES ({m}, {m}, {m})", (first, last, digest))
+
 
 class SqlStore(Store):
     """The reads every SQL backend shares; it sets `db` and `txn` (its SqlTxn)."""
@@ -581,8 +656,6 @@ class SqlStore(Store):
     db: Any
     txn: type[SqlTxn]
     _concat = "group_concat(args, ',')"  # the backend's string aggregate of `args`
-    # and of fact lines in seq order (SQLite aggregates a rowid range scan in seq order)
-    _lines = "group_concat(relation || char(9) || args, char(10))"
 
     def _rows(self, since: int, until: int | None, kinds: Sequence[str] | None) -> list[Row]:
         mark = self.txn.mark
@@ -613,15 +686,38 @@ class SqlStore(Store):
             params.append(param)
         return self._query(sql + " GROUP BY relation", params)
 
-    def _fact_lines(self, revision: int, exclude: Sequence[int]) -> str:
-        sql = f"SELECT {self._lines} FROM events WHERE seq <= {self.txn.mark} AND kind IN ({_FACT_KINDS_SQL})"
-        params: list[object] = [revision]
-        if exclude:
-            where, param = self.txn(self.db).in_list("seq", exclude)
-            sql += f" AND NOT ({where})"
-            params.append(param)
-        rows = self._query(sql, params)
-        return str(rows[0][0] or "") if rows else ""
+    def _digest_at(self, revision: int) -> tuple[int, int, str, str]:
+        m = self.txn.mark
+        rows = self._query(
+            f"SELECT first, last, digest FROM digests WHERE first <= {m} ORDER BY first DESC LIMIT 2", (revision,)
+        )
+        if not rows:
+            return 0, 0, EMPTY_DIGEST, EMPTY_DIGEST
+        first, last, digest = rows[0]
+        return int(first), int(last), str(digest), str(rows[1][2]) if len(rows) > 1 else EMPTY_DIGEST
+
+    def _digest_lines(self, since: int, until: int) -> list[str]:
+        m = self.txn.mark
+        rows = self._query(
+            f"SELECT seq, kind, relation, args FROM events WHERE seq >= {m} AND seq <= {m} "
+            f"AND kind IN ({_DIGEST_KINDS_SQL}) ORDER BY seq",
+            (since, until),
+        )
+        return [digest_line(int(s), k, r, a) for s, k, r, a in rows]
+
+    def _start_digests(self) -> None:
+        """Give a store from before digests its first record, covering the
+        whole log (once: a store with a record, or empty, is left alone)."""
+
+        def start(txn: WriteTxn) -> None:
+            if self.db.execute("SELECT 1 FROM digests LIMIT 1").fetchone() is not None:
+                return
+            revision = txn.revision()  # a record even without fact events: the next open finds it
+            txn.add_digest(1, revision, chain_digest(EMPTY_DIGEST, self._digest_lines(1, revision)))
+
+        if self._query("SELECT 1 FROM digests LIMIT 1") or not self.revision():
+            return
+        self._write(start)
 
     def _decision_rows(
         self,

@@ -110,6 +110,7 @@ class Gate:
         self._generation = 0  # bumped whenever a warm model changes in place
         self._changes: list[int] = []  # seqs of the fact-changing events up to _changes_upto (replay)
         self._changes_upto = 0
+        self._purged: set[int] | None = None  # the seqs purged up to _seen_revision, once a purge was seen
         self._flags = "flag" in policy.relations
         # the relations a request's facts can fill: what overlays add to a warm model
         self.request_relations = request_relations(policy)
@@ -210,9 +211,12 @@ class Gate:
         """Retract what purged events asserted (unless another event still
         does) from the warm models, then add the `asserted` facts; incremental
         both ways."""
+        if self._purged is None:  # read once; then each purge adds its own (not every purge event again)
+            self._purged = self.store.purged(rev)
+        self._purged.update(seqs)
         gone: dict[str, set[tuple[Any, ...]]] = {}
         for e in self.store.events_at(seqs):
-            if e.kind in FACT_KINDS and not self.store.asserting(e.relation, e.args, rev):
+            if e.kind in FACT_KINDS and not self.store.asserting(e.relation, e.args, rev, purged=self._purged):
                 gone.setdefault(e.relation, set()).add(tuple(e.args))
         self._generation += 1
         kept: OrderedDict[int, Any] = OrderedDict()

@@ -15,10 +15,11 @@ When it is used: its header must match
 - the snapshot format, the Python version (marshal's format) and the source
   of ordinance's engine and rule language (a digest of the files),
 - the policy hash (`CheckedProgram.source_hash`),
-- the log: its revision R is at most the store's, and the sha256 of the
-  store's live fact events up to R (`Store.fact_digest`) is the one
-  recorded when it was written (a store replaced, rebuilt or edited behind
-  the log's back does not match).
+- the log: its revision R is at most the store's, and the store's digest
+  of its fact and purge events up to R (`Store.fact_digest`: a sha256 chain
+  the store records with each batch that changes the facts, read in one
+  lookup) is the one recorded when it was written (another store, or one
+  rebuilt or re-imported, does not match).
 Anything else (missing, foreign, tampered, truncated, stale, unreadable) is
 ignored, and the gate evaluates the store as it would without one. A store
 that moved past R extends the loaded model with the events after R, as the
@@ -45,7 +46,7 @@ from ..facts import Store
 
 __all__ = ["FORMAT", "snapshot_path", "read_snapshot", "write_snapshot"]
 
-FORMAT = 1
+FORMAT = 2  # 2: the log digest is the store's recorded digest (Store.fact_digest)
 _CODE: dict[str, str] = {}
 
 
