@@ -211,68 +211,35 @@ def test_the_shell_splitter(text: str, commands: list[list[str]]) -> None:
     assert simple_commands(text) == commands
 
 
+def command_hook(payload: str, *options: str) -> subprocess.CompletedProcess[bytes]:
+    """`ordinance hook claude-code OPTIONS` in a process of its own, given
+    the recorded payload `payload` on stdin, as Claude Code runs it."""
+    return subprocess.run(
+        [sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code", *options],
+        input=(HERE / f"{payload}.json").read_bytes(),
+        capture_output=True,
+        timeout=60,
+    )
+
+
 def test_the_command_hook_in_process(tmp_path: Path) -> None:
     policy = tmp_path / "policy.rules"
     policy.write_text(CLAUDE_CODE_POLICY)
     db = tmp_path / "o.db"
     with open_store(str(db), schema_of(POLICY)) as store:
         store.assert_facts([("grant", ("claude-code", "/home/me/p", 1))])
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from ordinance.cli import main; main()",
-            "hook",
-            "claude-code",
-            "--db",
-            str(db),
-            "--policy",
-            str(policy),
-        ],
-        input=(HERE / "compound_force_push.json").read_bytes(),
-        capture_output=True,
-        timeout=60,
-    )
+    run = command_hook("compound_force_push", "--db", str(db), "--policy", str(policy))
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]
 
 
 def test_the_command_hook_fails_closed_when_the_server_is_unreachable() -> None:
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from ordinance.cli import main; main()",
-            "hook",
-            "claude-code",
-            "--server",
-            "http://127.0.0.1:9",
-            "--timeout",
-            "2",
-        ],
-        input=(HERE / "bash_push.json").read_bytes(),
-        capture_output=True,
-        timeout=60,
-    )
+    run = command_hook("bash_push", "--server", "http://127.0.0.1:9", "--timeout", "2")
     out = json.loads(run.stdout)["hookSpecificOutput"]
     assert run.returncode == 0 and out["permissionDecision"] == "deny"
     assert "unreachable" in out["permissionDecisionReason"]
-    opened = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from ordinance.cli import main; main()",
-            "hook",
-            "claude-code",
-            "--server",
-            "http://127.0.0.1:9",
-            "--fail-open",
-        ],
-        input=(HERE / "bash_push.json").read_bytes(),
-        capture_output=True,
-        timeout=60,
-    )
+    opened = command_hook("bash_push", "--server", "http://127.0.0.1:9", "--fail-open")
     assert opened.returncode == 0 and opened.stdout.strip() == b""
 
 
@@ -280,20 +247,7 @@ def test_a_post_tool_use_the_server_cannot_record_says_so() -> None:
     """After the tool has run there is nothing to deny: the command hook
     tells the user the outcome receipt was not recorded, as the server's
     own failures do (serve/claude_code.failure)."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from ordinance.cli import main; main()",
-            "hook",
-            "claude-code",
-            "--server",
-            "http://127.0.0.1:9",
-        ],
-        input=(HERE / "write_inside_post.json").read_bytes(),
-        capture_output=True,
-        timeout=60,
-    )
+    run = command_hook("write_inside_post", "--server", "http://127.0.0.1:9")
     out = json.loads(run.stdout)
     assert run.returncode == 0 and "hookSpecificOutput" not in out
     assert "unreachable" in out["systemMessage"] and "outcome receipt was not recorded" in out["systemMessage"]
