@@ -152,6 +152,11 @@ def structured(program: CheckedProgram) -> bool:
     )
 
 
+# the size an adorned relation counts when its rules are planned: it holds what
+# was demanded only, so a probe of it with a bound argument comes before a scan
+# of a relation read as it is (which grows with the store)
+_DEMANDED = 1 << 10
+
 _DEMANDS: dict[tuple[int, str, tuple[bool, ...], bool, frozenset[str]], tuple[CheckedProgram, Demand]] = {}
 
 
@@ -212,7 +217,7 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
     demand = demand_of(program, relation, tuple(v is not None for v in values), why_not, given.full)
     rewritten = prepared(demand.program)
     if not rewritten.hints:  # planned as the rewrite passes demand: magic relations first, then bound probes
-        rewritten.hints.update({name: 1 << 40 for name in demand.origin})
+        rewritten.hints.update({name: _DEMANDED for name in demand.origin})
         rewritten.hints.update({"?" + name: 1 for name in demand.origin})
     template, guards = _template(rewritten)
     rels = dict(template)
