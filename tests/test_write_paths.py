@@ -73,37 +73,33 @@ def test_assert_refuses_derived_and_request_relations(project: tuple[Path, str],
     assert denied(project)
 
 
+def exported(**fields: Any) -> str:
+    """One line of `ordinance export`: an assert of `grant("alice", "prod", 1)`
+    unless `fields` say otherwise."""
+    line = {
+        "seq": 1,
+        "kind": "assert",
+        "relation": "grant",
+        "args": ["alice", "prod", 1],
+        "source": "x",
+        "author": "x",
+        "time": "2026-01-01T00:00:00.000000Z",
+        "resource": None,
+        "epoch": None,
+        "payload": None,
+    }
+    return json.dumps({**line, **fields}) + "\n"
+
+
 def test_load_refuses_them_in_both_forms(project: tuple[Path, str]) -> None:
     plain = json.dumps({"relation": "permit", "args": ["m1"]})
     assert error_code(run("load", "-", input=plain + "\n")) == "derived_relation"
-    exported = [
-        {
-            "seq": 1,
-            "kind": "assert",
-            "relation": "permit",
-            "args": ["m1"],
-            "source": "x",
-            "author": "x",
-            "time": "2026-01-01T00:00:00.000000Z",
-            "resource": None,
-            "epoch": None,
-            "payload": None,
-        },
-        {
-            "seq": 1,
-            "kind": "assert",
-            "relation": "request",
-            "args": ["m1", "deploy", "prod", "mallory", 1],
-            "source": "x",
-            "author": "x",
-            "time": "2026-01-01T00:00:00.000000Z",
-            "resource": None,
-            "epoch": None,
-            "payload": None,
-        },
+    lines = [
+        exported(relation="permit", args=["m1"]),
+        exported(relation="request", args=["m1", "deploy", "prod", "mallory", 1]),
     ]
-    for line in exported:
-        assert error_code(run("load", "-", input=json.dumps(line) + "\n")) in ("derived_relation", "request_fact")
+    for line in lines:
+        assert error_code(run("load", "-", input=line)) in ("derived_relation", "request_fact")
     assert events_of(project[1]) == []
     assert denied(project)
 
@@ -188,38 +184,15 @@ def test_the_library_api_runs_the_same_checks(store_url: str, tmp_path: Path) ->
     ],
 )
 def test_an_imported_decision_must_be_a_decision(project: tuple[Path, str], payload: dict[str, Any]) -> None:
-    line = {
-        "seq": 1,
-        "kind": "decision",
-        "relation": "decision",
-        "args": [],
-        "source": "gate",
-        "author": "g",
-        "time": "2026-01-01T00:00:00.000000Z",
-        "resource": None,
-        "epoch": None,
-        "payload": payload,
-    }
-    assert error_code(run("load", "-", input=json.dumps(line) + "\n")) == "bad_decision"
+    line = exported(kind="decision", relation="decision", args=[], source="gate", author="g", payload=payload)
+    assert error_code(run("load", "-", input=line)) == "bad_decision"
     assert events_of(project[1]) == []
     assert run("log").exit_code == 0
 
 
 @pytest.mark.parametrize("time", ["99999-01-01T00:00:00.000000Z", "0000-01-01T00:00:00.000000Z", "yesterday", ""])
 def test_an_imported_event_has_a_log_time_the_store_could_have_written(project: tuple[Path, str], time: str) -> None:
-    line = {
-        "seq": 1,
-        "kind": "assert",
-        "relation": "grant",
-        "args": ["alice", "prod", 1],
-        "source": "x",
-        "author": "x",
-        "time": time,
-        "resource": None,
-        "epoch": None,
-        "payload": None,
-    }
-    assert error_code(run("load", "-", input=json.dumps(line) + "\n")) == "time_range"
+    assert error_code(run("load", "-", input=exported(time=time))) == "time_range"
     assert events_of(project[1]) == []
 
 
@@ -260,19 +233,8 @@ def test_load_refuses_bad_values_with_a_code(project: tuple[Path, str], line: st
 
 @pytest.mark.parametrize("epoch", [2**63, 10**400, -1])
 def test_an_exported_event_s_epoch_is_checked_like_a_fence(project: tuple[Path, str], epoch: int) -> None:
-    line = {
-        "seq": 1,
-        "kind": "assert",
-        "relation": "grant",
-        "args": ["mallory", "prod", 1],
-        "source": "x",
-        "author": "x",
-        "time": "2026-01-01T00:00:00.000000Z",
-        "resource": "prod",
-        "epoch": epoch,
-        "payload": None,
-    }
-    assert error_code(run("load", "-", input=json.dumps(line) + "\n")) in ("epoch_range", "bad_jsonl")
+    line = exported(args=["mallory", "prod", 1], resource="prod", epoch=epoch)
+    assert error_code(run("load", "-", input=line)) in ("epoch_range", "bad_jsonl")
     assert events_of(project[1]) == []
     assert denied(project)
 
