@@ -38,6 +38,23 @@ MY_COMPONENT = """
 """
 
 
+# Soufflé's example of `.override`
+OVERRIDE = """
+.comp Base {
+    .decl R(x:number) overridable
+    R(1).
+    R(x+1) :- R(x), x < 5.
+    .output R
+}
+.comp Sub : Base {
+    .override R
+    R(2).
+    R(x+1) :- R(x), x < 4.
+}
+.init mySub = Sub
+"""
+
+
 # ---------------------------------------------------------------- accepted
 
 
@@ -225,21 +242,7 @@ def test_several_bases_and_type_arguments_passed_to_a_base() -> None:
 
 
 def test_override_drops_the_base_components_rules_and_facts() -> None:
-    got = answers("""
-.comp Base {
-    .decl R(x:number) overridable
-    R(1).
-    R(x+1) :- R(x), x < 5.
-    .output R
-}
-.comp Sub : Base {
-    .override R
-    R(2).
-    R(x+1) :- R(x), x < 4.
-}
-.init mySub = Sub
-.init myBase = Base
-""")
+    got = answers(OVERRIDE + ".init myBase = Base\n")
     assert got["mySub.R"] == {(2,), (3,), (4,)}
     assert got["myBase.R"] == {(1,), (2,), (3,), (4,), (5,)}
 
@@ -475,20 +478,7 @@ def test_lint_expanded_prints_the_expansion_souffle_documents(tmp_path: Path) ->
     from ordinance.cli.lint import command
 
     policy = tmp_path / "sub.rules"
-    policy.write_text("""
-.comp Base {
-    .decl R(x:number) overridable
-    R(1).
-    R(x+1) :- R(x), x < 5.
-    .output R
-}
-.comp Sub : Base {
-    .override R
-    R(2).
-    R(x+1) :- R(x), x < 4.
-}
-.init mySub = Sub
-""")
+    policy.write_text(OVERRIDE)
     result = CliRunner().invoke(command, ["--expanded", str(policy)])
     assert result.exit_code == 0
     assert result.stdout == (
