@@ -103,7 +103,6 @@ class Gate:
         self.policy = policy
         self.store = store
         self.limits = limits if limits is not None else Limits(deadline=GATE_DEADLINE_S)
-        self._build_limits = replace(self.limits, deadline=None)  # for the warm model (see above)
         self._warm: OrderedDict[int, Any] = OrderedDict()
         self._fact_revision = -1  # newest revision whose facts the cache reflects
         self._seen_revision = -1  # newest revision known to have those same facts
@@ -270,7 +269,8 @@ class Gate:
             started = time.perf_counter()
             with paused():  # decoding the facts makes as many tuples as evaluating them
                 facts = self.store.facts(revision)
-            model = evaluate(self.policy, facts, now=now, limits=self._build_limits)
+            # the store's work, not a request's: no deadline (see __init__)
+            model = evaluate(self.policy, facts, now=now, limits=replace(self.limits, deadline=None))
             model.limits = self.limits  # what it is then asked (overlays, moves, new facts) has the deadline
             self._ready(model, built=True)  # the first checks are as fast as later ones
             self._warm[key] = model
