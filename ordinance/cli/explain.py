@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import click
 
@@ -20,6 +21,7 @@ from .common import (
     now_or_clock,
     open_db,
     print_json,
+    snapshot_model,
 )
 from .state import audience_option
 
@@ -45,16 +47,19 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+@contextmanager
 def _model(
     policy: str, db: str, now: int | None, given: tuple[str, ...], fact: str, partial: bool, audience: str | None = None
-) -> tuple[CheckedProgram, str, tuple[Any, ...], Model, Annotate]:
+) -> Iterator[tuple[CheckedProgram, str, tuple[Any, ...], Model, Annotate]]:
     """The policy, the asked fact, the model it is asked of, and an annotator
-    over the same events. Given request-side facts, the model is the gate's:
-    its warm model (or snapshot) with the request added as the gate adds one
-    (its scope defaults to its target) and the other given facts as if
-    stored, so the proof is the one the decision shows. Otherwise it is what
-    `fact` needs of the store (the layers `audience` may see) plus `given` at
-    `now`, evaluated on demand."""
+    over the same events, while the store is open (the annotator reads only
+    the events behind the leaves it is asked about). Given request-side
+    facts, the model is the gate's: its warm model (or snapshot) with the
+    request added as the gate adds one (its scope defaults to its target)
+    and the other given facts as if stored, so the proof is the one the
+    decision shows. Otherwise it is also the gate's model when its snapshot
+    matches the store; else what `fact` needs of the store (the layers
+    `audience` may see) plus `given` at `now`, evaluated on demand."""
     program = load_policy(policy)
     relation, t = _target(program, fact, partial)
     extra = parse_facts(given, "given fact")
@@ -67,11 +72,16 @@ def _model(
             added.setdefault(rel, set()).add(args)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        seen: Any = store  # with an audience: only the events of the layers it sees
-        if request is not None and audience is None and all(rel in program.relations for rel in GATE_RELATIONS):
+        model = None
+        if audience is None and request is not None and all(rel in program.relations for rel in GATE_RELATIONS):
             model = Gate(program, store, limits=limits(), snapshot=True, eager=False).overlay(request, at, given=added)
-            annotate = annotator(seen, store.revision(), {"claim_valid": model.tuples("claim_valid")}, lookups=False)
-            return program, relation, t, model, annotate
+        elif audience is None:
+            model = snapshot_model(program, store, at, request, added)
+        if model is not None:
+            annotate = annotator(store, store.revision(), {"claim_valid": model.tuples("claim_valid")})
+            yield program, relation, t, model, annotate
+            return
+        seen: Any = store  # with an audience: only the events of the layers it sees
         if audience is None:
             facts = store.facts()
         else:
@@ -79,9 +89,14 @@ def _model(
             facts = {r: set(ts) for r, ts in seen.facts.items()}
         for rel, rows in {**(request.facts() if request else {}), **added}.items():
             facts[rel] = facts[rel] | rows if rel in facts else set(rows)
-        annotate = annotator(seen, store.revision(), facts, lookups=False)  # used after the store closes
-    model = model_for(program, facts, relation, t, now=at, limits=limits(), why_not=partial)
-    return program, relation, t, model, annotate
+        annotate = annotator(seen, store.revision(), facts)
+        yield (
+            program,
+            relation,
+            t,
+            model_for(program, facts, relation, t, now=at, limits=limits(), why_not=partial),
+            annotate,
+        )
 
 
 def _target(program: CheckedProgram, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
@@ -119,12 +134,13 @@ def why_command(
     the revision, author and source that put it there. Exits 1 if FACT does
     not hold (then try `ordinance why-not`).
     """
-    program, relation, t, model, annotate = _model(policy, db, now, given, fact, False, audience)
-    proof = why(model, relation, t)
+    with _model(policy, db, now, given, fact, False, audience) as (program, relation, t, model, annotate):
+        proof = why(model, relation, t)
+        if proof is not None:
+            _show(proof, fmt, annotate, program)
     if proof is None:
         click.echo(f"{escape(fact.strip().rstrip('.'))} does not hold; `ordinance why-not` says what is missing")
         raise click.exceptions.Exit(1)
-    _show(proof, fmt, annotate, program)
 
 
 @click.command(
@@ -145,9 +161,9 @@ def why_not_command(
 
     FACT may leave arguments open with `_`. Exits 1 if FACT holds.
     """
-    program, relation, t, model, annotate = _model(policy, db, now, given, fact, True, audience)
-    answer = why_not(model, relation, t)
-    _show(answer, fmt, annotate, program)
+    with _model(policy, db, now, given, fact, True, audience) as (program, relation, t, model, annotate):
+        answer = why_not(model, relation, t)
+        _show(answer, fmt, annotate, program)
     if answer.holds:
         raise click.exceptions.Exit(1)
 

@@ -17,6 +17,7 @@ from .common import (
     open_db,
     print_json,
     print_table,
+    snapshot_model,
 )
 from .state import audience_option
 
@@ -43,19 +44,23 @@ def command(pattern: str, as_json: bool, audience: str | None, now: int | None, 
     PATTERN is one atom; its variables (capitalised names) become the
     columns of the answer, `_` matches anything. A pattern without
     variables answers yes or no. A pattern with a constant is evaluated
-    on demand: only what its bound arguments need. Exits 1 when there is
-    no answer. With
-    --audience, only the facts of the layers that audience may see are
-    evaluated.
+    on demand: only what its bound arguments need, unless the gate's
+    snapshot of the whole model matches the store (written by `check`,
+    `state` and `serve`): then it is read from that. Exits 1 when there is
+    no answer. With --audience, only the facts of the layers that audience
+    may see are evaluated.
     """
     program = load_policy(policy)
     asked = parse_pattern(pattern, program)
     declared = program.relation_types(asked.relation)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        facts = store.facts() if audience is None else Projector(program, store).sources(audience).facts
-    # with a bound argument, evaluated on demand: what the pattern needs, not the whole store
-    model = model_for(program, facts, asked.relation, asked.values, now=at, limits=limits(), proofs=False)
+        # every layer: the gate's warm model, when a snapshot of it matches the store
+        model = snapshot_model(program, store, at) if audience is None else None
+        if model is None:
+            facts = store.facts() if audience is None else Projector(program, store).sources(audience).facts
+    if model is None:  # with a bound argument, evaluated on demand: what the pattern needs, not the whole store
+        model = model_for(program, facts, asked.relation, asked.values, now=at, limits=limits(), proofs=False)
     rows = answers(model, asked)
     types = {v: (declared[i] if declared else None) for i, (k, v) in enumerate(asked.args) if k == "var"}
     columns = list(types)

@@ -48,7 +48,9 @@ def parse_pattern(text: str, program: CheckedProgram, *, ground: bool = False) -
     from ..rules.ast import Branch, Const, Record, Rule, Var, Wildcard
     from ..rules.functors import evaluate
 
-    items = parse(text.strip().rstrip("."), file="<query>").items
+    atom = text.strip().rstrip(".")
+    # with its period, a ground atom is read by the parser's fast path for facts, not by lark
+    items = parse(atom + "." if atom else atom, file="<query>").items
     if len(items) != 1 or not isinstance(items[0], Rule) or items[0].body:
         raise CheckError('give one atom such as `current(C)` or `status("svc", A, S)`', code="bad_query")
     head = items[0].head

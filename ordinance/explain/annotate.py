@@ -34,9 +34,7 @@ def _window(facts: Mapping[str, Iterable[tuple[Any, ...]]], claim: Any) -> str |
     return None
 
 
-def annotator(
-    store: Store, revision: int, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None, *, lookups: bool = True
-) -> Annotate:
+def annotator(store: Store, revision: int, facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None) -> Annotate:
     """An `annotate(relation, tuple)` for the engine's renderers: where the
     fact came from in the store at `revision`, and when it is valid. Reads
     only the events behind the facts it is asked about (`Store.asserting`);
@@ -44,8 +42,8 @@ def annotator(
     origins: dict[tuple[str, tuple[Any, ...]], Any] = {}
     replay: list[Mapping[str, Iterable[tuple[Any, ...]]]] = [] if facts is None else [facts]
 
-    lookup = getattr(store, "asserting", None) if lookups else None
-    if lookup is None:  # no lookups (a view, or a store closed before rendering): read the events now
+    lookup = getattr(store, "asserting", None)
+    if lookup is None:  # a view (an audience's events) has no lookups: read its events now
         for e in store.events(0, revision):
             if e.kind in FACT_KINDS:
                 origins.setdefault((e.relation, tuple(e.args)), e)

@@ -185,6 +185,13 @@ class Gate:
         self._warm[at] = model
         self._fact_revision = self._seen_revision = self.restored_from = at
 
+    def restored(self) -> bool:
+        """Whether the warm model of the store's newest revision is at hand
+        from the snapshot (restored, and extended to that revision), so a
+        question it answers costs no evaluation of the whole store."""
+        self._current_revision()
+        return self.restored_from is not None and self._fact_revision in self._warm
+
     def save_snapshot(self) -> bool:
         """Write the newest warm model to the snapshot file (see
         gate/snapshot.py); False if there is none to write or it cannot be."""
