@@ -197,6 +197,19 @@ def test_compiled_join_carries_the_rule_as_a_comment():
     assert any("[delta 0]" in s for s in sources)
 
 
+def test_a_join_nested_deeper_than_python_allows_loops_still_runs():
+    """A body of 24 atoms: CPython refuses more than 20 nested loops, so such
+    a join is one generator instead (codegen._Gen.join); both agree with the
+    naive evaluator, and the limits still hold inside it."""
+    for atoms in (12, 24):
+        body = ", ".join(f"e(X{i}, X{i + 1})" for i in range(atoms))
+        p = program(f".decl e(a: number, b: number)\n.decl p(a: number, b: number)\np(X0, X{atoms}) :- {body}.\n")
+        facts = {"e": {(i, i + 1) for i in range(40)}}
+        assert evaluate(p, facts, now=0).tuples("p") == naive_evaluate(p, facts)["p"] != set()
+        with pytest.raises(LimitExceeded):
+            evaluate(p, facts, now=0, limits=Limits(max_tuples=5))
+
+
 def test_limits_stop_arithmetic_recursion():
     p = program("n(0).\nn(X) :- n(Y), X = Y + 1.")
     with pytest.raises(LimitExceeded) as info:

@@ -38,6 +38,7 @@ def _multi(t: Term) -> bool:
 
 
 CHUNK = 4096  # matches between two checks of the run limits
+_NESTED = 16  # loops a join nests at most (CPython refuses more than 20 nested blocks)
 
 
 def drain(matches: Any, out: set[Any], outs: Any, spend: Callable[[int, Any], None]) -> None:
@@ -62,7 +63,14 @@ def unlimited(matches: int, outs: Any) -> None:
     """`spend` for runs without limits (re-running a variant to name a culprit)."""
 
 
-_NAMESPACE = {**namespace(), "drain": drain, "unlimited": unlimited, "ADT": BranchValue, "REC": RecordValue}
+_NAMESPACE = {
+    **namespace(),
+    "drain": drain,
+    "unlimited": unlimited,
+    "CHUNK": CHUNK,
+    "ADT": BranchValue,
+    "REC": RecordValue,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +92,26 @@ class _Gen:
         self.used: list[Input] = []  # this plan's inputs, in order of first use
 
     def join(self, out: str, outs: str = "None") -> list[str]:
-        """The plan's join: one generator of matches that `drain` feeds into
-        `out` in chunks, calling `spend` (the run limits) between them."""
+        """The plan's join as nested loops adding each match to `out` as it
+        is made, calling `spend` (the run limits) every CHUNK matches and at
+        the end. A join nested deeper than Python's compiler allows loops
+        to be is one generator of matches that `drain` feeds to `out`."""
         self.steps(set(self.plan.bound_in))
         head = self.tup([self.term(t) for t in self.plan.head]) if self.plan.head else "()"
-        clauses = self.items if self.items and self.items[0].startswith("for ") else ["for _ in (0,)"] + self.items
-        return (
-            ["    drain((", f"        {head}"] + [f"        {c}" for c in clauses] + [f"    ), {out}, {outs}, spend)"]
-        )
+        if sum(c.startswith("for ") for c in self.items) > _NESTED:
+            clauses = self.items if self.items[0].startswith("for ") else ["for _ in (0,)"] + self.items
+            return (
+                ["    drain((", f"        {head}"]
+                + [f"        {c}" for c in clauses]
+                + [f"    ), {out}, {outs}, spend)"]
+            )
+        lines, indent = ["    n = 0"], "    "
+        for clause in self.items:
+            lines.append(f"{indent}{clause}:")
+            indent += "    "
+        lines += [f"{indent}{out}.add({head})", f"{indent}n += 1", f"{indent}if n == CHUNK:"]
+        lines += [f"{indent}    spend(n, {outs})", f"{indent}    n = 0"]
+        return lines + ["    if n:", f"        spend(n, {outs})"]
 
     def var(self, name: str) -> str:
         py = self.names.get(name)
@@ -361,9 +381,9 @@ def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
 def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
     """`aggregate` (count/sum/min/max) compiles an aggregate body instead of a rule.
 
-    The whole join is one generator of matches drained into `out`: nested
-    `for` clauses are the scans and probes, `if` clauses the filters and
-    anti-joins, `for x in [expr]` the assignments."""
+    The join is nested statements adding matches to `out`: `for` loops are
+    the scans and probes, `if`s the filters and anti-joins, `for x in [expr]`
+    the assignments (`_Gen.join`)."""
     gen = _Gen(plan)
     outer = [gen.var(v) for v in plan.bound_in]
     join = gen.join("out")

@@ -1,7 +1,7 @@
 """Run limits: derived tuples, matches, rounds per stratum, and a deadline.
 
 Limits hold inside a round as well as between rounds: a compiled join calls
-its round's check every `codegen.CHUNK` matches (see `codegen.drain`), so a
+its round's check every `codegen.CHUNK` matches (see `codegen._Gen.join`), so a
 single exploding round (a 5000 x 5000 cross product, a rule building 10^8
 tuples, 5 x 10^8 duplicate matches) stops with `LimitExceeded` (code
 `limit_exceeded`) naming the limit and the stratum, as a diverging program
