@@ -70,6 +70,27 @@ def test_extend_and_overlay_agree_with_a_fresh_evaluation(first, second):
             assert why(scratch, rel, t) is not None
 
 
+# what each relation reads, transitively (itself included)
+READS = {
+    "forbid": ("forbid", "disputed", "conflict", "current", "superseded"),
+    "linked": ("linked", "reach"),
+    "permit": ("permit", "status", "forbid", "disputed", "conflict", "current", "superseded"),
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(facts, facts, st.sampled_from(sorted(READS)))
+def test_an_overlay_for_one_relation_agrees_on_it_and_on_what_it_reads(first, second, wanted):
+    """The gate's overlay (`wanted`: the relations it decides on) brings only
+    what they read up to date, whether facts of `second` only grow the
+    model (the overlay's short path) or not (incremental.py's `_propagate`)."""
+    expected = snapshot(evaluate(P, union(first, second)))
+    scratch = overlay(evaluate(P, first), second, wanted={wanted})
+    assert {r: set(scratch.tuples(r)) for r in READS[wanted]} == {r: expected[r] for r in READS[wanted]}
+    for t in scratch.tuples(wanted):
+        assert why(scratch, wanted, t) is not None
+
+
 @settings(max_examples=100, deadline=None)
 @given(facts, facts)
 def test_retract_agrees_with_a_fresh_evaluation(kept, dropped):

@@ -22,6 +22,13 @@ Strata are visited in order with two kinds of change per relation:
   a new tuple under `!` blocks is deleted unless rederived, what a removed
   one unblocks is added (see "negation" below).
 
+An overlay whose facts can only make relations grow (no stratum on the way
+negates or aggregates over one that may grow: a request's facts, under the
+standard library) takes a short path, worked out once per set of relations:
+the strata to visit, in order, each continued from what its inputs gained,
+without `_propagate`'s bookkeeping; the gate's overlay visits only the
+strata its decision reads (`wanted`).
+
 An overlay shares every relation with its base until it writes to one: a
 written relation becomes a `Layer` (its additions beside the base's tuples),
 and a recomputed one a relation of its own. Building a missing index on a base
@@ -79,17 +86,104 @@ def extend(model: Model, facts: Facts, limits: Limits | None = None) -> Changes:
     return _propagate(model, grown, set(), Budget(limits or model.limits))
 
 
-def overlay(model: Model, facts: Facts, limits: Limits | None = None, now: int | None = None) -> Model:
+def overlay(
+    model: Model,
+    facts: Facts,
+    limits: Limits | None = None,
+    now: int | None = None,
+    wanted: AbstractSet[str] | None = None,
+) -> Model:
     """A scratch model: `model` plus `facts`, evaluated at `now` (default the
     model's). A different `now` is only right where `model` is also the
-    model at that `now` (clock.py: `Horizon.holds`)."""
+    model at that `now` (clock.py: `Horizon.holds`).
+
+    `wanted` (the gate's relations) brings only the strata these relations
+    depend on up to date: the others keep the base's tuples, which are then
+    stale, so such a scratch model answers questions about `wanted` and
+    what they read only."""
     scratch = Model(model.prepared, dict(model.rels), model.now if now is None else now, model.limits)
     scratch.rounds = dict(model.rounds)
     scratch.inexact = set(model.inexact)
     scratch.base = model
     model.overlays.add(scratch)
-    extend(scratch, facts, limits)
+    grown: dict[str, set[Any]] = {}
+    for name, rows in facts.items():
+        tuples = _tuples(scratch, name, rows)
+        grew = _writable(scratch, name, tuples).add_facts(tuples)
+        if grew:
+            grown[name] = grew
+    path = _path(model.prepared, frozenset(grown), None if wanted is None else frozenset(wanted))
+    budget = Budget(limits or model.limits)
+    if path is None:
+        _propagate(scratch, grown, set(), budget)
+        return scratch
+    rels = scratch.rels
+    for st, reads in path:  # only grows: each stratum continues from the tuples its inputs gained
+        frontier = [r for r in reads if r in grown]
+        if not frontier:
+            continue
+        for r in st.relations:
+            _writable(scratch, r)
+        for r in frontier:
+            rels[r].recent = grown[r]
+        seeded = run_stratum(scratch, st, budget, seed=True)
+        if st.recursive:
+            scratch.inexact.add(st.index)
+        for r in frontier:
+            rels[r].recent = ()
+        for r, grew in seeded.items():
+            if grew:
+                grown[r] = grown[r] | grew if r in grown else grew
     return scratch
+
+
+def _path(
+    prep: Any, given: frozenset[str], wanted: frozenset[str] | None
+) -> tuple[tuple[Stratum, tuple[str, ...]], ...] | None:
+    """The strata an overlay adding facts of the `given` relations visits,
+    each with the relations whose growth it continues from, when facts of
+    them can only make relations grow: no stratum on the way negates or
+    aggregates over a relation that may grow (that needs `_propagate`), and
+    the program has no qualifiers; else None. With `wanted`, only the strata
+    these relations depend on. Worked out once per program and key."""
+    key = ("path", given, wanted)
+    try:
+        return prep.worked[key]  # type: ignore[no-any-return]
+    except KeyError:
+        pass
+    needed = None if wanted is None else _needed(prep, wanted)
+    grow = set(given)
+    path: list[tuple[Stratum, tuple[str, ...]]] | None = []
+    for st in prep.strata:
+        if needed is not None and st.index not in needed:
+            continue
+        if st.negative & grow or prep.qualified is not None:
+            path = None
+            break
+        reads = (st.positive | set(st.relations)) & grow
+        if not reads:
+            continue
+        assert path is not None
+        path.append((st, tuple(sorted(reads))))
+        grow |= set(st.relations)
+    found = prep.worked[key] = None if path is None else tuple(path)
+    return found
+
+
+def _needed(prep: Any, wanted: frozenset[str]) -> frozenset[int]:
+    """The strata holding `wanted` or what they read, transitively."""
+    todo, seen, needed = list(wanted), set(wanted), set()
+    while todo:
+        i = prep.stratum_index.get(todo.pop())
+        if i is None or i in needed:
+            continue
+        needed.add(i)
+        st = prep.strata[i]
+        for r in st.positive | st.negative:
+            if r not in seen:
+                seen.add(r)
+                todo.append(r)
+    return frozenset(needed)
 
 
 def retract(model: Model, facts: Facts, limits: Limits | None = None) -> Changes:

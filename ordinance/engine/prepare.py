@@ -62,7 +62,7 @@ class Prepared:
     aggregated: dict[int, frozenset[str]] = field(default_factory=dict)  # stratum -> what it aggregates over
     qualified: Any = None  # qualify.Qualified with `choice-domain`, subsumption or `autoinc()`, else None
     hints: dict[str, int] = field(default_factory=dict)  # sizes planned with instead of the live ones (demand.py)
-    worked: dict[Any, Any] = field(default_factory=dict)  # what demand.py works out once per program
+    worked: dict[Any, Any] = field(default_factory=dict)  # what demand.py and overlays work out once per program
 
     def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
         compiled = self.plans.get((rule_id, delta))

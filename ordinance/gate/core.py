@@ -111,6 +111,7 @@ class Gate:
         self._changes_upto = 0
         self._purged: set[int] | None = None  # the seqs purged up to _seen_revision, once a purge was seen
         self._flags = "flag" in policy.relations
+        self._wanted = frozenset(GATE_RELATIONS + (("flag",) if self._flags else ()))  # what a decision reads
         # the relations a request's facts can fill: what overlays add to a warm model
         self.request_relations = request_relations(policy)
         self._request_names = tuple(self.request_relations)
@@ -330,8 +331,8 @@ class Gate:
             # a `now` far from the warm model's is decided on demand, not by moving it (jump.py)
             facts = self._facts(request)
             model = self.jumps.model(self._cached(rev)[1], facts, request.id, now)
-            if model is None:
-                model = overlay(self.model(rev, now), facts, now=now)
+            if model is None:  # (brought up to date only where the gate's relations read)
+                model = overlay(self.model(rev, now), facts, now=now, wanted=self._wanted)
             forbids = _rows(model, "forbid", request.id, 3)
             permits = _rows(model, "permit", request.id, 1)
             flags = _rows(model, "flag", request.id, 3) if self._flags else []
