@@ -91,11 +91,13 @@ class _Gen:
         self.temps = 0
         self.used: list[Input] = []  # this plan's inputs, in order of first use
 
-    def join(self, out: str, outs: str = "None") -> list[str]:
+    def join(self, out: str, outs: str = "None", counted: bool = True) -> list[str]:
         """The plan's join as nested loops adding each match to `out` as it
-        is made, calling `spend` (the run limits) every CHUNK matches and at
-        the end. A join nested deeper than Python's compiler allows loops
-        to be is one generator of matches that `drain` feeds to `out`."""
+        is made, counting them in `n` and calling `spend` (the run limits)
+        every CHUNK matches and, if `counted`, at the end (else the caller
+        counts from 0 and spends the rest: a round, once for its variants).
+        A join nested deeper than Python's compiler allows loops to be is
+        one generator of matches that `drain` feeds to `out`."""
         self.steps(set(self.plan.bound_in))
         head = self.tup([self.term(t) for t in self.plan.head]) if self.plan.head else "()"
         if sum(c.startswith("for ") for c in self.items) > _NESTED:
@@ -105,13 +107,13 @@ class _Gen:
                 + [f"        {c}" for c in clauses]
                 + [f"    ), {out}, {outs}, spend)"]
             )
-        lines, indent = ["    n = 0"], "    "
+        lines, indent = ["    n = 0"] if counted else [], "    "
         for clause in self.items:
             lines.append(f"{indent}{clause}:")
             indent += "    "
         lines += [f"{indent}{out}.add({head})", f"{indent}n += 1", f"{indent}if n == CHUNK:"]
         lines += [f"{indent}    spend(n, {outs})", f"{indent}    n = 0"]
-        return lines + ["    if n:", f"        spend(n, {outs})"]
+        return lines + (["    if n:", f"        spend(n, {outs})"] if counted else [])
 
     def var(self, name: str) -> str:
         py = self.names.get(name)
@@ -327,7 +329,9 @@ def _prologue(inputs: dict[Input, str], getters: set[str], namespace: dict[str, 
 def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
     """One function running the rule plans in order: `(rels, agg, now, spend) ->
     {rule id: matches}` (ids in order of first run), None if no plan ran. A delta variant runs
-    only if its frontier is not empty; an input is fetched when first needed.
+    only if its frontier is not empty; an input is fetched when first needed. The
+    variants count their matches together: the limits are checked every CHUNK
+    matches of the round and at its end, not after each variant.
 
     A frontier that holds its whole relation (`recent` is `stable`, as a
     request's facts in an overlay) is *complete*: the variant reading it
@@ -337,14 +341,14 @@ def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
     inputs: dict[Input, str] = {}
     getters: set[str] = set()
     parts = [
-        (plan, gen.join(f"o{plan.rule_id}", "outs"), gen.used)
+        (plan, gen.join(f"o{plan.rule_id}", "outs", counted=False), gen.used)
         for plan in plans
         for gen in [_Gen(plan, inputs, getters)]
     ]
     namespace: dict[str, Any] = dict(_NAMESPACE)
     outs = list(dict.fromkeys(f"o{plan.rule_id}" for plan in plans))
     lazy = [name for spec, name in inputs.items() if spec[0] != "recent"]
-    lines = ["def _round(rels, agg, now, spend=unlimited):", "    outs = {}"]
+    lines = ["def _round(rels, agg, now, spend=unlimited):", "    outs = {}", "    n = 0"]
     lines += [f"    {name} = {_fetch(spec, name, namespace)}" for spec, name in inputs.items() if spec[0] == "recent"]
     lines += [f"    {name} = None" for name in lazy + outs]
     frontiers: dict[int, list[str]] = {}  # rule id -> the frontier of each of its delta variants, in order
@@ -373,7 +377,7 @@ def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
             test += f" and not ({' or '.join(earlier)})" if earlier else ""
             test += f" and ({complete[rs[k]]} or not ({' or '.join(later)}))" if later else ""
         lines += [f"    if {test}:"] + ["    " + line for line in block + join] if guard else block + join
-    lines.append("    return outs or None")
+    lines += ["    if n:", "        spend(n, outs)", "    return outs or None"]
     exec(compile("\n".join(lines), "<round>", "exec"), namespace)
     return namespace["_round"]  # type: ignore[no-any-return]
 
