@@ -210,3 +210,26 @@ def test_an_overlay_reads_a_base_bucket_and_its_own_as_one():
     view.insert({(0, 40), (1, 0)})
     assert list(view.index((0,)).get(0)) == [t for t in base.index((0,))[0]] + [(0, 40)]
     assert list(view.index((0,)).get(1)) == [(1, 0)] and view.index((0,)).get(2) is None
+
+
+def test_deletion_rederives_through_the_rules_whose_head_constants_match():
+    """A candidate for deletion is checked only against the rules whose head
+    constants it has (incremental._headed): `note("a", 1)` stays while
+    another `"a"` rule derives it, `note("b", 2)` goes, and the model equals
+    a fresh evaluation after each retraction."""
+    p = program(
+        """
+        note("a", X) :- p(X).
+        note("b", X) :- q(X).
+        note("a", X) :- r(X).
+        note(K, X) :- s(K, X).
+        """,
+        extensional={"p": 1, "q": 1, "r": 1, "s": 2},
+    )
+    facts = {"p": {(1,), (3,)}, "q": {(2,)}, "r": {(1,)}, "s": {("b", 3)}}
+    m = evaluate(p, facts)
+    for rel, gone in (("p", (1,)), ("q", (2,)), ("p", (3,)), ("r", (1,))):
+        retract(m, {rel: {gone}})
+        facts[rel] = facts[rel] - {gone}
+        assert set(m.tuples("note")) == set(evaluate(p, facts).tuples("note"))
+    assert set(m.tuples("note")) == {("b", 3)}

@@ -346,19 +346,20 @@ def advance(model: Model, t: int, limits: Limits | None = None) -> Model:
     if model.base is not None:
         raise ValueError("cannot move an overlay")
     old = horizon(model)
-    moved = Model(model.prepared, dict(model.rels), t, model.limits)
-    moved.rounds, moved.inexact = dict(model.rounds), set(model.inexact)
-    if old.holds(t):  # the same tuples and notes, read at `t`
-        moved.horizon = Horizon(t, old.instants, old.moving, old.at, old.lo, old.hi)
-        return moved
-    if not clockwork(model.prepared).fixed:
+    held = old.holds(t)
+    if not held and not clockwork(model.prepared).fixed:
         raise ValueError("program facts mention `$now`: evaluate anew at the new `now`")
     before = model.now
-    if not model.overlays:  # nothing reads `model` but its owner: move it in place
+    if held or model.overlays:
+        moved = Model(model.prepared, dict(model.rels), t, model.limits)
+        moved.rounds, moved.inexact = dict(model.rounds), set(model.inexact)
+        if held:  # the same tuples and notes, read at `t`
+            moved.horizon = Horizon(t, old.instants, old.moving, old.at, old.lo, old.hi)
+            return moved
+        moved.borrowed = set(model.rels)
+    else:  # nothing reads `model` but its owner: move it in place
         moved = model
         model.now = t
-    else:
-        moved.borrowed = set(model.rels)
     crossed = old.crossed(t)
     heads = model.prepared.heads
     touched = recompute(

@@ -41,7 +41,7 @@ from heapq import heappop, heappush
 from typing import AbstractSet, Any, Mapping
 
 from ..diagnostics import Diagnostic, EvaluationError, arity_message
-from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Negation, Predicate, Rule
+from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Predicate, Rule
 from ..values import Facts
 from .codegen import Compiled, compile_plan
 from .evaluate import aggregator, load_relations, run_stratum
@@ -462,6 +462,20 @@ def _run_bound(
     return out
 
 
+def _headed(prep: Any, rid: int, tuples: set[Any]) -> set[Any]:
+    """The tuples rule `rid`'s head can match: those with its constants (a
+    symbol or a number) in place; a relation's rules often differ only there
+    (`projection_note("state", "Claims", ...)`)."""
+    consts = prep.worked.get(("head", rid))
+    if consts is None:
+        args = prep.program.rules[rid].head.args
+        kept = ("symbol", "number")
+        consts = prep.worked["head", rid] = tuple(
+            (i, a.value) for i, a in enumerate(args) if isinstance(a, Const) and a.type in kept
+        )
+    return {t for t in tuples if all(t[i] == v for i, v in consts)} if consts else tuples
+
+
 def _delete(
     model: Model, st: Stratum, removed: dict[str, set[Any]], flip: dict[int, set[Any]], before: int
 ) -> dict[str, set[Any]]:
@@ -502,9 +516,10 @@ def _unless_rederived(model: Model, st: Stratum, candidates: dict[str, set[Any]]
             continue
         kept: set[Any] = set()
         for rid in st.rules:
-            if prep.heads[rid] == name:
+            mine = _headed(prep, rid, cands) if prep.heads[rid] == name else None
+            if mine:
                 rule = prep.program.rules[rid]
-                kept |= _run_bound(model, _bound(prep, rid, "head", rule.body, rule.head.args, rels), cands, rel.arity)
+                kept |= _run_bound(model, _bound(prep, rid, "head", rule.body, rule.head.args, rels), mine, rel.arity)
         lost = cands - kept
         if lost:
             _writable(model, name).remove(lost)
@@ -621,29 +636,25 @@ def _negation_step(
 ) -> tuple[dict[str, set[Any]], dict[str, set[Any]]]:
     """(what the stratum lost, what it gained) through its negations."""
     prep, rels = model.prepared, model.rels
-    before = dict(rels)  # positive premises as they were: with what they lost
-    for r in st.positive & removed.keys():
+    shrunk = st.positive & removed.keys()
+    before = dict(rels) if shrunk else rels  # positive premises as they were: with what they lost
+    for r in shrunk:
         view = before[r] = Layer(rels[r])
         view.insert(removed[r])
     candidates: dict[str, set[Any]] = {}
-    unblocked: list[tuple[int, int, set[Any]]] = []
-    for rid in st.rules:
-        for pos, lit in enumerate(prep.program.rules[rid].body):
-            if not isinstance(lit, Negation):
-                continue
-            name = lit.atom.relation
-            if grown.get(name):
-                compiled = _flipped(prep, rid, pos, True, rels)
-                candidates.setdefault(prep.heads[rid], set()).update(
-                    _run_bound(model, compiled, grown[name], lit.atom.arity, before)
-                )
-            if removed.get(name):
-                unblocked.append((rid, pos, removed[name]))
+    unblocked: list[tuple[int, int, Negation, set[Any]]] = []
+    for rid, pos, lit in _negations(prep, st):
+        name = lit.atom.relation
+        if grown.get(name):
+            compiled = _flipped(prep, rid, pos, True, rels)
+            candidates.setdefault(prep.heads[rid], set()).update(
+                _run_bound(model, compiled, grown[name], lit.atom.arity, before)
+            )
+        if removed.get(name):
+            unblocked.append((rid, pos, lit, removed[name]))
     lost = _unless_rederived(model, st, candidates)
     gained: dict[str, set[Any]] = {}
-    for rid, pos, tuples in unblocked:
-        lit = prep.program.rules[rid].body[pos]
-        assert isinstance(lit, Negation)
+    for rid, pos, lit, tuples in unblocked:
         _add(model, rid, _run_bound(model, _flipped(prep, rid, pos, False, rels), tuples, lit.atom.arity), gained)
     for name, batch in gained.items():  # (a tuple lost and gained again is simply kept)
         if name in lost:
@@ -651,6 +662,18 @@ def _negation_step(
             if not lost[name]:
                 del lost[name]
     return lost, gained
+
+
+def _negations(prep: Any, st: Stratum) -> tuple[tuple[int, int, Negation], ...]:
+    """(rule id, body position, literal) of each negation of the stratum's
+    rules (worked out once per stratum)."""
+    found = prep.worked.get(("negations", st.index))
+    if found is None:
+        rules = prep.program.rules
+        found = prep.worked["negations", st.index] = tuple(
+            (rid, pos, lit) for rid in st.rules for pos, lit in enumerate(rules[rid].body) if isinstance(lit, Negation)
+        )
+    return found  # type: ignore[no-any-return]
 
 
 def _flip_in(model: Model, st: Stratum, flip: dict[int, set[Any]]) -> dict[str, set[Any]]:
