@@ -120,6 +120,36 @@ def test_decisions_do_not_cool_the_model(store: Store) -> None:
     assert d.codes == ("owner-stop",)  # new facts are seen
 
 
+def test_the_clock_moves_the_warm_model_only_past_what_decisions_read(store: Store) -> None:
+    """Bob's lease expiring changes `live` (read by the state projection, not
+    by any decision): decisions after it leave the warm model where it is,
+    and decide as a fresh gate does; `Gate.overlay` (every relation) sees it
+    move. A claim's window opening changes `current`, which decisions read:
+    the warm model moves there."""
+    takeover(store)
+    store.assert_facts(
+        [("claim", ("c1", "db", "role", "primary")), ("claim_valid", ("c1", T + 7200, T + 9000))], source="ops"
+    )
+    gate = Gate(POLICY, store)
+
+    def same_as_fresh(request: Request, now: int) -> Decision:
+        d = gate.decide(request, now)
+        assert decision_json(d, program=POLICY) == decision_json(
+            Gate(POLICY, store).decide(request, now), program=POLICY
+        )
+        return d
+
+    same_as_fresh(bob(), T)
+    rev = store.revision()
+    assert same_as_fresh(bob("b2"), T + 3600 + 60).allowed  # past the lease's expiry
+    assert not same_as_fresh(alice(), T + 3600 + 120).allowed
+    assert gate._cached(rev)[1].now == T  # not moved
+    assert ("job", "bob") not in gate.overlay(None, T + 3600 + 120).tuples("live")
+    assert gate._cached(rev)[1].now == T + 3600 + 120  # moved for every relation when asked
+    assert same_as_fresh(bob("b3", uses=("c1",)), T + 7300).allowed  # the claim is current: read by the decision
+    assert gate._cached(rev)[1].now == T + 7300
+
+
 def test_overlay_leaves_the_warm_model_untouched(store: Store) -> None:
     takeover(store)
     gate = Gate(POLICY, store)

@@ -34,7 +34,7 @@ evaluates anew.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Mapping
 
@@ -124,10 +124,29 @@ class Horizon:
     at: dict[int, dict[Instant, list[tuple[Any, ...]]]]  # rule id -> instant -> filter bindings
     lo: Instant
     hi: Instant
+    bounds: dict[frozenset[int], tuple[Instant, Instant] | None] = field(default_factory=dict)  # holds_for's
 
     def holds(self, t: int) -> bool:
         """Whether the model at `now` is also the model at `t`."""
         return t == self.now or (self.lo < t < self.hi and not self.moving)
+
+    def holds_for(self, t: int, rules: frozenset[int]) -> bool:
+        """Whether the tuples that `rules` derive in the model at `now` are
+        also those at `t` (the rules reading only what such rules derive)."""
+        if t == self.now:
+            return True
+        try:
+            bounds = self.bounds[rules]
+        except KeyError:
+            bounds = self.bounds[rules] = self._bounds(rules)
+        return bounds is not None and bounds[0] < t < bounds[1]
+
+    def _bounds(self, rules: frozenset[int]) -> tuple[Instant, Instant] | None:
+        """`lo` and `hi` over the instants of `rules` only; None if one of
+        them is moving (or the program is)."""
+        if -1 in self.moving or not self.moving.isdisjoint(rules):
+            return None
+        return _around(self.now, (self.instants[rid] for rid in rules & self.instants.keys()))
 
     def crossed(self, t: int) -> dict[int, set[tuple[Any, ...]] | None]:
         """The rules whose filters may decide differently at `t` than at
@@ -240,18 +259,24 @@ def horizon(model: Model, keep: Horizon | None = None, touched: Iterable[str] = 
             at[watch.rule] = found_at
     if not work.fixed:
         unknown.add(-1)
+    lo, hi = _around(model.now, instants.values())
+    found = model.horizon = Horizon(model.now, instants, frozenset(unknown), at, lo, hi)
+    return found
+
+
+def _around(now: int, lists: Iterable[list[Instant]]) -> tuple[Instant, Instant]:
+    """The newest instant at or before `now` and the oldest at or after it,
+    over sorted lists of instants (-inf and inf where there is none)."""
     lo: Instant = float("-inf")
     hi: Instant = float("inf")
-    now = model.now
-    for xs in instants.values():
+    for xs in lists:
         i = bisect_right(xs, now)  # xs[:i] <= now
         if i:
             lo = max(lo, xs[i - 1])
         j = bisect_left(xs, now)  # xs[j:] >= now
         if j < len(xs):
             hi = min(hi, xs[j])
-    found = model.horizon = Horizon(now, instants, frozenset(unknown), at, lo, hi)
-    return found
+    return lo, hi
 
 
 def _maintainable(watch: Watch, touched: Iterable[str]) -> bool:

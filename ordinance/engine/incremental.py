@@ -151,7 +151,7 @@ def _path(
         return prep.worked[key]  # type: ignore[no-any-return]
     except KeyError:
         pass
-    needed = None if wanted is None else _needed(prep, wanted)
+    needed = None if wanted is None else prep.needed(wanted)
     grow = set(given)
     path: list[tuple[Stratum, tuple[str, ...]]] | None = []
     for st in prep.strata:
@@ -168,22 +168,6 @@ def _path(
         grow |= set(st.relations)
     found = prep.worked[key] = None if path is None else tuple(path)
     return found
-
-
-def _needed(prep: Any, wanted: frozenset[str]) -> frozenset[int]:
-    """The strata holding `wanted` or what they read, transitively."""
-    todo, seen, needed = list(wanted), set(wanted), set()
-    while todo:
-        i = prep.stratum_index.get(todo.pop())
-        if i is None or i in needed:
-            continue
-        needed.add(i)
-        st = prep.strata[i]
-        for r in st.positive | st.negative:
-            if r not in seen:
-                seen.add(r)
-                todo.append(r)
-    return frozenset(needed)
 
 
 def retract(model: Model, facts: Facts, limits: Limits | None = None) -> Changes:

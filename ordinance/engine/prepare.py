@@ -62,7 +62,7 @@ class Prepared:
     aggregated: dict[int, frozenset[str]] = field(default_factory=dict)  # stratum -> what it aggregates over
     qualified: Any = None  # qualify.Qualified with `choice-domain`, subsumption or `autoinc()`, else None
     hints: dict[str, int] = field(default_factory=dict)  # sizes planned with instead of the live ones (demand.py)
-    worked: dict[Any, Any] = field(default_factory=dict)  # what demand.py and overlays work out once per program
+    worked: dict[Any, Any] = field(default_factory=dict)  # what is worked out once per program (demand, overlays)
 
     def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
         compiled = self.plans.get((rule_id, delta))
@@ -92,6 +92,26 @@ class Prepared:
         parts = tuple(self.plan(rid, p, rels) for rid, p in vs)
         run = self.runs[key] = Round(compile_round([c.plan for c in parts]), parts) if parts else None
         return run
+
+    def needed(self, wanted: frozenset[str]) -> frozenset[int]:
+        """The strata holding `wanted` or what they read, transitively
+        (worked out once per set of relations)."""
+        found: frozenset[int] | None = self.worked.get(("needed", wanted))
+        if found is not None:
+            return found
+        todo, seen, needed = list(wanted), set(wanted), set()
+        while todo:
+            i = self.stratum_index.get(todo.pop())
+            if i is None or i in needed:
+                continue
+            needed.add(i)
+            st = self.strata[i]
+            for r in st.positive | st.negative:
+                if r not in seen:
+                    seen.add(r)
+                    todo.append(r)
+        found = self.worked["needed", wanted] = frozenset(needed)
+        return found
 
     def aggregate(self, step: AggStep) -> Compiled:
         compiled = self.aggregates.get(id(step))

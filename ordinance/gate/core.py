@@ -1,10 +1,13 @@
 """The gate: a request passes iff some permit holds and no forbid does.
 
 The gate keeps one warm model per store revision and checks each request in
-a scratch overlay of it (`overlay(model, request facts, now=now)`), so a
-check costs work proportional to the request. The warm model serves every
-`now` within its horizon (engine/clock.py: no `$now` comparison of the
-model can decide differently there); a `now` beyond it moves the model,
+a scratch overlay of it (`overlay(model, request facts, now=now)`), brought
+up to date only where the decision reads, so a check costs work
+proportional to the request. The warm model serves every `now` within its
+horizon (engine/clock.py: no `$now` comparison of the model can decide
+differently there), and a decision every `now` within the horizon of the
+rules it reads (`Horizon.holds_for`: a lease expiring changes what the
+state projection shows, not what a decision reads); a `now` beyond it moves the model,
 re-deciding only the comparisons the move crossed (a copy sharing the
 relations the move leaves unchanged, so earlier decisions keep theirs),
 unless the move would cross many: a decision at a jump of the clock is made
@@ -125,6 +128,13 @@ class Gate:
         self._settle = settle
         self._restore_s = 0.0  # how long reading the snapshot took
         self.jumps = Jumps(policy, frozenset(self.request_relations), self._flags, self.limits)
+
+    @cached_property
+    def _read(self) -> frozenset[int]:
+        """The ids of the rules a decision reads: those of the strata its
+        relations depend on."""
+        prep = prepared(self.policy)
+        return frozenset(rid for i in prep.needed(self._wanted) for rid in prep.strata[i].rules)
 
     @cached_property
     def layers(self) -> Layers:
@@ -328,11 +338,14 @@ class Gate:
         try:
             if revision is None:
                 rev = self._current_revision()
-            # a `now` far from the warm model's is decided on demand, not by moving it (jump.py)
             facts = self._facts(request)
-            model = self.jumps.model(self._cached(rev)[1], facts, request.id, now)
+            warm = self._cached(rev)[1]
+            # where the clock moved only what the decision does not read, the warm model stays where it is;
+            # a `now` far from its horizon is decided on demand, not by moving it (jump.py)
+            held = warm is not None and horizon(warm).holds_for(now, self._read)
+            model = None if held else self.jumps.model(warm, facts, request.id, now)
             if model is None:  # (brought up to date only where the gate's relations read)
-                model = overlay(self.model(rev, now), facts, now=now, wanted=self._wanted)
+                model = overlay(warm if held else self.model(rev, now), facts, now=now, wanted=self._wanted)
             forbids = _rows(model, "forbid", request.id, 3)
             permits = _rows(model, "permit", request.id, 1)
             flags = _rows(model, "flag", request.id, 3) if self._flags else []
