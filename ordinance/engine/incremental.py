@@ -101,6 +101,7 @@ def overlay(
     depend on up to date: the others keep the base's tuples, which are then
     stale, so such a scratch model answers questions about `wanted` and
     what they read only."""
+    # (copying a dict is one memcpy only while no key was ever deleted from it: _propagate keeps `rels` so)
     scratch = Model(model.prepared, dict(model.rels), model.now if now is None else now, model.limits)
     scratch.rounds = dict(model.rounds)
     scratch.inexact = set(model.inexact)
@@ -366,6 +367,8 @@ def _propagate(
                 if grew:
                     grown[r] = grown[r] | grew if r in grown else grew
                     mark((r,))
+    if model.base is None:  # compact again after `_run_bound`'s "__bound" came and went: see overlay
+        model.rels = dict(model.rels)
     return Changes(touched | grown.keys() | reset | removed.keys(), grown, removed, reset)
 
 
