@@ -339,10 +339,12 @@ class Gate:
             if revision is None:
                 rev = self._current_revision()
             facts = self._facts(request)
-            warm = self._cached(rev)[1]
+            key, warm = self._cached(rev)
             # where the clock moved only what the decision does not read, the warm model stays where it is;
             # a `now` far from its horizon is decided on demand, not by moving it (jump.py)
             held = warm is not None and (warm.now == now or horizon(warm).holds_for(now, self._read))
+            if held:
+                self._warm.move_to_end(key)  # (the newest used is the last evicted, as in `model`)
             model = None if held else self.jumps.model(warm, facts, request.id, now)
             if model is None:  # (brought up to date only where the gate's relations read)
                 model = overlay(warm if held else self.model(rev, now), facts, now=now, wanted=self._wanted)
