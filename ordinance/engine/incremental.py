@@ -77,13 +77,18 @@ class Changes(set[str]):
 def extend(model: Model, facts: Facts, limits: Limits | None = None) -> Changes:
     """Add facts in place and derive their consequences; returns the
     relations that changed."""
+    return _propagate(model, _add_facts(model, facts), set(), Budget(limits or model.limits))
+
+
+def _add_facts(model: Model, facts: Facts) -> dict[str, set[Any]]:
+    """Add given facts to the model's relations; returns what each gained."""
     grown: dict[str, set[Any]] = {}
     for name, rows in facts.items():
         tuples = _tuples(model, name, rows)
         grew = _writable(model, name, tuples).add_facts(tuples)
         if grew:
             grown[name] = grew
-    return _propagate(model, grown, set(), Budget(limits or model.limits))
+    return grown
 
 
 def overlay(
@@ -107,35 +112,36 @@ def overlay(
     scratch.inexact = set(model.inexact)
     scratch.base = model
     model.overlays.add(scratch)
-    grown: dict[str, set[Any]] = {}
-    for name, rows in facts.items():
-        tuples = _tuples(scratch, name, rows)
-        grew = _writable(scratch, name, tuples).add_facts(tuples)
-        if grew:
-            grown[name] = grew
+    grown = _add_facts(scratch, facts)
     path = _path(model.prepared, frozenset(grown), None if wanted is None else frozenset(wanted))
     budget = Budget(limits or model.limits)
     if path is None:
         _propagate(scratch, grown, set(), budget)
         return scratch
-    rels = scratch.rels
     for st, reads in path:  # only grows: each stratum continues from the tuples its inputs gained
         frontier = [r for r in reads if r in grown]
-        if not frontier:
-            continue
-        for r in st.relations:
-            _writable(scratch, r)
-        for r in frontier:
-            rels[r].recent = grown[r]
-        seeded = run_stratum(scratch, st, budget, seed=True)
-        if st.recursive:
-            scratch.inexact.add(st.index)
-        for r in frontier:
-            rels[r].recent = ()
-        for r, grew in seeded.items():
-            if grew:
+        if frontier:
+            for r, grew in _seed(scratch, st, frontier, grown, budget).items():
                 grown[r] = grown[r] | grew if r in grown else grew
     return scratch
+
+
+def _seed(
+    model: Model, st: Stratum, frontier: list[str], grown: dict[str, set[Any]], budget: Budget
+) -> dict[str, set[Any]]:
+    """Continue the stratum's semi-naive evaluation from what the `frontier`
+    relations gained (`grown`); returns what its relations gained."""
+    rels = model.rels
+    for r in st.relations:
+        _writable(model, r)
+    for r in frontier:
+        rels[r].recent = grown[r]
+    seeded = run_stratum(model, st, budget, seed=True)
+    if st.recursive:
+        model.inexact.add(st.index)
+    for r in frontier:
+        rels[r].recent = ()
+    return {r: grew for r, grew in seeded.items() if grew}
 
 
 def _path(
@@ -351,22 +357,10 @@ def _propagate(
                 grown[r] = grown[r] | grew if r in grown else grew
                 mark((r,))
         if not st.positive.isdisjoint(grown) or not grown.keys().isdisjoint(own):
-            for r in st.relations:
-                _writable(model, r)
-            frontier = []
-            for r, grew in grown.items():
-                if r in st.positive or r in own:
-                    rels[r].recent = grew
-                    frontier.append(r)
-            seeded = run_stratum(model, st, budget, seed=True)
-            if st.recursive:
-                model.inexact.add(st.index)
-            for r in frontier:
-                rels[r].recent = ()
-            for r, grew in seeded.items():
-                if grew:
-                    grown[r] = grown[r] | grew if r in grown else grew
-                    mark((r,))
+            frontier = [r for r in grown if r in st.positive or r in own]
+            for r, grew in _seed(model, st, frontier, grown, budget).items():
+                grown[r] = grown[r] | grew if r in grown else grew
+                mark((r,))
     if model.base is None:  # compact again after `_run_bound`'s "__bound" came and went: see overlay
         model.rels = dict(model.rels)
     return Changes(touched | grown.keys() | reset | removed.keys(), grown, removed, reset)
