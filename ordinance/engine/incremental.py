@@ -106,7 +106,6 @@ def overlay(
     depend on up to date: the others keep the base's tuples, which are then
     stale, so such a scratch model answers questions about `wanted` and
     what they read only."""
-    # (copying a dict is one memcpy only while no key was ever deleted from it: _propagate keeps `rels` so)
     scratch = Model(model.prepared, dict(model.rels), model.now if now is None else now, model.limits)
     scratch.rounds = dict(model.rounds)
     scratch.inexact = set(model.inexact)
@@ -361,8 +360,6 @@ def _propagate(
             for r, grew in _seed(model, st, frontier, grown, budget).items():
                 grown[r] = grown[r] | grew if r in grown else grew
                 mark((r,))
-    if model.base is None:  # compact again after `_run_bound`'s "__bound" came and went: see overlay
-        model.rels = dict(model.rels)
     return Changes(touched | grown.keys() | reset | removed.keys(), grown, removed, reset)
 
 
@@ -431,15 +428,12 @@ def _bound(
 def _run_bound(
     model: Model, compiled: Compiled, given: set[Any], arity: int, over: Mapping[str, Rel] | None = None
 ) -> set[Any]:
-    rels: Any = model.rels if over is None else over
-    if "__bound" in rels:  # (never: no program names it)
-        rels = dict(rels)
-    rels["__bound"] = Rel("__bound", arity, False, given)  # for this run only: no copy of `rels`
+    # a copy: deleting a key from the model's map would make every later copy of it (each overlay's)
+    # go entry by entry instead of one memcpy (4.4 us instead of 0.5 us at the stdlib's size)
+    rels = dict(model.rels if over is None else over)
+    rels["__bound"] = Rel("__bound", arity, False, given)
     out: set[Any] = set()
-    try:
-        compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
-    finally:
-        del rels["__bound"]
+    compiled.fn(rels, aggregator(model.prepared, rels, model.now), out, model.now)
     return out
 
 
