@@ -157,22 +157,22 @@ def _path(
         return prep.worked[key]  # type: ignore[no-any-return]
     except KeyError:
         pass
+    prep.worked[key] = None
+    if prep.qualified is not None:
+        return None
     needed = None if wanted is None else prep.needed(wanted)
     grow = set(given)
-    path: list[tuple[Stratum, tuple[str, ...]]] | None = []
+    path: list[tuple[Stratum, tuple[str, ...]]] = []
     for st in prep.strata:
         if needed is not None and st.index not in needed:
             continue
-        if st.negative & grow or prep.qualified is not None:
-            path = None
-            break
+        if st.negative & grow:
+            return None
         reads = (st.positive | set(st.relations)) & grow
-        if not reads:
-            continue
-        assert path is not None
-        path.append((st, tuple(sorted(reads))))
-        grow |= set(st.relations)
-    found = prep.worked[key] = None if path is None else tuple(path)
+        if reads:
+            path.append((st, tuple(sorted(reads))))
+            grow |= set(st.relations)
+    found = prep.worked[key] = tuple(path)
     return found
 
 
@@ -547,7 +547,7 @@ NEGATION_MAX = 64
 def _aggregated(model: Model, st: Stratum) -> frozenset[str]:
     """The relations the stratum's rules read inside an aggregate (worked
     out once per stratum)."""
-    known = model.prepared.aggregated.get(st.index)
+    known: frozenset[str] | None = model.prepared.worked.get(("aggregated", st.index))
     if known is not None:
         return known
     found: set[str] = set()
@@ -583,7 +583,7 @@ def _aggregated(model: Model, st: Stratum) -> frozenset[str]:
         literal(rule.head)
         for lit in rule.body:
             literal(lit)
-    known = model.prepared.aggregated[st.index] = frozenset(found)
+    known = model.prepared.worked["aggregated", st.index] = frozenset(found)
     return known
 
 
