@@ -40,8 +40,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..diagnostics import EvaluationError, LimitExceeded
-from ..rules.ast import Branch, Now, Record, Term, literal_terms, subterms
+from ..rules.ast import Branch, Record, literal_terms, subterms
 from ..rules.checked import CheckedProgram
+from .clock import clockwork
 from .evaluate import load_relations, run_stratum
 from .limits import Budget, Limits
 from .magic import Demand, magic
@@ -79,9 +80,10 @@ class Given:
     def load(cls, program: CheckedProgram, facts: Mapping[str, Iterable[Tuple]] | None, now: int) -> "Given":
         from . import prepared
 
-        loaded = load_relations(prepared(program), facts, now)
+        prep = prepared(program)
+        loaded = load_relations(prep, facts, now)
         rels = {name: rel if not rel.derived else Rel(name, rel.arity, False, rel.edb) for name, rel in loaded.items()}
-        timed = any(not r.body and any(map(_mentions_now, r.head.args)) for r in program.rules)
+        timed = not clockwork(prep).fixed
         return cls(program, rels, now, timed, facts if timed else None)
 
     @classmethod
@@ -116,10 +118,6 @@ class Given:
         return Given(self.program, self.rels, now, full=self.full, rounds=self.rounds, inexact=self.inexact)
 
 
-def _mentions_now(term: Term) -> bool:
-    return any(isinstance(t, Now) for t in subterms(term))
-
-
 def settled(prep: Prepared, inputs: frozenset[str]) -> frozenset[str]:
     """The derived relations of `prep` that depend (through any literal)
     neither on `$now` nor on the relations `inputs`: the same at every
@@ -127,15 +125,11 @@ def settled(prep: Prepared, inputs: frozenset[str]) -> frozenset[str]:
     hit: frozenset[str] | None = prep.worked.get(("settled", inputs))
     if hit is not None:
         return hit
+    work = clockwork(prep)
+    timed = work.moving | {watch.rule for watch in work.watches}  # the rules that read the clock
     moving = set(inputs)
-    rules = prep.program.rules
     for st in prep.strata:
-        if (st.positive | st.negative) & moving or any(
-            isinstance(t, Now)
-            for rid in st.rules
-            for term in (*rules[rid].head.args, *(x for lit in rules[rid].body for x in literal_terms(lit)))
-            for t in subterms(term, True)
-        ):
+        if (st.positive | st.negative) & moving or not timed.isdisjoint(st.rules):
             moving |= set(st.relations)
     found = prep.worked["settled", inputs] = frozenset(prep.derived - moving)
     return found
