@@ -717,9 +717,9 @@ def warm(model: Model, relations: Any) -> None:
     of the clock costs a lookup per index."""
     prep, rels = model.prepared, model.rels
     key = frozenset(relations)
-    specs = prep.warmed.get(key)
+    specs = prep.worked.get(("warmed", key))
     if specs is None:
-        specs = prep.warmed[key] = _warm_specs(model, key)
+        specs = prep.worked["warmed", key] = _warm_specs(model, key)
     for name, cols in specs:
         rel = rels.get(name)
         if rel is not None:

@@ -57,8 +57,6 @@ class Prepared:
     runs: dict[tuple[int, str], "Round | None"] = field(default_factory=dict)
     clock: Any = None  # clock.Clockwork, computed when first asked for
     bound: dict[tuple[int, str], Compiled] = field(default_factory=dict)  # rules with the head bound (incremental.py)
-    # request relations -> the indexes their overlays probe (incremental.warm)
-    warmed: dict[frozenset[str], tuple[tuple[str, tuple[int, ...]], ...]] = field(default_factory=dict)
     qualified: Any = None  # qualify.Qualified with `choice-domain`, subsumption or `autoinc()`, else None
     hints: dict[str, int] = field(default_factory=dict)  # sizes planned with instead of the live ones (demand.py)
     worked: dict[Any, Any] = field(default_factory=dict)  # what is worked out once per program (demand, overlays)
