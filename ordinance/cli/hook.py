@@ -30,8 +30,7 @@ def _local(body: bytes, agent: str, project: str | None, epoch: int, db: str, po
 
     program = load_policy(policy)
     with open_db(db, program) as store:
-        root = None if project is None else os.path.realpath(project)
-        return handle(Service(program, store), Principal(agent), json.loads(body), project=root, epoch=epoch)
+        return handle(Service(program, store), Principal(agent), json.loads(body), project=project, epoch=epoch)
 
 
 @click.group(
@@ -80,6 +79,7 @@ Examples:
     default=None,
     envvar="CLAUDE_PROJECT_DIR",
     metavar="DIR",
+    type=click.Path(file_okay=False, resolve_path=True),  # one real path: as `init` grants it
     help="Without --server: the project directory (default: the call's cwd).",
 )
 @click.option("--epoch", default=1, show_default=True, type=int, help="Without --server: the grant epoch.")

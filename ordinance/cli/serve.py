@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 
 import click
 
@@ -44,6 +43,7 @@ Examples:
     "--project",
     default=None,
     metavar="DIR",
+    type=click.Path(file_okay=False, resolve_path=True),  # one real path: as `init` grants it
     help="The project directory of Claude Code hook calls: their scope, and what paths must stay "
     "inside (default: each call's cwd, so a call made from a subdirectory is asked about it).",
 )
@@ -129,7 +129,7 @@ def command(
         service,
         Tokens.from_file(tokens) if tokens else None,
         anonymous=Principal(anonymous) if anonymous else None,
-        project=None if project is None else os.path.realpath(project),  # as init grants it; `.` is here
+        project=project,
         epoch=epoch,
     )
     stop = follow(service, db)
