@@ -393,13 +393,19 @@ class Gate:
     def check(self, request: Request, now: int) -> Decision:
         """Decide and append the decision to the store's decision log."""
         decision = self.decide(request, now)
-        seq = self.store.log_decision(
-            decision.payload(), source="gate", author=request.agent, layer=self.layers.default
-        )
+        seq = self.store.append([self.logged(decision)])
         if seq == self._seen_revision + 1:  # only our decision was added: no new facts
             self._seen_revision = seq
         object.__setattr__(decision, "seq", seq)
         return decision
+
+    def logged(self, decision: Decision) -> Event:
+        """The event `check` logs `decision` as: by the gate, for the
+        request's agent, in the policy's default layer."""
+        payload = decision.payload()
+        return Event(
+            "decision", "decision", (), "gate", decision.request.agent, payload=payload, layer=self.layers.default
+        )
 
     def check_many(self, asks: Sequence[tuple[Request, int]]) -> list[Decision]:
         """`check` for several (request, now) pairs with one log append (a
@@ -408,13 +414,7 @@ class Gate:
         decisions = [self.decide(request, now) for request, now in asks]
         if not decisions:
             return []
-        layer = self.layers.default
-        last = self.store.append(
-            [
-                Event("decision", "decision", (), "gate", d.request.agent, payload=d.payload(), layer=layer)
-                for d in decisions
-            ]
-        )
+        last = self.store.append([self.logged(d) for d in decisions])
         first = last - len(decisions) + 1
         if first == self._seen_revision + 1:  # only our decisions were added: no new facts
             self._seen_revision = last

@@ -151,17 +151,10 @@ class Service:
         whether or not the fence refuses the batch (the error is returned)."""
         with self.lock:
             decision = self.gate.decide(request, now)
-            logged = Event(
-                "decision",
-                "decision",
-                (),
-                "gate",
-                request.agent,
-                payload=decision.payload(),
-                layer=self.gate.layers.default,
-            )
             extra = then(decision)
-            seqs = self.store.append_each([([logged], None)] + ([extra] if extra is not None else []))
+            seqs = self.store.append_each(
+                [([self.gate.logged(decision)], None)] + ([extra] if extra is not None else [])
+            )
             assert isinstance(seqs[0], int)  # an unfenced batch is never refused
             object.__setattr__(decision, "seq", seqs[0])
         refused = seqs[-1] if isinstance(seqs[-1], StaleEpochError) else None
