@@ -35,7 +35,7 @@ def _local(body: bytes, agent: str, project: str | None, epoch: int, db: str, po
 
 @click.group(
     "hook",
-    short_help="Agent runtime hooks (Claude Code).",
+    short_help="Agent runtime hooks (Claude Code, Codex, Gemini CLI, Cursor, Copilot).",
     epilog="""\b
 Examples:
   ordinance hook claude-code --server http://127.0.0.1:8377 < payload.json
@@ -46,6 +46,12 @@ def command() -> None:
 
     See `ordinance hook claude-code --help`, and README "Use with Claude Code".
     """
+
+
+def _hosts() -> None:  # the other hosts' subcommands (hook_hosts.py)
+    from .hook_hosts import register
+
+    register(command)
 
 
 @command.command(
@@ -125,3 +131,6 @@ def claude_code(
     except Exception as exc:  # fail closed: a broken hook never lets a call through
         out = deny(f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}", body)
     click.echo(json.dumps(out, ensure_ascii=False))
+
+
+_hosts()
