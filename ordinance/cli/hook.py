@@ -51,7 +51,7 @@ def command() -> None:
 def _hosts() -> None:  # the other hosts' subcommands (hook_hosts.py)
     from .hook_hosts import register
 
-    register(command)
+    register(command, _local)
 
 
 @command.command(

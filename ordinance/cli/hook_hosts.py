@@ -24,6 +24,8 @@ from .hook_client import SERVER_ENV, TIMEOUT_S, TOKEN_ENV, answer
 
 __all__ = ["HOSTS", "register", "respond"]
 
+Local = Callable[[bytes, str, "str | None", int, str, str], Any]
+
 HOSTS: dict[str, tuple[ModuleType, str]] = {
     "codex": (codex, "Codex CLI (Claude-compatible PreToolUse/PostToolUse hooks)"),
     "gemini": (gemini, "Gemini CLI (BeforeTool/AfterTool hooks, a top-level `decision`)"),
@@ -44,7 +46,7 @@ def respond(host: ModuleType, body: bytes, ask: Callable[[bytes], Any]) -> dict[
         return dict(host.refuse(escape_reason(f"ordinance: error[{code}]: {exc}"), payload))
 
 
-def _make(name: str, host: ModuleType, summary: str) -> click.Command:
+def _make(name: str, host: ModuleType, summary: str, local: Local) -> click.Command:
     @click.command(
         name,
         short_help=f"{summary.split(' (')[0]}'s hook.",
@@ -84,9 +86,7 @@ Examples:
             token = os.environ.get(token_env)
             out = respond(host, body, lambda call: answer(server, call, token, timeout, fail_open))
         else:
-            from .hook import _local
-
-            out = respond(host, body, lambda call: _local(call, agent, project, epoch, db, policy))
+            out = respond(host, body, lambda call: local(call, agent, project, epoch, db, policy))
         sys.stdout.buffer.write(json.dumps(out, ensure_ascii=False).encode() + b"\n")
 
     run.help = f"""Answer one {summary} hook call: its JSON on stdin, the
@@ -95,6 +95,8 @@ Examples:
     return run
 
 
-def register(group: click.Group) -> None:
+def register(group: click.Group, local: Local) -> None:
+    """Add the hosts' subcommands to `group`; `local` answers a Claude
+    Code-shaped call in process (body, agent, project, epoch, db, policy)."""
     for name, (host, summary) in HOSTS.items():
-        group.add_command(_make(name, host, summary))
+        group.add_command(_make(name, host, summary, local))
