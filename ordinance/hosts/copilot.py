@@ -42,7 +42,7 @@ def requests(payload: Any) -> list[dict[str, Any]]:
         raise BadPayload("the hook input has no `toolName` or its `toolArgs` is not an object")
     event = "PostToolUse" if "toolResult" in payload else "PreToolUse"
     tool, renamed = TOOLS.get(name, (name, {}))
-    fields = {renamed.get(k, k): v for k, v in args.items()}
+    fields = {renamed.get(str(k), str(k)): v for k, v in args.items()}
     return [call(event, tool, fields, cwd=payload.get("cwd"))]
 
 

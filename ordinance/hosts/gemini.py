@@ -51,7 +51,7 @@ def requests(payload: Any) -> list[dict[str, Any]]:
     if not isinstance(name, str) or not name or not isinstance(inputs, Mapping):
         raise BadPayload("the hook input has no `tool_name` or its `tool_input` is not an object")
     tool, renamed = TOOLS.get(name, (name, {}))
-    fields = {renamed.get(k, k): v for k, v in inputs.items()}
+    fields = {renamed.get(str(k), str(k)): v for k, v in inputs.items()}
     cwd = payload.get("cwd")
     if tool == "Bash" and isinstance(inputs.get("dir_path"), str) and isinstance(cwd, str):
         cwd = posixpath.normpath(posixpath.join(cwd, inputs["dir_path"]))  # the command runs there
