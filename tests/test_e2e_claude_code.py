@@ -41,12 +41,28 @@ def settings(g: Gated) -> dict[str, Any]:
     return {"hooks": hooks}
 
 
-def claude(g: Gated, script: list[dict[str, Any]], *args: str, hooked: bool = True) -> tuple[ModelStub, list[dict]]:
+def http_settings(g: Gated) -> dict[str, Any]:
+    """The `http` hook type: Claude Code posts straight to the server (README)."""
+    hook = {
+        "type": "http",
+        "url": g.server + "/hooks/claude-code",
+        "headers": {"Authorization": "Bearer $ORDINANCE_TOKEN"},
+        "allowedEnvVars": ["ORDINANCE_TOKEN"],
+        "timeout": SLOW,
+        "onFailure": "block",
+    }
+    return {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}}
+
+
+def claude(
+    g: Gated, script: list[dict[str, Any]], *args: str, hooked: bool = True, http: bool = False
+) -> tuple[ModelStub, list[dict]]:
     """Run `claude -p` in the project with the scripted tool calls; the stub
     (its requests) and the stream-json events Claude Code printed."""
     if hooked:
         (g.project / ".claude").mkdir(exist_ok=True)
-        (g.project / ".claude" / "settings.json").write_text(json.dumps(settings(g), indent=2))
+        chosen = http_settings(g) if http else settings(g)
+        (g.project / ".claude" / "settings.json").write_text(json.dumps(chosen, indent=2))
     home = g.project.parent / "home"
     home.mkdir(exist_ok=True)
     with ModelStub(script) as stub:
@@ -158,6 +174,25 @@ def test_the_server_down_fails_closed(down: Gated) -> None:
     _, events = claude(down, [write(target)], "--permission-mode", "bypassPermissions")
     (result,) = tool_results(events)
     assert result.get("is_error") and "unreachable" in text(result)
+    assert not target.exists()
+
+
+def test_the_http_hook_refuses_a_force_push(g: Gated) -> None:
+    before = git(g.remote, "rev-parse", "main")
+    (g.project / "a.py").write_text("print('rewritten')\n")
+    git(g.project, "commit", "-q", "--amend", "-am", "rewritten")
+    _, events = claude(g, [bash("git push -f origin main")], "--allowedTools", "Bash", http=True)
+    (result,) = tool_results(events)
+    assert result.get("is_error") and "force-push-main" in text(result)
+    assert git(g.remote, "rev-parse", "main") == before
+
+
+def test_the_http_hook_with_the_server_down_fails_closed(down: Gated) -> None:
+    """`onFailure: block`: a hook Claude Code cannot reach blocks the call."""
+    target = down.project / "new.py"
+    _, events = claude(down, [write(target)], "--permission-mode", "bypassPermissions", http=True)
+    (result,) = tool_results(events)
+    assert result.get("is_error") and "onFailure" in text(result)
     assert not target.exists()
 
 
