@@ -41,7 +41,12 @@ def gemini(g: Gated, script: list[dict[str, Any]], *args: str, hooked: bool = Tr
     home = g.project.parent / "home"
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     # the API key path: with only GOOGLE_GEMINI_BASE_URL set, 0.61.0 picks a "gateway" auth it then refuses
-    user = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    user = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "privacy": {"usageStatisticsEnabled": False},  # nothing leaves the loopback
+        "telemetry": {"enabled": False},
+    }
     (home / ".gemini" / "settings.json").write_text(json.dumps(user))
     with ModelStub(script) as stub:
         env = {
