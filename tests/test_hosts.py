@@ -141,6 +141,15 @@ def test_cursor_permitted_read_is_left_to_cursor(service: Service) -> None:
     assert call["tool_name"] == "Read" and call["session_id"] == "conv-e2e"
 
 
+def test_cursor_after_shell_execution_closes_the_intent_of_its_before(service: Service) -> None:
+    data = json.loads(body("cursor", "before_shell_execution", command="git status"))
+    assert ask(service, cursor, json.dumps(data).encode()).get("permission") != "deny"
+    data.update(hook_event_name="afterShellExecution", output="clean", duration=5)
+    assert ask(service, cursor, json.dumps(data).encode()) == {}
+    kinds = sorted(e.args[1] for e in service.store.events(kinds=["receipt"]))
+    assert kinds == ["intent", "outcome"]
+
+
 def test_copilot_force_push_and_write_outside_are_denied(service: Service) -> None:
     out = ask(service, copilot, body("copilot", "pre_tool_use_bash"))
     assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -146,7 +145,3 @@ def stable(text: str, tmp: Path) -> str:
     dashed form Claude Code names its projects' transcript directories by)."""
     dashed = "".join(c if c.isalnum() else "-" for c in str(tmp))
     return text.replace(str(tmp), "/tmp/e2e").replace(dashed, "-tmp-e2e")
-
-
-def copy_tree(src: Path, dst: Path) -> None:
-    shutil.copytree(src, dst, dirs_exist_ok=True)
