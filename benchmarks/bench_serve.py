@@ -50,7 +50,7 @@ from ordinance.facts import Event, open_store, schema_of  # noqa: E402
 from ordinance.gate import Gate  # noqa: E402
 from ordinance.rules import compile_text  # noqa: E402
 from ordinance.facts.events import kind_of  # noqa: E402
-from ordinance.serve.claude_code import tool_request  # noqa: E402
+from ordinance.hosts.claude_code import tool_request  # noqa: E402
 
 
 PROJECT = "/home/me/p"

@@ -60,7 +60,7 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
     out, expected = run_section("Use with Claude Code", 8377, tmp_path)
     for line in expected.strip().splitlines():
         assert line in out.splitlines(), (line, out)
-    assert "3 passed, 0 failed" in out  # `ordinance test` of the generated policy
+    assert "4 passed, 0 failed" in out  # `ordinance test` of the generated policy
     project = tmp_path / "myproject"
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     [pre] = settings["hooks"]["PreToolUse"][0]["hooks"]
@@ -95,7 +95,9 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
         path = urlsplit(hook["url"]).path
         allowed = server.http.post(path, headers=headers(token[1]), json=call)
         refused = server.http.post(path, headers=headers("stolen"), json={**call, "tool_use_id": "h2"})
-    assert allowed.status_code == 200 and allowed.json()["hookSpecificOutput"]["permissionDecision"] == "allow"
+    permitted = allowed.json()["hookSpecificOutput"]  # no decision: Claude Code's own permissions decide
+    assert allowed.status_code == 200 and "permissionDecision" not in permitted
+    assert permitted["additionalContext"].startswith("ordinance permits this")
     assert refused.status_code == 200 and refused.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 

@@ -24,13 +24,14 @@ __all__ = ["command"]
 
 
 def _local(body: bytes, agent: str, project: str | None, epoch: int, db: str, policy: str) -> Any:
+    from ..hosts import claude_code as host
+    from ..hosts.flow import handle
     from ..serve import Principal, Service
-    from ..serve.claude_code import handle
     from .common import load_policy, open_db
 
     program = load_policy(policy)
     with open_db(db, program) as store:
-        return handle(Service(program, store), Principal(agent), json.loads(body), project=project, epoch=epoch)
+        return handle(host, Service(program, store), Principal(agent), json.loads(body), project=project, epoch=epoch)
 
 
 @click.group(

@@ -28,7 +28,7 @@ def deny(reason: str, body: bytes = b"") -> dict[str, object]:
     """What Claude Code reads when the gate gave no answer to the call in
     `body`: a deny, or, after the tool has run (PostToolUse), a
     `systemMessage` that its outcome receipt was not recorded. The shape
-    serve/claude_code.failure gives a server's failures, kept apart so this
+    hosts/claude_code.failure gives a server's failures, kept apart so this
     module loads nothing of the library."""
     try:
         event = json.loads(body).get("hook_event_name")

@@ -41,73 +41,114 @@ CLAUDE_CODE_POLICY = """\
 // policy.rules: the gate between Claude Code and what its tools do.
 // `ordinance serve` answers Claude Code's hooks with this policy; every tool
 // call is a request (see the stdlib module "tools" for the facts it carries).
+// A permitted call goes on to Claude Code's own permissions (its prompt, its
+// rules, its sandbox); `auto_allow(A)` would skip them, and this policy has none.
 .include "continuity"
 .include "tools"
 
 // the agent acts under a grant on the project directory (`ordinance init
 // --claude-code` stores it); the owner revokes or stops it there.
 
-// no force push to main, however it is wrapped (`cd x && ...`, `bash -c '...'`):
-// -f, --force, --force-with-lease, combined short flags (-uf), or a +refspec
-.decl push_forced(a: symbol, n: number)
-push_forced(A, N) :- git(A, N, "push"), request_word(A, N, P, W), P >= 2,
-                     match("-[a-zA-Z]*f[a-zA-Z]*|--force(-with-lease)?(=.*)?|[+].*", W).
-.decl push_to_main(a: symbol, n: number)
-push_to_main(A, N) :- git(A, N, "push"), request_word(A, N, P, W), P >= 2,
-                      match("[+]?([^:]*:)?(refs/heads/)?main", W).
-forbid(A, "force-push-main", C) :- push_forced(A, N), push_to_main(A, N), request_command(A, N, C).
+// the owner's directory: the store, the tokens, this policy (`ordinance init`
+// appends `owner_home("...")`); nothing the agent runs reads or writes there
+.decl owner_home(dir: symbol)
+forbid(A, "owner-controls", P) :- request_path(A, P), owner_home(H), (P = H ; starts_with(cat(H, "/"), P)).
+forbid(A, "owner-controls", P) :- request_write(A, P), match(".*/[.]claude/settings([.]local)?[.]json", P).
+forbid(A, "owner-controls", C) :- request_word(A, N, 0, W), match("(.*/)?ordinance", W), request_command(A, N, C).
+forbid(A, "owner-controls", C) :- request_word(A, N, 0, W), match("(.*/)?python[0-9.]*", W),
+                                  request_word(A, N, _, "-m"), request_word(A, N, _, M),
+                                  match("ordinance([.].*)?", M), request_command(A, N, C).
 
-// no writes outside the project
-.decl writes(tool: symbol)
-writes("Write"). writes("Edit"). writes("MultiEdit"). writes("NotebookEdit").
-forbid(A, "outside-project", P) :- request_tool(A, T), writes(T), outside_project(A, P).
+// no force push to main, however it is spelled (`--force-w`, `-uf`, `+main`,
+// `HEAD`, `@`, `heads/main`, `--all`, `--mirror`, `:main`, no refspec at all,
+// behind `cd`, `bash -c`, `env -S`, `$(...)`): the shell's early, explained
+// layer. The git pre-push hook `init` installs refuses it at the effect.
+.decl protected(branch: symbol)
+protected("main"). protected("master"). protected("HEAD"). protected("*").
+forbid(A, "force-push-main", C) :- request_push(A, N, B, 1), protected(B), request_command(A, N, C).
 
-// the owner's stop halts everything: `ordinance assert 'stop("everything", 2026-12-01T00:00:00Z).'`
-forbid(A, "owner-stop", "everything") :- request(A, _, _, _, _), stop("everything", At), At <= $now.
+// nothing that would switch that guard off: `--no-verify`, `git -c`,
+// hooks or push config set, the hooks or the config edited
+forbid(A, "effect-guard", C) :- request_git_option(A, N, "no-verify"), request_command(A, N, C).
+forbid(A, "effect-guard", C) :- request_git_global(A, N, O), (O = "-c" ; O = "--config-env"), request_command(A, N, C).
+forbid(A, "effect-guard", K) :- request_git_config(A, _, K),
+                                match("core[.]hookspath|alias[.].*|remote[.].*[.](push|mirror)|push[.].*", K).
+forbid(A, "effect-guard", P) :- request_write(A, P), match("(.*/)?[.]git/(hooks(/.*)?|config)", P).
+
+// no writes outside the project: Write, Edit, and the shell's redirections,
+// `cp`, `mv`, `tee`, `sed -i`, `dd of=`, `rm`, `ln`, ... (symlinks followed)
+.decl sink(path: symbol)
+sink("/dev/null"). sink("/dev/stdout"). sink("/dev/stderr"). sink("/dev/tty").
+forbid(A, "outside-project", P) :- request_write(A, P), outside_project(A, P), !sink(P).
+
+// what the shell reading cannot resolve asks the user: an expansion where a
+// command or a file written is named, a launcher, inline code, `| sh`, `eval`
+flag(A, "unresolved", cat(W, ": ", C)) :- request_unresolved(A, N, W), request_command(A, N, C).
+flag(A, "unresolved", W) :- request_unresolved(A, -1, W).
+ask_code("unresolved").
+
+// the owner's stop halts everything, until a resume at a newer epoch:
+//   ordinance assert 'stop("everything", 2026-12-01T00:00:00Z).'
+//   ordinance assert 'resume("everything", 2).' 'grant("claude-code", "/p", 2).'   (serve --epoch 2)
+.decl resumed_everything(a: symbol)
+resumed_everything(A) :- request(A, _, _, _, E), first_resume("everything", M), E >= M.
+forbid(A, "owner-stop", "everything") :- request(A, _, _, _, _), stop("everything", At), At <= $now,
+                                         !resumed_everything(A).
 
 // fetching from the web asks the user first
 flag(A, "web-fetch", U) :- request_tool(A, "WebFetch"), request_input(A, "url", U).
 ask_code("web-fetch").
 
 // so does writing a secret: an .env file or a key, anywhere in the project
-flag(A, "secret-file", P) :- request_tool(A, T), writes(T), request_path(A, P),
-                             (glob("**/.env*", P) ; glob("**/*.pem", P)).
+flag(A, "secret-file", P) :- request_write(A, P), (glob("**/.env*", P) ; glob("**/*.pem", P)).
 ask_code("secret-file").
 
 test "a force push to main is refused, however it is wrapped" {
   grant("claude-code", "/p", 1).
   request("a1", "Bash", "/p", "claude-code", 1). request_scope("a1", "/p").
-  request_command("a1", 0, "cd sub"). request_word("a1", 0, 0, "cd"). request_word("a1", 0, 1, "sub").
-  request_command("a1", 1, "git push -f origin main").
-  request_word("a1", 1, 0, "git"). request_word("a1", 1, 1, "push"). request_word("a1", 1, 2, "-f").
-  request_word("a1", 1, 3, "origin"). request_word("a1", 1, 4, "main").
+  request_command("a1", 1, "git push -f origin main"). request_push("a1", 1, "main", 1).
   request("a2", "Bash", "/p", "claude-code", 1). request_scope("a2", "/p").
-  request_command("a2", 0, "git push origin feature").
-  request_word("a2", 0, 0, "git"). request_word("a2", 0, 1, "push"). request_word("a2", 0, 2, "origin").
-  request_word("a2", 0, 3, "feature").
+  request_command("a2", 0, "git push origin feature"). request_push("a2", 0, "feature", 0).
+  request("a3", "Bash", "/p", "claude-code", 1). request_scope("a3", "/p").
+  request_command("a3", 0, "git push -f origin feature"). request_push("a3", 0, "feature", 1).
   now 2026-12-01T12:00:00Z.
   expect forbid("a1", "force-push-main", "git push -f origin main").
   expect permit("a2").
   expect not forbid("a2", "force-push-main", "git push origin feature").
+  expect not forbid("a3", "force-push-main", "git push -f origin feature").
 }
 
 test "writing a secret asks first" {
   grant("claude-code", "/p", 1).
   request("a1", "Edit", "/p/src/.env.local", "claude-code", 1). request_scope("a1", "/p").
-  request_tool("a1", "Edit"). request_path("a1", "/p/src/.env.local"). request_project("a1", "/p").
+  request_tool("a1", "Edit"). request_write("a1", "/p/src/.env.local"). request_project("a1", "/p").
   request("a2", "Write", "/p/src/env.py", "claude-code", 1). request_scope("a2", "/p").
-  request_tool("a2", "Write"). request_path("a2", "/p/src/env.py"). request_project("a2", "/p").
+  request_tool("a2", "Write"). request_write("a2", "/p/src/env.py"). request_project("a2", "/p").
   now 2026-12-01T12:00:00Z.
   expect permit("a1").
   expect flag("a1", "secret-file", "/p/src/.env.local").
   expect not flag("a2", "secret-file", "/p/src/env.py").
 }
 
-test "the owner's stop halts everything" {
-  grant("claude-code", "/p", 1). stop("everything", 2026-12-01T00:00:00Z).
+test "the owner's stop halts everything until a resume at a newer epoch" {
+  grant("claude-code", "/p", 1). grant("claude-code", "/p", 2).
+  stop("everything", 2026-12-01T00:00:00Z). resume("everything", 2).
   request("a1", "Read", "/p/x", "claude-code", 1). request_scope("a1", "/p"). request_tool("a1", "Read").
+  request("a2", "Read", "/p/x", "claude-code", 2). request_scope("a2", "/p"). request_tool("a2", "Read").
   now 2026-12-01T12:00:00Z.
   expect forbid("a1", "owner-stop", "everything").
+  expect not forbid("a2", "owner-stop", "everything").
+}
+
+test "the owner's directory is out of reach" {
+  grant("claude-code", "/p", 1). owner_home("/home/me/.local/state/ordinance/p").
+  request("a1", "Bash", "/p", "claude-code", 1). request_scope("a1", "/p").
+  request_path("a1", "/home/me/.local/state/ordinance/p/tokens.toml").
+  request("a2", "Bash", "/p", "claude-code", 1). request_scope("a2", "/p").
+  request_command("a2", 0, "ordinance assert x"). request_word("a2", 0, 0, "ordinance").
+  now 2026-12-01T12:00:00Z.
+  expect forbid("a1", "owner-controls", "/home/me/.local/state/ordinance/p/tokens.toml").
+  expect forbid("a2", "owner-controls", "ordinance assert x").
 }
 """
 

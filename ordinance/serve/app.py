@@ -27,7 +27,8 @@ from starlette.routing import Route
 from ..diagnostics import CheckError, GateError, OrdinanceError, ParseError, StaleEpochError, StoreError
 from ..explain import decision_json
 from ..facts import decode_text
-from . import claude_code
+from ..hosts import claude_code
+from ..hosts.flow import handle as handle_hook
 from .identity import AuthError, Principal, Tokens
 from .openapi import ROUTES, document
 from .service import BadRequest, Forbidden, Service, error_data
@@ -201,7 +202,7 @@ def create_app(
             return _json(claude_code.failure(event, f"ordinance: error[{err['code']}]: {err['message']}"))
         # in a worker thread, so the event loop keeps taking requests; then, with
         # the answer sent, the model takes in the receipt before the next call
-        reply = await asyncio.to_thread(claude_code.handle, service, who, data, project=project, epoch=epoch)
+        reply = await asyncio.to_thread(handle_hook, claude_code, service, who, data, project=project, epoch=epoch)
         return _json(reply, background=BackgroundTask(service.warm))
 
     handlers: dict[str, Any] = {

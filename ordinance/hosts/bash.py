@@ -1,0 +1,754 @@
+"""A shell command read by bash's grammar, for the policy to see.
+
+    read("cd sub && git push -f origin main > log", "/p")
+      commands   [("cd", "sub"), ("git", "push", "-f", "origin", "main")]
+      writes     ["/p/sub/log"]
+      unresolved []
+
+The text is parsed by tree-sitter-bash (a maintained grammar, error-tolerant,
+in C: see benchmarks/bench_bash.py for why it and not bashlex). A `Reading`
+holds the simple commands with their words (quotes and backslashes removed as
+the shell would; leading NAME=value assignments dropped), the files they write
+(redirections `>` `>>` `&>` `>|`, the common writers: `tee`, `cp`, `mv`,
+`install`, `ln`, `rm`, `touch`, `mkdir`, `sed -i`, `dd of=`, `curl -o`, ...),
+every path an argument names, and what the reading cannot resolve. Paths are
+resolved against the working directory, which `cd` moves (in a subshell or a
+pipeline element only there; after a `cd` the reading cannot follow, relative
+paths are unresolved). The commands a command runs are read too, each besides
+the one that runs it: `$(...)`, backquotes, `<(...)`, subshells, `bash -c`,
+`sh <<EOF`, `eval`, `env -S`, and the wrappers `env`, `sudo`, `nohup`,
+`timeout`, `stdbuf`, `setsid`, `xargs`, `find -exec`, ...
+
+It fails closed: what it cannot read is an `unresolved` entry (the index of
+the command, or -1 for the whole text, and why), which a policy asks on:
+
+    expansion     a command word that is an expansion (`$x`, `$(...)`, a glob)
+    path          a file written whose name is an expansion, or relative after an unfollowed `cd`
+    launcher      a program that runs a command the reading cannot see whole
+                  (`xargs`, `find -exec`, `parallel`, `ssh`, `script`, `su -c`, or an
+                  unknown program given a program name such as `git` or `sh`)
+    inline-code   an interpreter given code (`python3 -c`, `perl -e`, `node -e`, a heredoc or a pipe)
+    pipe-to-shell a shell reading its script from a pipe (`curl ... | sh`)
+    eval          `eval` (its literal text is read as well)
+    environment   git configured through the environment (`GIT_CONFIG_COUNT=1 ...`, `export GIT_DIR=...`)
+    parse-error   text bash's grammar does not accept (an unterminated quote, ...)
+    too-large     more than LIMITS allow (the rest is not read)
+    too-deep      nested deeper than LIMITS allow
+
+The work is linear and bounded: at most `MAX_TEXT` characters are parsed,
+`MAX_COMMANDS` commands and `MAX_WORDS` words read, `MAX_DEPTH` levels of
+nesting followed.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Iterable
+
+from .paths import LIMIT, resolve
+
+__all__ = ["Reading", "read", "MAX_TEXT", "MAX_COMMANDS", "MAX_WORDS", "MAX_DEPTH", "SHELLS"]
+
+MAX_TEXT = 256 * 1024
+MAX_COMMANDS = 256
+MAX_WORDS = 4096
+MAX_DEPTH = 24
+
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
+_INTERPRETERS = {  # program -> its options giving inline code
+    "python": {"-c"},
+    "perl": {"-e", "-E"},
+    "ruby": {"-e"},
+    "node": {"-e", "-p", "--eval", "--print"},
+    "nodejs": {"-e", "-p", "--eval", "--print"},
+    "deno": {"eval"},
+    "bun": {"-e", "--eval"},
+    "php": {"-r"},
+    "lua": {"-e"},
+    "osascript": {"-e"},
+    "pwsh": {"-c", "-command", "-Command"},
+    "powershell": {"-c", "-command", "-Command"},
+    "Rscript": {"-e"},
+    "tclsh": set(),
+    "awk": set(),
+    "gawk": set(),
+}
+# wrapper -> its options that take an argument: the wrapped command is read as a command of its own
+_WRAPPERS: dict[str, frozenset[str]] = {
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
+    "doas": frozenset({"-u", "-C"}),
+    "nohup": frozenset(),
+    "time": frozenset({"-f", "-o"}),
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "exec": frozenset({"-a"}),
+    "nice": frozenset({"-n"}),
+    "ionice": frozenset({"-c", "-n", "-p"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "setsid": frozenset(),
+    "chronic": frozenset(),
+    "unbuffer": frozenset(),
+    "taskset": frozenset(),
+    "flock": frozenset({"-w", "-E", "--timeout", "-c"}),
+    "xargs": frozenset({"-I", "-i", "-n", "-P", "-d", "-L", "-l", "-s", "-E", "-a", "--arg-file", "--delimiter"}),
+    "watch": frozenset({"-n", "-d", "--interval"}),
+    "strace": frozenset({"-e", "-o", "-p", "-s", "-u"}),
+    "ltrace": frozenset({"-e", "-o", "-p", "-s", "-u"}),
+    "chroot": frozenset(),
+    "unshare": frozenset(),
+    "nsenter": frozenset({"-t", "--target"}),
+    "firejail": frozenset(),
+    "parallel": frozenset({"-j", "-S", "--jobs"}),
+}
+# wrappers whose command gets words the text does not show (stdin, files found) or runs elsewhere
+_LAUNCHERS = frozenset({"xargs", "parallel", "watch", "flock", "chroot", "unshare", "nsenter", "firejail", "find"})
+_OPAQUE = frozenset({"ssh", "su", "script", "runuser", "systemd-run", "tmux", "screen", "at", "batch", "crontab"})
+# a word naming one of these, given to a program the reading does not know, may be a command it runs
+_PROGRAMS = frozenset({"git", "rm", "eval", "ordinance", "sudo", "env", "xargs"}) | SHELLS
+_QUIET = frozenset(  # programs that take program names as data, not as commands
+    {
+        "echo",
+        "printf",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "man",
+        "which",
+        "type",
+        "whereis",
+        "help",
+        "info",
+        "apropos",
+        "cat",
+        "less",
+        "head",
+        "tail",
+        "wc",
+        "sort",
+        "uniq",
+        "git",
+        "test",
+        "[",
+        "[[",
+        "ls",
+        "file",
+        "pgrep",
+        "pkill",
+        "ps",
+        "hash",
+        "alias",
+        "unalias",
+        "apt",
+        "apt-get",
+        "brew",
+        "pip",
+        "pip3",
+        "npm",
+        "jq",
+        "sed",
+        "awk",
+        "tr",
+        "cut",
+        "diff",
+        "stat",
+        "readlink",
+        "realpath",
+        "basename",
+        "dirname",
+        "cd",
+        "pushd",
+    }
+)
+# writer -> how its written files are found among its words (see _written)
+_WRITERS = {
+    "tee": "all",
+    "touch": "all",
+    "rm": "all",
+    "rmdir": "all",
+    "mkdir": "all",
+    "unlink": "all",
+    "shred": "all",
+    "truncate": "all",
+    "mkfifo": "all",
+    "chmod": "rest",
+    "chown": "rest",
+    "chgrp": "rest",
+    "chattr": "rest",
+    "setfacl": "rest",
+    "cp": "last",
+    "mv": "last",
+    "install": "last",
+    "ln": "last",
+    "rsync": "last",
+    "scp": "last",
+    "link": "last",
+    "rename": "rest",
+    "patch": "all",
+}
+_ARG_OPTIONS = {  # writers' options that take an argument (their argument is no file written)
+    "truncate": {"-s", "--size", "-r", "--reference"},
+    "touch": {"-r", "--reference", "-d", "--date", "-t"},
+    "install": {"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"},
+    "mkdir": {"-m", "--mode"},
+    "cp": {"-S", "--suffix"},
+    "mv": {"-S", "--suffix"},
+    "ln": {"-S", "--suffix"},
+    "rsync": {"-e", "--rsh", "--exclude", "--include", "-f", "--filter"},
+    "scp": {"-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J"},
+    "patch": {"-p", "-d", "-i", "-o", "-r", "-B", "-z", "-F"},
+    "sed": {"-e", "-f", "--expression", "--file", "-l", "--line-length"},
+    "curl": set(),
+    "wget": set(),
+}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_GIT_ENV = re.compile(r"(^|[\s;])GIT_[A-Z_]*[0-9]*=")
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_STRING_ESCAPE = re.compile(r'\\([$`"\\\n])')
+_GLOB = re.compile(r"(?<!\\)[*?[]|(?<!\\)\{[^}]*(,|\.\.)[^}]*\}")
+_SEQUENTIAL = frozenset({"program", "list", "compound_statement", "do_group"})
+_BRANCHING = frozenset(
+    {
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "while_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "case_statement",
+        "case_item",
+        "function_definition",
+        "negated_command",
+    }
+)
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+@dataclass
+class Reading:
+    """What a shell text does, as far as its grammar shows it."""
+
+    commands: list[tuple[str, ...]] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    unresolved: list[tuple[int, str]] = field(default_factory=list)
+    words: int = 0
+
+    def unread(self, n: int, why: str) -> None:
+        if (n, why) not in self.unresolved:
+            self.unresolved.append((n, why))
+
+
+class _Full(Exception):
+    """The reading reached a limit: what is read so far stands."""
+
+
+@dataclass(frozen=True)
+class _Word:
+    value: str | None  # None: an expansion (the shell decides it at run time)
+    raw: str
+    glob: bool = False
+
+    @property
+    def shown(self) -> str:
+        return self.value if self.value is not None else self.raw
+
+
+def _literal(node: Any) -> tuple[str | None, bool]:
+    """The value of a word node, None if it holds an expansion; and whether
+    an unquoted part of it is a glob or a brace expansion."""
+    kind = node.type
+    text = node.text.decode("utf-8", "surrogateescape")
+    if kind in ("word", "number"):
+        glob = bool(_GLOB.search(text))
+        return _ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), text), glob
+    if kind == "raw_string":
+        return text[1:-1] if text.endswith("'") and len(text) >= 2 else text[1:], False
+    if kind == "ansi_c_string":
+        inner = text[2:-1] if text.endswith("'") and len(text) >= 3 else text[2:]
+        try:
+            return codecs.decode(inner.encode("latin-1", "backslashreplace"), "unicode_escape"), False
+        except (UnicodeDecodeError, ValueError):
+            return None, False
+    if kind in ("string", "translated_string"):
+        parts = []
+        for child in node.named_children:
+            if child.type != "string_content":
+                return None, False
+            parts.append(_STRING_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), child.text.decode()))
+        return "".join(parts), False
+    if kind == "concatenation":
+        values, glob = [], False
+        for child in node.named_children:
+            value, g = _literal(child)
+            if value is None:
+                return None, False
+            values.append(value)
+            glob = glob or g
+        return "".join(values), glob or bool(_GLOB.search(text))
+    return None, False
+
+
+def _base(word: str) -> str:
+    name = word.rsplit("/", 1)[-1]
+    if re.fullmatch(r"python[0-9.]*", name):
+        return "python"
+    return name
+
+
+class _Reader:
+    def __init__(self, reading: Reading) -> None:
+        self.r = reading
+
+    # -- statements ------------------------------------------------------
+    def statement(self, node: Any, cwd: str | None, depth: int, stdin: str | None = None) -> str | None:
+        """Read `node`; the working directory after it."""
+        if depth > MAX_DEPTH:
+            self.r.unread(-1, "too-deep")
+            return None
+        kind = node.type
+        if kind == "ERROR" or node.is_missing:
+            self.r.unread(-1, "parse-error")
+        if kind == "comment":
+            return cwd
+        if kind in _SEQUENTIAL:
+            for child in node.named_children:
+                cwd = self.statement(child, cwd, depth + 1)
+            return cwd
+        if kind == "subshell":  # a subshell's `cd` stays in it
+            inner = cwd
+            for child in node.named_children:
+                inner = self.statement(child, inner, depth + 1)
+            return cwd
+        if kind == "pipeline":
+            for k, child in enumerate(node.named_children):
+                self.statement(child, cwd, depth + 1, "|" if k else None)
+            return cwd
+        if kind in _BRANCHING:
+            after = cwd
+            for child in node.named_children:
+                after = self.statement(child, after, depth + 1)
+            return cwd if after == cwd else None
+        if kind == "redirected_statement":
+            return self.redirected(node, cwd, depth, stdin)
+        if kind == "command":
+            return self.command(node, [], cwd, depth, stdin)
+        if kind in ("heredoc_body", "heredoc_start", "heredoc_end"):
+            return cwd
+        if kind in ("declaration_command", "variable_assignment", "variable_assignments"):
+            self.assignment(node.text.decode("utf-8", "surrogateescape"))
+        self.substitutions(node, cwd, depth)  # declarations, assignments, [[ ]], (( )): only what they run
+        return cwd
+
+    def assignment(self, text: str) -> None:
+        """`GIT_CONFIG_*=...`, `export GIT_DIR=...`: git's configuration through
+        the environment, which the reading cannot follow into the command."""
+        if _GIT_ENV.search(text):
+            self.r.unread(len(self.r.commands), "environment")
+
+    def redirected(self, node: Any, cwd: str | None, depth: int, stdin: str | None) -> str | None:
+        body = node.child_by_field_name("body")
+        extra: list[Any] = []
+        after: list[Any] = []
+        for child in node.children_by_field_name("redirect"):
+            if child.type == "heredoc_redirect":
+                stdin = self.heredoc(child)
+                for inner in child.named_children:
+                    if inner.type == "file_redirect":
+                        extra += self.redirect(inner, cwd, depth)
+                    elif inner.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
+                        after.append(inner)
+            elif child.type == "herestring_redirect":
+                stdin = self.herestring(child, cwd, depth)
+            else:
+                extra += self.redirect(child, cwd, depth)
+        if body is not None and body.type == "command":
+            cwd_after = self.command(body, extra, cwd, depth, stdin)
+        elif body is not None:
+            cwd_after = self.statement(body, cwd, depth + 1, stdin)
+        else:
+            cwd_after = cwd
+        for inner in after:  # `cat <<EOF | sh`, `cat <<EOF && next`: the rest of the line
+            piped = inner.type == "pipeline"
+            for child in inner.named_children if piped else [inner]:
+                cwd_after = self.statement(child, cwd_after, depth + 1, "|" if piped else None)
+        return cwd_after
+
+    def heredoc(self, node: Any) -> str:
+        body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+        if body is None:
+            return ""
+        return body.text.decode("utf-8", "surrogateescape")
+
+    def herestring(self, node: Any, cwd: str | None, depth: int) -> str | None:
+        self.substitutions(node, cwd, depth)
+        child = node.named_children[0] if node.named_children else None
+        return _literal(child)[0] if child is not None else None
+
+    def redirect(self, node: Any, cwd: str | None, depth: int) -> list[Any]:
+        """A file redirection's written file; the words tree-sitter hangs on
+        it that are the command's arguments (`echo > x hi`)."""
+        operator = next((c.type for c in node.children if not c.is_named), "")
+        targets = node.children_by_field_name("destination")
+        if not targets:
+            return []
+        target, extra = targets[0], targets[1:]
+        self.substitutions(target, cwd, depth)
+        value, glob = _literal(target)
+        if operator in (">&", "<&") and (target.type == "number" or value == "-"):
+            return list(extra)  # a descriptor duplicated or closed, no file
+        if ">" in operator:
+            self.write(_Word(value, target.text.decode("utf-8", "surrogateescape"), glob), cwd, len(self.r.commands))
+        elif value is not None:
+            self.path(value, cwd)
+        return list(extra)
+
+    def substitutions(self, node: Any, cwd: str | None, depth: int) -> None:
+        """Read every command substitution inside `node` as commands of their own."""
+        stack = [(node, depth)]
+        while stack:
+            current, d = stack.pop()
+            if d > MAX_DEPTH:
+                self.r.unread(-1, "too-deep")
+                continue
+            if current.type in ("command_substitution", "process_substitution", "subshell"):
+                for child in current.named_children:
+                    self.statement(child, cwd, d + 1)
+                continue
+            if current.type == "ERROR":
+                self.r.unread(-1, "parse-error")
+            stack.extend((c, d + 1) for c in reversed(current.named_children))
+
+    # -- commands --------------------------------------------------------
+    def command(self, node: Any, extra: list[Any], cwd: str | None, depth: int, stdin: str | None) -> str | None:
+        words: list[_Word] = []
+        for child in list(node.named_children) + extra:
+            if child.type == "variable_assignment":
+                self.substitutions(child, cwd, depth)
+                self.assignment(child.text.decode("utf-8", "surrogateescape"))
+                continue
+            if child.type == "file_redirect":
+                extra_words = self.redirect(child, cwd, depth)
+                words += [self.word(w, cwd, depth) for w in extra_words]
+                continue
+            if child.type == "herestring_redirect":
+                stdin = self.herestring(child, cwd, depth)
+                continue
+            if child.type == "comment":
+                continue
+            target = child.named_children[0] if child.type == "command_name" and child.named_children else child
+            words.append(self.word(target, cwd, depth))
+        if not words:
+            return cwd
+        return self.simple(words, cwd, depth, stdin)
+
+    def word(self, node: Any, cwd: str | None, depth: int) -> _Word:
+        self.substitutions(node, cwd, depth)
+        value, glob = _literal(node)
+        return _Word(value, node.text.decode("utf-8", "surrogateescape"), glob)
+
+    def simple(self, words: list[_Word], cwd: str | None, depth: int, stdin: str | None) -> str | None:
+        """One simple command (after its assignments): recorded, then what it runs and writes."""
+        r = self.r
+        if depth > MAX_DEPTH:
+            r.unread(-1, "too-deep")
+            return cwd
+        while words and words[0].value is not None and _ASSIGNMENT.match(words[0].value):
+            self.assignment(words[0].value)
+            words = words[1:]  # `env`'s and wrappers' own assignments
+        if not words:
+            return cwd
+        if len(r.commands) >= MAX_COMMANDS or r.words + len(words) > MAX_WORDS:
+            r.unread(-1, "too-large")
+            raise _Full
+        n = len(r.commands)
+        r.commands.append(tuple(w.shown for w in words))
+        r.words += len(words)
+        head = words[0]
+        if head.value is None or head.glob:
+            r.unread(n, "expansion")
+            return cwd
+        name = _base(head.value)
+        args = words[1:]
+        for w in args:
+            if w.value is not None and not w.value.startswith("-"):
+                self.path(w.value, cwd)
+            elif w.value is not None and w.value.startswith("--") and "=" in w.value:
+                self.path(w.value.partition("=")[2], cwd)
+        if name in ("cd", "pushd"):
+            return self.cd(args, cwd)
+        if name == "popd":
+            return None
+        self.writes_of(name, args, cwd, n)
+        if name == "eval":
+            r.unread(n, "eval")
+            if all(w.value is not None for w in args):
+                self.script(" ".join(w.value or "" for w in args), cwd, depth)
+            return cwd
+        if name in SHELLS:
+            self.shell(args, cwd, depth, stdin, n)
+            return cwd
+        if name in _INTERPRETERS:
+            self.interpreter(name, args, stdin, n)
+            return cwd
+        if name in _OPAQUE:
+            r.unread(n, "launcher")
+            return cwd
+        if name == "find":
+            self.find(args, cwd, depth, n)
+            return cwd
+        if name in _WRAPPERS:
+            if name in _LAUNCHERS:
+                r.unread(n, "launcher")
+            inner = self.unwrap(name, args, cwd, depth)
+            if inner is not None:
+                inner_words, inner_cwd = inner
+                if inner_words:
+                    self.simple(inner_words, inner_cwd, depth + 1, stdin)
+            return cwd
+        if name not in _QUIET:
+            k = next((k for k, w in enumerate(args) if w.value is not None and _base(w.value) in _PROGRAMS), None)
+            if k is not None:  # `uv run git push`: maybe a launcher; what it may run is read too
+                r.unread(n, "launcher")
+                self.simple(args[k:], cwd, depth + 1, stdin)
+        return cwd
+
+    def cd(self, args: list[_Word], cwd: str | None) -> str | None:
+        rest = [w for w in args if not (w.value or "").startswith("-") or w.value == "-"]
+        if not rest:
+            return resolve("~", "/")
+        target = rest[0].value
+        if target is None or target == "-" or rest[0].glob or cwd is None and not target.startswith(("/", "~")):
+            return None
+        return resolve(target, cwd or "/")
+
+    def unwrap(
+        self, name: str, args: list[_Word], cwd: str | None, depth: int
+    ) -> tuple[list[_Word], str | None] | None:
+        """The command a wrapper runs (and its working directory), or None."""
+        takes = _WRAPPERS[name]
+        k = 0
+        while k < len(args):
+            w = args[k].value
+            if w is None:
+                return None
+            if w == "--":
+                k += 1
+                break
+            if name == "env" and (w in ("-S", "--split-string") or w.startswith(("-S", "--split-string="))):
+                text = w.partition("=")[2] if w.startswith("--") else (w[2:] or None)
+                if text is None:
+                    text = args[k + 1].value if k + 1 < len(args) else None
+                if text is not None:  # env -S splits its string into words: read it as a command line
+                    self.script(text, cwd, depth)
+                return None
+            if name == "env" and (w in ("-C", "--chdir") or w.startswith("--chdir=")):
+                target = w.partition("=")[2] if "=" in w else (args[k + 1].value if k + 1 < len(args) else None)
+                cwd = resolve(target, cwd or "/") if target is not None and cwd is not None else None
+            if name == "flock" and w in ("-c", "--command"):
+                text = args[k + 1].value if k + 1 < len(args) else None
+                if text is not None:
+                    self.script(text, cwd, depth)
+                return None
+            if w.startswith("-"):
+                k += 2 if w in takes else 1
+                continue
+            if name == "env" and _ASSIGNMENT.match(w):
+                self.assignment(w)
+                k += 1
+                continue
+            if name == "timeout" and (w[:1].isdigit() or w[:1] == "."):
+                k += 1
+                continue
+            if name in ("taskset", "nsenter") and k == 0 and not w.startswith("-"):
+                k += 1
+                continue
+            if name == "chroot" and k == 0:
+                k += 1
+                continue
+            break
+        return args[k:], cwd
+
+    def find(self, args: list[_Word], cwd: str | None, depth: int, n: int) -> None:
+        for k, w in enumerate(args):
+            if w.value in ("-exec", "-execdir", "-ok", "-okdir"):
+                self.r.unread(n, "launcher")
+                end = next((j for j in range(k + 1, len(args)) if args[j].value in (";", "+", "\\;")), len(args))
+                if end > k + 1:
+                    self.simple(args[k + 1 : end], cwd, depth + 1, None)
+            elif w.value in ("-delete", "-fprint", "-fprintf", "-fls"):
+                self.r.unread(n, "launcher")
+
+    def shell(self, args: list[_Word], cwd: str | None, depth: int, stdin: str | None, n: int) -> None:
+        for k, w in enumerate(args):
+            v = w.value
+            if v is None:
+                self.r.unread(n, "expansion")
+                return
+            if v.startswith("-") and not v.startswith("--") and "c" in v[1:]:
+                script = args[k + 1].value if k + 1 < len(args) else None
+                if script is None:
+                    self.r.unread(n, "expansion")
+                else:
+                    self.script(script, cwd, depth)
+                return
+            if not v.startswith(("-", "+")):
+                return  # a script file: what it does is the file's
+        if stdin == "|":
+            self.r.unread(n, "pipe-to-shell")
+        elif stdin is not None:
+            self.script(stdin, cwd, depth)
+
+    def interpreter(self, name: str, args: list[_Word], stdin: str | None, n: int) -> None:
+        inline = _INTERPRETERS[name]
+        if name in ("awk", "gawk"):
+            program = next((w for w in args if not (w.value or "").startswith("-")), None)
+            if program is not None and (program.value is None or re.search(r"system|[>|]|getline", program.value)):
+                self.r.unread(n, "inline-code")
+            return
+        for w in args:
+            v = w.value or ""
+            if v in inline or any(v.startswith(o) and len(o) == 2 and len(v) > 2 for o in inline if o[1:] != "-"):
+                self.r.unread(n, "inline-code")
+                return
+            if v == "-" or not v.startswith("-"):
+                if v == "-" and stdin is not None:
+                    self.r.unread(n, "inline-code")
+                return  # a script file (or a module with -m): the file's
+        if stdin is not None:
+            self.r.unread(n, "inline-code")
+
+    def script(self, text: str, cwd: str | None, depth: int) -> None:
+        """Shell text a command runs (`bash -c`, `eval`, a heredoc to `sh`), read as commands."""
+        if depth + 1 > MAX_DEPTH:
+            self.r.unread(-1, "too-deep")
+            return
+        tree = _parser().parse(text.encode("utf-8", "surrogateescape"))
+        if tree.root_node.has_error:
+            self.r.unread(-1, "parse-error")
+        self.statement(tree.root_node, cwd, depth + 1)
+
+    # -- files -----------------------------------------------------------
+    def path(self, value: str, cwd: str | None) -> None:
+        if cwd is None and not value.startswith(("/", "~")):
+            return
+        if len(self.r.paths) < MAX_COMMANDS * 4 and "\n" not in value:
+            resolved = resolve(value, cwd or "/")
+            if resolved is not None and resolved not in self.r.paths:
+                self.r.paths.append(resolved)
+
+    def write(self, word: _Word, cwd: str | None, n: int) -> None:
+        value = word.value
+        if value is None or (word.glob and re.search(r"[*?[{].*/\.\.(/|$)", value)):
+            self.r.unread(n, "path")
+            return
+        if cwd is None and not value.startswith(("/", "~")):
+            self.r.unread(n, "path")
+            return
+        resolved = resolve(value, cwd or "/")
+        if resolved is None or len(value) > LIMIT:
+            self.r.unread(n, "path")
+            return
+        if resolved not in self.r.writes:
+            self.r.writes.append(resolved)
+        self.path(value, cwd)
+
+    def writes_of(self, name: str, args: list[_Word], cwd: str | None, n: int) -> None:
+        for w in _written(name, args):
+            self.write(w, cwd, n)
+
+
+def _positional(name: str, args: list[_Word]) -> tuple[list[_Word], dict[str, _Word | None]]:
+    """A command's positional words and its options (an option's value, if it takes one)."""
+    takes = _ARG_OPTIONS.get(name, set())
+    positional: list[_Word] = []
+    options: dict[str, _Word | None] = {}
+    k, ended = 0, False
+    while k < len(args):
+        w = args[k]
+        v = w.value
+        if not ended and v == "--":
+            ended = True
+        elif not ended and v is not None and v.startswith("-") and v != "-":
+            key, eq, glued = v.partition("=")
+            if key in takes and not eq:
+                options[key] = args[k + 1] if k + 1 < len(args) else None
+                k += 1
+            else:
+                options[key] = _Word(glued, glued) if eq else None
+        else:
+            positional.append(w)
+        k += 1
+    return positional, options
+
+
+def _written(name: str, args: list[_Word]) -> Iterable[_Word]:
+    """The words of `name ARGS` that name files it writes."""
+    how = _WRITERS.get(name)
+    if how is not None:
+        positional, options = _positional(name, args)
+        target = options.get("-t") or options.get("--target-directory")
+        if target is not None and how == "last":
+            return [target]
+        if how == "all" or (name == "install" and "-d" in options):
+            return positional
+        if how == "rest":
+            return positional[1:]
+        if name == "ln" and len(positional) == 1:
+            return [_Word(".", ".")]
+        return positional[-1:] if len(positional) >= 2 else []
+    if name == "sed":
+        positional, options = _positional(name, args)
+        in_place = any(o.startswith("--in-place") or (o[1:2] != "-" and "i" in o[1:]) for o in options)
+        if not in_place:
+            return []
+        scripted = any(o in options for o in ("-e", "--expression", "-f", "--file"))
+        return positional if scripted else positional[1:]
+    if name == "dd":
+        return [
+            _Word(w.value[3:], w.raw[3:], w.glob) for w in args if w.value is not None and w.value.startswith("of=")
+        ]
+    if name in ("curl", "wget"):
+        flags = ("-o", "--output") if name == "curl" else ("-O", "--output-document")
+        out: list[_Word] = []
+        for k, w in enumerate(args):
+            v = w.value or ""
+            if v in flags and k + 1 < len(args):
+                out.append(args[k + 1])
+            elif v.startswith(flags[1] + "="):
+                out.append(_Word(v.partition("=")[2], v.partition("=")[2]))
+            elif v.startswith(flags[0]) and len(v) > 2 and not v.startswith("--"):
+                out.append(_Word(v[2:], v[2:]))
+        return out
+    return []
+
+
+def read(text: str, cwd: str | None) -> Reading:
+    """What `text` runs and writes, read from `cwd` (None: unknown)."""
+    reading = Reading()
+    if len(text) > MAX_TEXT:
+        reading.unread(-1, "too-large")
+        return reading
+    tree = _parser().parse(text.encode("utf-8", "surrogateescape"))
+    if tree.root_node.has_error:
+        reading.unread(-1, "parse-error")
+    try:
+        _Reader(reading).statement(tree.root_node, cwd, 0)
+    except _Full:
+        pass
+    except RecursionError:
+        reading.unread(-1, "too-deep")
+    return reading
