@@ -22,7 +22,8 @@ the one that runs it: `$(...)`, backquotes, `<(...)`, subshells, `bash -c`,
 It fails closed: what it cannot read is an `unresolved` entry (the index of
 the command, or -1 for the whole text, and why), which a policy asks on:
 
-    expansion     a command word that is an expansion (`$x`, `$(...)`, a glob)
+    expansion     a command word that is an expansion (`$x`, `$(...)`, a glob), or
+                  one in a git push or config (`git push $b origin main`)
     path          a file written whose name is an expansion, or relative after an unfollowed `cd`
     launcher      a program that runs a command the reading cannot see whole
                   (`xargs`, `find -exec`, `parallel`, `ssh`, `script`, `su -c`, or an
@@ -48,6 +49,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable
 
+from .git import unreadable
 from .paths import LIMIT, resolve
 
 __all__ = ["Reading", "read", "MAX_TEXT", "MAX_COMMANDS", "MAX_WORDS", "MAX_DEPTH", "SHELLS"]
@@ -195,11 +197,11 @@ _WRITERS = {
 _ARG_OPTIONS = {  # writers' options that take an argument (their argument is no file written)
     "truncate": {"-s", "--size", "-r", "--reference"},
     "touch": {"-r", "--reference", "-d", "--date", "-t"},
-    "install": {"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"},
+    "install": {"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix", "-t", "--target-directory"},
     "mkdir": {"-m", "--mode"},
-    "cp": {"-S", "--suffix"},
-    "mv": {"-S", "--suffix"},
-    "ln": {"-S", "--suffix"},
+    "cp": {"-S", "--suffix", "-t", "--target-directory"},
+    "mv": {"-S", "--suffix", "-t", "--target-directory"},
+    "ln": {"-S", "--suffix", "-t", "--target-directory"},
     "rsync": {"-e", "--rsh", "--exclude", "--include", "-f", "--filter"},
     "scp": {"-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J"},
     "patch": {"-p", "-d", "-i", "-o", "-r", "-B", "-z", "-F"},
@@ -363,6 +365,11 @@ class _Reader:
         body = node.child_by_field_name("body")
         extra: list[Any] = []
         after: list[Any] = []
+        # tree-sitter hangs `cd x && echo > f`'s redirection on the whole list: it is
+        # the last command's, made after the `cd` (a group's, `{ cd x; } > f`, is made before)
+        late = body is not None and body.type in ("list", "pipeline")
+        if late:
+            cwd = self.statement(body, cwd, depth + 1, stdin)
         for child in node.children_by_field_name("redirect"):
             if child.type == "heredoc_redirect":
                 stdin = self.heredoc(child)
@@ -375,7 +382,11 @@ class _Reader:
                 stdin = self.herestring(child, cwd, depth)
             else:
                 extra += self.redirect(child, cwd, depth)
-        if body is not None and body.type == "command":
+        if late:
+            cwd_after = cwd
+            if extra:  # `cd x && echo > f hi`: words of the last command, read as one of their own
+                self.simple([self.word(w, cwd, depth) for w in extra], cwd, depth + 1, None)
+        elif body is not None and body.type == "command":
             cwd_after = self.command(body, extra, cwd, depth, stdin)
         elif body is not None:
             cwd_after = self.statement(body, cwd, depth + 1, stdin)
@@ -488,6 +499,8 @@ class _Reader:
                 self.path(w.value, cwd)
             elif w.value is not None and w.value.startswith("--") and "=" in w.value:
                 self.path(w.value.partition("=")[2], cwd)
+        if name == "git" and unreadable([w.value for w in words]):
+            r.unread(n, "expansion")  # `git push $b origin main`: the push rule cannot read it
         if name in ("cd", "pushd"):
             return self.cd(args, cwd)
         if name == "popd":

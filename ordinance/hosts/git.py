@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-__all__ = ["Git", "git_facts"]
+__all__ = ["Git", "git_facts", "unreadable"]
 
 _GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
 _PUSH_LONG = (
@@ -158,3 +158,19 @@ def _push(rest: list[str], out: Git) -> None:
             continue
         target = destination if colon and destination else source
         out.pushes.append((_branch(target) if target else "*", forced or plus))
+
+
+def unreadable(words: Sequence[str | None]) -> bool:
+    """A `git` command whose meaning for the push rule hangs on an expansion
+    (None): before or at the subcommand, or anywhere in a push or a config."""
+    k = 1
+    while k < len(words):
+        w = words[k]
+        if w is None:
+            return True
+        if not w.startswith("-"):
+            break
+        k += 2 if w in _GLOBAL_ARG else 1
+    if k >= len(words):
+        return False
+    return words[k] in ("push", "config") and any(w is None for w in words[k + 1 :])
