@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shlex
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -11,7 +15,17 @@ from ..gate import Layers
 from ..values import escape
 from .common import load_policy, open_db
 
-__all__ = ["command", "POLICY_TEMPLATE", "CLAUDE_CODE_POLICY", "SETTINGS"]
+__all__ = [
+    "command",
+    "POLICY_TEMPLATE",
+    "CLAUDE_CODE_POLICY",
+    "SETTINGS",
+    "settings_for",
+    "merged",
+    "owner_home",
+    "project_port",
+    "install_pre_push",
+]
 
 POLICY_TEMPLATE = """\
 // policy.rules: the rules the gate applies before any action runs.
@@ -153,69 +167,209 @@ test "the owner's directory is out of reach" {
 """
 
 
-def _hook(event: str) -> dict[str, object]:
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied")
+
+
+def _hook(event: str, command: str) -> dict[str, object]:
     """One hook entry of the settings: the command hook asking the server.
-    PreToolUse fails closed in Claude Code too (`onFailure: block`): a hook
-    that cannot start (no `ordinance` on PATH) or times out blocks the call
-    instead of letting it through; the hook itself denies when the server
-    cannot be reached."""
-    hook: dict[str, object] = {
-        "type": "command",
-        "timeout": 10,
-        "command": "ordinance hook claude-code --server http://127.0.0.1:8377",
-    }
+    PreToolUse fails closed in Claude Code too (`onFailure: block`, 2.1.295
+    or later): a hook that cannot start (no `ordinance` on PATH) or times out
+    blocks the call instead of letting it through; the hook itself denies
+    when the server cannot be reached."""
+    hook: dict[str, object] = {"type": "command", "timeout": 10, "command": command}
     if event == "PreToolUse":
         hook["onFailure"] = "block"
     return {"matcher": "*", "hooks": [hook]}
 
 
-SETTINGS = {"hooks": {event: [_hook(event)] for event in ("PreToolUse", "PostToolUse")}}
+def settings_for(port: int, token_file: str, home: str, project: str) -> dict[str, Any]:
+    """What `init --claude-code` puts into .claude/settings.json: the hooks,
+    permission rules and sandbox settings that keep the agent out of the
+    owner's directory, the settings and git's hooks (`//` starts an absolute
+    path in both Claude Code's permission rules and its sandbox paths)."""
+    command = f"ordinance hook claude-code --server http://127.0.0.1:{port} --token-file {shlex.quote(token_file)}"
+    owner = f"/{home}/**"
+    guarded = [
+        f"/{project}/.claude/settings.json",
+        f"/{project}/.claude/settings.local.json",
+        f"/{project}/.git/hooks/**",
+    ]
+    return {
+        "hooks": {event: [_hook(event, command)] for event in HOOK_EVENTS},
+        "permissions": {
+            "deny": [f"Read({owner})", f"Edit({owner})", "Bash(ordinance *)"] + [f"Edit({p})" for p in guarded]
+        },
+        "sandbox": {
+            "enabled": True,
+            "allowUnsandboxedCommands": False,
+            "filesystem": {"denyRead": [f"/{home}"], "denyWrite": [f"/{home}"] + guarded},
+        },
+    }
 
 
-def _claude_code(root: Path, force: bool) -> None:
-    """policy.rules for Claude Code, .claude/settings.json, tokens.toml and
-    the agent's grant on the project directory."""
+SETTINGS = settings_for(8377, "~/.local/state/ordinance/PROJECT/agent.token", "/home/me/.local/state/ordinance/p", "/p")
+
+
+def _ours(entry: Any) -> bool:
+    return isinstance(entry, dict) and any(
+        isinstance(h, dict) and "ordinance hook claude-code" in str(h.get("command", ""))
+        for h in entry.get("hooks", [])
+    )
+
+
+def merged(existing: Any, ours: dict[str, Any]) -> dict[str, Any]:
+    """`ours` merged into the user's settings: their keys, hooks and rules
+    kept; our hook entries replace our earlier ones; lists unioned."""
+    out = dict(existing) if isinstance(existing, dict) else {}
+    for key, value in ours.items():
+        have = out.get(key)
+        if key == "hooks":
+            hooks = dict(have) if isinstance(have, dict) else {}
+            for event, entries in value.items():
+                kept = [e for e in hooks.get(event, []) if not _ours(e)] if isinstance(hooks.get(event), list) else []
+                hooks[event] = kept + entries
+            out[key] = hooks
+        elif isinstance(value, dict):
+            out[key] = merged(have, value)
+        elif isinstance(value, list):
+            old = have if isinstance(have, list) else []
+            out[key] = old + [v for v in value if v not in old]
+        else:
+            out[key] = value
+    return out
+
+
+def owner_home(project: Path) -> Path:
+    """The owner's directory of a project: $XDG_STATE_HOME (or
+    ~/.local/state)/ordinance/NAME-HASH, outside the project."""
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return base / "ordinance" / f"{project.name}-{_hash(project)[:8]}"
+
+
+def _hash(project: Path) -> str:
+    return hashlib.sha256(str(project).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def project_port(project: Path) -> int:
+    """A port of the project's own (20000-39999, from its path): another
+    project's gate never answers this one's hooks."""
+    return 20000 + int(_hash(project)[:8], 16) % 20000
+
+
+def _private(path: Path, text: str) -> None:
+    """`text` into `path`, readable by its owner only from the start."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    path.chmod(0o600)
+
+
+PRE_PUSH = """#!/bin/sh
+# ordinance: git asks the gate about the refs it pushes (installed by `ordinance init`)
+input=$(cat)
+printf '%s\\n' "$input" | {command} "$@" || exit 1
+if [ -x "$0.local" ]; then printf '%s\\n' "$input" | "$0.local" "$@"; fi
+"""
+
+
+def install_pre_push(root: Path, command: str) -> str:
+    """git's pre-push hook in the repository at `root`, asking the gate with
+    `command` (an existing hook of the user's moves to pre-push.local and
+    runs after ours); what was done, for the user."""
+    hooks = root / ".git" / "hooks"
+    if not (root / ".git").is_dir():
+        return f"no git repository in {root}: run `git init` and this command again to install the pre-push hook"
+    hooks.mkdir(exist_ok=True)
+    hook = hooks / "pre-push"
+    note = ""
+    if hook.exists() and "ordinance: git asks the gate" not in hook.read_text(errors="replace"):
+        hook.replace(hooks / "pre-push.local")
+        note = " (your own hook moved to pre-push.local and runs after it)"
+    hook.write_text(PRE_PUSH.format(command=command), encoding="utf-8")
+    hook.chmod(0o755)
+    return f"installed {hook}: every push asks the gate with the refs git really pushes{note}"
+
+
+def _claude_code(root: Path, force: bool, home_dir: str | None, port: int | None) -> None:
+    """The owner's directory (policy, tokens, the agent's token file, the
+    store) outside the project, the agent's grant on the project, Claude
+    Code's settings merged into .claude/settings.json, git's pre-push hook."""
     import json
     import secrets
-    import shlex
 
     from .common import default_author
 
-    settings = root / ".claude" / "settings.json"
-    tokens = root / "tokens.toml"
-    for path in (root / "policy.rules", settings, tokens):
+    root.mkdir(parents=True, exist_ok=True)
+    project = root.resolve()
+    home = Path(home_dir).expanduser() if home_dir else owner_home(project)
+    home = home.resolve()
+    if home == project or str(home).startswith(str(project) + os.sep):
+        raise OrdinanceError(
+            f"the owner's directory `{home}` is inside the project: the agent would reach it", code="home_in_project"
+        )
+    port = project_port(project) if port is None else port
+    policy, tokens, token_file = home / "policy.rules", home / "tokens.toml", home / "agent.token"
+    for path in (policy, tokens):
         if path.exists() and not force:
             raise OrdinanceError(f"`{path}` already exists (use --force to overwrite it)", code="exists")
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "policy.rules").write_text(CLAUDE_CODE_POLICY, encoding="utf-8")
-    settings.parent.mkdir(exist_ok=True)
-    settings.write_text(json.dumps(SETTINGS, indent=2) + "\n", encoding="utf-8")
+    home.mkdir(parents=True, exist_ok=True)
+    home.chmod(0o700)
+    policy.write_text(CLAUDE_CODE_POLICY + f"\nowner_home({json.dumps(str(home))}).\n", encoding="utf-8")
     owner = default_author() or "owner"
-    tokens.write_text(
+    agent_token = secrets.token_urlsafe(24)
+    _private(
+        tokens,
         "# principals of `ordinance serve`: keep this file private\n"
         f'[[principal]]\nname = "{owner}"\nowner = true\ntoken = "{secrets.token_urlsafe(24)}"\n\n'
-        f'[[principal]]\nname = "claude-code"\ntoken = "{secrets.token_urlsafe(24)}"\n',
-        encoding="utf-8",
+        f'[[principal]]\nname = "claude-code"\ntoken = "{agent_token}"\n',
     )
-    tokens.chmod(0o600)
-    program = load_policy(str(root / "policy.rules"))
-    project = str(root.resolve())
-    with open_db(str(root / "ordinance.db"), program, create=True) as store:
+    _private(token_file, agent_token + "\n")
+    program = load_policy(str(policy))
+    with open_db(str(home / "ordinance.db"), program, create=True) as store:
         revision = store.assert_facts(
-            [("grant", ("claude-code", project, 1))], source="init", author=owner, layer=Layers.of(program).default
+            [("grant", ("claude-code", str(project), 1))],
+            source="init",
+            author=owner,
+            layer=Layers.of(program).default,
         )
-    click.echo(
-        f"created {root / 'policy.rules'}: no force push to main, no writes outside the project, "
-        "the owner's stop halts everything"
+    settings = root / ".claude" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    existing: Any = {}
+    backup = None
+    if settings.exists():
+        text = settings.read_text(encoding="utf-8")
+        try:
+            existing = json.loads(text)
+        except ValueError:
+            raise OrdinanceError(
+                f"`{settings}` is not JSON: fix it, then run this again", code="bad_settings"
+            ) from None
+        backup = settings.with_name("settings.json.bak")
+        n = 1
+        while backup.exists():
+            backup, n = settings.with_name(f"settings.json.bak{n}"), n + 1
+        backup.write_text(text, encoding="utf-8")
+    ours = settings_for(port, str(token_file), str(home), str(project))
+    settings.write_text(json.dumps(merged(existing, ours), indent=2) + "\n", encoding="utf-8")
+    gate = f"ordinance hook pre-push --server http://127.0.0.1:{port} --token-file {shlex.quote(str(token_file))}"
+    pushed = install_pre_push(root, gate)
+    echo = lambda text: click.echo(escape(text))  # noqa: E731 - paths are the user's: escaped
+    echo(f"created {home}: the owner's directory (mode 0700), outside the project")
+    echo(
+        f"  {policy}: no force push to main, no writes outside the project, the owner's controls and git's hooks "
+        "out of reach, unresolved shell commands ask, the owner's stop halts everything"
     )
-    click.echo(f"created {settings}: Claude Code's PreToolUse and PostToolUse hooks ask the gate")
-    click.echo(f"created {tokens}: principals `{owner}` (owner) and `claude-code`; keep it private")
-    click.echo(f"granted `claude-code` the project {project} at epoch 1 (store revision {revision})")
-    click.echo(
-        escape(
-            f"next: ordinance serve --tokens tokens.toml --project {shlex.quote(project)}"
-            "   (and export ORDINANCE_TOKEN=<claude-code's token>)"
-        )
+    echo(f"  {tokens}: principals `{owner}` (owner) and `claude-code`; {token_file}: the agent's token (0600)")
+    echo(f"  {home / 'ordinance.db'}: granted `claude-code` the project {project} at epoch 1 (revision {revision})")
+    what = f"merged into {settings} (yours kept in {backup.name})" if backup else f"created {settings}"
+    echo(
+        f"{what}: hooks {', '.join(HOOK_EVENTS)} ask the gate on port {port}; permissions.deny and the sandbox "
+        "keep the agent out of the owner's directory"
+    )
+    echo(pushed)
+    echo(
+        f"next: ordinance serve --tokens {shlex.quote(str(tokens))} --db {shlex.quote(str(home / 'ordinance.db'))} "
+        f"--policy {shlex.quote(str(policy))} --project {shlex.quote(str(project))} --port {port}"
     )
 
 
@@ -227,6 +381,7 @@ Examples:
   ordinance init myproject && cd myproject
   ordinance init .                    here
   ordinance init --claude-code .      a gate for Claude Code's hooks
+  ordinance init --claude-code . --home ~/gates/p --port 9000
   ordinance init . --db postgresql://gate@db/ordinance   the store's tables there
 """,
 )
@@ -236,7 +391,7 @@ Examples:
     "--claude-code",
     "claude_code",
     is_flag=True,
-    help="Also write .claude/settings.json, tokens.toml and a policy for Claude Code's tool calls.",
+    help="A gate for Claude Code: the owner's directory, .claude/settings.json, git's pre-push hook.",
 )
 @click.option(
     "--db",
@@ -244,22 +399,34 @@ Examples:
     metavar="PATH|URL",
     help="Make the store here (a SQLite path or a postgresql:// URL) instead of DIRECTORY/ordinance.db.",
 )
-def command(directory: str, force: bool, claude_code: bool, db: str | None) -> None:
+@click.option(
+    "--home",
+    default=None,
+    metavar="DIR",
+    help="With --claude-code: the owner's directory (default: $XDG_STATE_HOME/ordinance/NAME-HASH).",
+)
+@click.option("--port", default=None, type=int, help="With --claude-code: the gate's port (default: from the path).")
+def command(directory: str, force: bool, claude_code: bool, db: str | None, home: str | None, port: int | None) -> None:
     """Create DIRECTORY with policy.rules (the stdlib, an example rule and a
     test block) and an empty SQLite store, ordinance.db.
 
     Commands run inside DIRECTORY find both by default (--policy and --db).
-    With --claude-code the policy reads Claude Code's tool calls (no force
-    push to main, no writes outside the project, the owner's stop halts
-    everything), the hooks ask `ordinance serve`, and the agent is granted
-    the project directory.
+    With --claude-code the policy, the tokens and the store go to the
+    owner's directory outside the project (--home), the policy reads Claude
+    Code's tool calls (no force push to main, no writes outside the project,
+    the owner's controls out of reach, the owner's stop halts everything),
+    Claude Code's hooks, permission rules and sandbox are merged into
+    .claude/settings.json (the old file backed up), git's pre-push hook asks
+    the gate, and the agent is granted the project directory.
     """
     root = Path(directory)
     if claude_code:
         if db is not None:
             raise click.UsageError("--db is not for --claude-code, whose hooks find the store in DIRECTORY")
-        _claude_code(root, force)
+        _claude_code(root, force, home, port)
         return
+    if home is not None or port is not None:
+        raise click.UsageError("--home and --port are for --claude-code")
     policy = root / "policy.rules"
     if policy.exists() and not force:
         raise OrdinanceError(f"`{policy}` already exists (use --force to overwrite it)", code="exists")

@@ -1,10 +1,12 @@
 """Agents' hosts: a tool call in a host's payload -> request facts; the
 gate's verdict -> the host's answer.
 
-One module per host (`claude_code`, and `gemini`, `codex`, `cursor`,
-`copilot`, ...) plugs into the same flow (flow.py) by providing:
+One module per host (`claude_code`, `pre_push` (git's hook), and `gemini`,
+`codex`, `cursor`, `copilot`, ...) plugs into the same flow (flow.py) by providing:
 
     NAME: str                                   "claude-code": the source of its receipts
+    RECEIPTS: bool = True                       False: a host that reports no call after it ran
+                                                (git's pre-push): no intent receipts
     call(payload, project) -> Call              the host's payload read; OrdinanceError
                                                 (code `bad_hook_payload`) if it is not one
     render(verdict: Verdict) -> dict            the answer in the host's shape
@@ -64,6 +66,7 @@ class Call:
     writes: tuple[str, ...] = ()  # files the tool writes
     target: str | None = None  # what the call acts on, if not a path (a URL, a pattern)
     contents: tuple[str, ...] = ()  # the inputs that are file contents: logged as a digest and a length
+    facts: tuple[tuple[str, tuple[Any, ...]], ...] = ()  # request facts the host reads itself (git's pushed refs)
 
 
 @dataclass(frozen=True)

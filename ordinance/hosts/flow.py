@@ -76,10 +76,11 @@ def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, a
         asked: list[str] = []
 
         def then(d: Decision) -> Any:
-            if not d.allowed or d.errors:
+            if d.allowed and not d.errors:
+                asks = _codes(service, "ask_code", at, d.revision)
+                asked.extend(sorted({f.code for f in d.flags if f.code in asks}))
+            if not d.allowed or d.errors or not getattr(host, "RECEIPTS", True):
                 return None
-            asks = _codes(service, "ask_code", at, d.revision)
-            asked.extend(sorted({f.code for f in d.flags if f.code in asks}))
             events, fence = intent_batch(service.gate, request, at, source=host.NAME)
             if asked:  # the user may refuse it: its intent once it ran
                 events[0] = dataclasses.replace(events[0], args=(request.id, "asked", agent, at))

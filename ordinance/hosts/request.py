@@ -86,6 +86,7 @@ def request_of(
     paths = [p for p in (resolve(w, cwd) for w in call.paths) if p is not None]
     facts += [("request_path", (p,)) for p in dict.fromkeys(paths + writes)]
     facts += [("request_write", (p,)) for p in dict.fromkeys(writes)]
+    facts += call.facts
     shell = call.shell
     if shell is None and call.tool in shells and isinstance(call.inputs.get("command"), str):
         shell = call.inputs["command"]
