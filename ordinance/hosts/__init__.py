@@ -81,9 +81,12 @@ class Verdict:
 def host(name: str) -> ModuleType:
     """The module of host `name` (`claude-code` -> ordinance.hosts.claude_code)."""
     module = name.replace("-", "_")
-    if not module.isidentifier() or module.startswith("_") or module in ("flow", "request", "paths", "bash", "git"):
+    if not module.isidentifier() or module.startswith("_"):
         raise KeyError(name)
     try:
-        return importlib.import_module(f"{__name__}.{module}")
+        found = importlib.import_module(f"{__name__}.{module}")
     except ModuleNotFoundError:
         raise KeyError(name) from None
+    if not all(hasattr(found, f) for f in ("NAME", "call", "render", "failure")):
+        raise KeyError(name)  # a shared module (bash, flow, ...), not a host
+    return found
