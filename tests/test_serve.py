@@ -297,6 +297,42 @@ def test_the_claude_code_http_hook(server: Served, project: Path) -> None:
         assert token.encode() not in stored and token not in stderr
 
 
+def test_the_command_hook_takes_its_token_from_a_file(server: Served, tmp_path: Path) -> None:
+    """Claude Code's CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1 strips the environment:
+    the token file still works, and a missing token is named as such."""
+    grant_agent(server)
+    token_file = tmp_path / "agent.token"
+    token_file.write_text(AGENT + "\n")
+    token_file.chmod(0o600)
+
+    def hook(*options: str) -> dict[str, Any]:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from ordinance.cli import main; main()",
+                "hook",
+                "claude-code",
+                "--server",
+                server.url,
+            ]
+            + list(options),
+            input=(HOOKS / "bash_push.json").read_bytes(),
+            capture_output=True,
+            timeout=60,
+            env={"PATH": ""},  # scrubbed: no ORDINANCE_TOKEN
+        )
+        assert run.returncode == 0, run.stderr
+        return dict(json.loads(run.stdout)["hookSpecificOutput"])
+
+    assert hook("--token-file", str(token_file))["additionalContext"].startswith("ordinance permits this")
+    unset = hook()
+    assert unset["permissionDecision"] == "deny" and "no token" in unset["permissionDecisionReason"]
+    assert "ORDINANCE_TOKEN" in unset["permissionDecisionReason"]
+    missing = hook("--token-file", str(tmp_path / "nope"))
+    assert missing["permissionDecision"] == "deny" and "cannot be read" in missing["permissionDecisionReason"]
+
+
 def test_the_project_is_one_directory_whatever_the_calls_cwd(project: Path) -> None:
     """`--project .` is the server's directory (not each call's), and a call
     made from a subdirectory is asked in the project's scope."""

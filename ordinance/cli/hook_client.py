@@ -34,7 +34,7 @@ def deny(reason: str, body: bytes = b"") -> dict[str, object]:
         event = json.loads(body).get("hook_event_name")
     except (ValueError, AttributeError):
         event = None
-    if event == "PostToolUse":
+    if event in ("PostToolUse", "PostToolUseFailure", "PermissionDenied"):  # after the fact: nothing to deny
         return {"systemMessage": f"{reason} (the outcome receipt was not recorded)"}
     return {
         "hookSpecificOutput": {
