@@ -30,7 +30,7 @@ the command, or -1 for the whole text, and why), which a policy asks on:
                   unknown program given a program name such as `git` or `sh`)
     inline-code   an interpreter given code (`python3 -c`, `perl -e`, `node -e`, a heredoc or a pipe)
     pipe-to-shell a shell reading its script from a pipe (`curl ... | sh`)
-    eval          `eval` (its literal text is read as well)
+    eval          `eval` (its literal text is read as well), `alias`, `shopt`, `trap`, `enable`
     environment   git configured through the environment (`GIT_CONFIG_COUNT=1 ...`, `export GIT_DIR=...`)
     parse-error   text bash's grammar does not accept (an unterminated quote, ...)
     too-large     more than LIMITS allow (the rest is not read)
@@ -506,6 +506,8 @@ class _Reader:
         if name == "popd":
             return None
         self.writes_of(name, args, cwd, n)
+        if name in ("alias", "shopt", "enable", "trap"):  # what later commands run is not the text's
+            r.unread(n, "eval")
         if name == "eval":
             r.unread(n, "eval")
             if all(w.value is not None for w in args):

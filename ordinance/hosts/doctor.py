@@ -162,7 +162,8 @@ def checks(project: Path, *, claude: str | None = None, env: Any = None) -> list
             else f"within the agent's reach: {', '.join(inside)}: move them out (`init --claude-code --home`)",
         )
     )
-    sandbox = settings.get("sandbox") if isinstance(settings.get("sandbox"), dict) else {}
+    found = settings.get("sandbox")
+    sandbox: dict[str, Any] = found if isinstance(found, dict) else {}
     on = sandbox.get("enabled") is True and sandbox.get("allowUnsandboxedCommands") is False
     out.append(
         Check(
