@@ -372,7 +372,7 @@ class _Reader:
             cwd = self.statement(body, cwd, depth + 1, stdin)
         for child in node.children_by_field_name("redirect"):
             if child.type == "heredoc_redirect":
-                stdin = self.heredoc(child)
+                stdin = self.heredoc(child, cwd, depth)
                 for inner in child.named_children:
                     if inner.type == "file_redirect":
                         extra += self.redirect(inner, cwd, depth)
@@ -398,16 +398,20 @@ class _Reader:
                 cwd_after = self.statement(child, cwd_after, depth + 1, "|" if piped else None)
         return cwd_after
 
-    def heredoc(self, node: Any) -> str:
+    def heredoc(self, node: Any, cwd: str | None, depth: int) -> str:
+        """A heredoc's text; the `$(...)` of an unquoted one run whatever reads it."""
         body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
         if body is None:
             return ""
+        self.substitutions(body, cwd, depth)
         return body.text.decode("utf-8", "surrogateescape")
 
-    def herestring(self, node: Any, cwd: str | None, depth: int) -> str | None:
+    def herestring(self, node: Any, cwd: str | None, depth: int) -> str:
+        """A here-string's text, or "|" (unknown input) if it is an expansion."""
         self.substitutions(node, cwd, depth)
         child = node.named_children[0] if node.named_children else None
-        return _literal(child)[0] if child is not None else None
+        value = _literal(child)[0] if child is not None else None
+        return "|" if value is None else value
 
     def redirect(self, node: Any, cwd: str | None, depth: int) -> list[Any]:
         """A file redirection's written file; the words tree-sitter hangs on
