@@ -47,9 +47,10 @@ import codecs
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from .git import unreadable
+from .programs import INTERPRETERS, LAUNCHERS, OPAQUE, PROGRAMS, QUIET, SHELLS, WRAPPERS, Word, base, written
 from .paths import LIMIT, resolve
 
 __all__ = ["Reading", "read", "MAX_TEXT", "MAX_COMMANDS", "MAX_WORDS", "MAX_DEPTH", "SHELLS"]
@@ -59,156 +60,6 @@ MAX_COMMANDS = 256
 MAX_WORDS = 4096
 MAX_DEPTH = 24
 
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
-_INTERPRETERS = {  # program -> its options giving inline code
-    "python": {"-c"},
-    "perl": {"-e", "-E"},
-    "ruby": {"-e"},
-    "node": {"-e", "-p", "--eval", "--print"},
-    "nodejs": {"-e", "-p", "--eval", "--print"},
-    "deno": {"eval"},
-    "bun": {"-e", "--eval"},
-    "php": {"-r"},
-    "lua": {"-e"},
-    "osascript": {"-e"},
-    "pwsh": {"-c", "-command", "-Command"},
-    "powershell": {"-c", "-command", "-Command"},
-    "Rscript": {"-e"},
-    "tclsh": set(),
-    "awk": set(),
-    "gawk": set(),
-}
-# wrapper -> its options that take an argument: the wrapped command is read as a command of its own
-_WRAPPERS: dict[str, frozenset[str]] = {
-    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
-    "doas": frozenset({"-u", "-C"}),
-    "nohup": frozenset(),
-    "time": frozenset({"-f", "-o"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "exec": frozenset({"-a"}),
-    "nice": frozenset({"-n"}),
-    "ionice": frozenset({"-c", "-n", "-p"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "setsid": frozenset(),
-    "chronic": frozenset(),
-    "unbuffer": frozenset(),
-    "taskset": frozenset(),
-    "flock": frozenset({"-w", "-E", "--timeout", "-c"}),
-    "xargs": frozenset({"-I", "-i", "-n", "-P", "-d", "-L", "-l", "-s", "-E", "-a", "--arg-file", "--delimiter"}),
-    "watch": frozenset({"-n", "-d", "--interval"}),
-    "strace": frozenset({"-e", "-o", "-p", "-s", "-u"}),
-    "ltrace": frozenset({"-e", "-o", "-p", "-s", "-u"}),
-    "chroot": frozenset(),
-    "unshare": frozenset(),
-    "nsenter": frozenset({"-t", "--target"}),
-    "firejail": frozenset(),
-    "parallel": frozenset({"-j", "-S", "--jobs"}),
-}
-# wrappers whose command gets words the text does not show (stdin, files found) or runs elsewhere
-_LAUNCHERS = frozenset({"xargs", "parallel", "watch", "flock", "chroot", "unshare", "nsenter", "firejail", "find"})
-_OPAQUE = frozenset({"ssh", "su", "script", "runuser", "systemd-run", "tmux", "screen", "at", "batch", "crontab"})
-# a word naming one of these, given to a program the reading does not know, may be a command it runs
-_PROGRAMS = frozenset({"git", "rm", "eval", "ordinance", "sudo", "env", "xargs"}) | SHELLS
-_QUIET = frozenset(  # programs that take program names as data, not as commands
-    {
-        "echo",
-        "printf",
-        "grep",
-        "egrep",
-        "fgrep",
-        "rg",
-        "ag",
-        "man",
-        "which",
-        "type",
-        "whereis",
-        "help",
-        "info",
-        "apropos",
-        "cat",
-        "less",
-        "head",
-        "tail",
-        "wc",
-        "sort",
-        "uniq",
-        "git",
-        "test",
-        "[",
-        "[[",
-        "ls",
-        "file",
-        "pgrep",
-        "pkill",
-        "ps",
-        "hash",
-        "alias",
-        "unalias",
-        "apt",
-        "apt-get",
-        "brew",
-        "pip",
-        "pip3",
-        "npm",
-        "jq",
-        "sed",
-        "awk",
-        "tr",
-        "cut",
-        "diff",
-        "stat",
-        "readlink",
-        "realpath",
-        "basename",
-        "dirname",
-        "cd",
-        "pushd",
-    }
-)
-# writer -> how its written files are found among its words (see _written)
-_WRITERS = {
-    "tee": "all",
-    "touch": "all",
-    "rm": "all",
-    "rmdir": "all",
-    "mkdir": "all",
-    "unlink": "all",
-    "shred": "all",
-    "truncate": "all",
-    "mkfifo": "all",
-    "chmod": "rest",
-    "chown": "rest",
-    "chgrp": "rest",
-    "chattr": "rest",
-    "setfacl": "rest",
-    "cp": "last",
-    "mv": "last",
-    "install": "last",
-    "ln": "last",
-    "rsync": "last",
-    "scp": "last",
-    "link": "last",
-    "rename": "rest",
-    "patch": "all",
-}
-_ARG_OPTIONS = {  # writers' options that take an argument (their argument is no file written)
-    "truncate": {"-s", "--size", "-r", "--reference"},
-    "touch": {"-r", "--reference", "-d", "--date", "-t"},
-    "install": {"-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix", "-t", "--target-directory"},
-    "mkdir": {"-m", "--mode"},
-    "cp": {"-S", "--suffix", "-t", "--target-directory"},
-    "mv": {"-S", "--suffix", "-t", "--target-directory"},
-    "ln": {"-S", "--suffix", "-t", "--target-directory"},
-    "rsync": {"-e", "--rsh", "--exclude", "--include", "-f", "--filter"},
-    "scp": {"-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J"},
-    "patch": {"-p", "-d", "-i", "-o", "-r", "-B", "-z", "-F"},
-    "sed": {"-e", "-f", "--expression", "--file", "-l", "--line-length"},
-    "curl": set(),
-    "wget": set(),
-}
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _GIT_ENV = re.compile(r"(^|[\s;])GIT_[A-Z_]*[0-9]*=")
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -258,17 +109,6 @@ class _Full(Exception):
     """The reading reached a limit: what is read so far stands."""
 
 
-@dataclass(frozen=True)
-class _Word:
-    value: str | None  # None: an expansion (the shell decides it at run time)
-    raw: str
-    glob: bool = False
-
-    @property
-    def shown(self) -> str:
-        return self.value if self.value is not None else self.raw
-
-
 def _literal(node: Any) -> tuple[str | None, bool]:
     """The value of a word node, None if it holds an expansion; and whether
     an unquoted part of it is a glob or a brace expansion."""
@@ -302,13 +142,6 @@ def _literal(node: Any) -> tuple[str | None, bool]:
             glob = glob or g
         return "".join(values), glob or bool(_GLOB.search(text))
     return None, False
-
-
-def _base(word: str) -> str:
-    name = word.rsplit("/", 1)[-1]
-    if re.fullmatch(r"python[0-9.]*", name):
-        return "python"
-    return name
 
 
 class _Reader:
@@ -426,7 +259,7 @@ class _Reader:
         if operator in (">&", "<&") and (target.type == "number" or value == "-"):
             return list(extra)  # a descriptor duplicated or closed, no file
         if ">" in operator:
-            self.write(_Word(value, target.text.decode("utf-8", "surrogateescape"), glob), cwd, len(self.r.commands))
+            self.write(Word(value, target.text.decode("utf-8", "surrogateescape"), glob), cwd, len(self.r.commands))
         elif value is not None:
             self.path(value, cwd)
         return list(extra)
@@ -449,7 +282,7 @@ class _Reader:
 
     # -- commands --------------------------------------------------------
     def command(self, node: Any, extra: list[Any], cwd: str | None, depth: int, stdin: str | None) -> str | None:
-        words: list[_Word] = []
+        words: list[Word] = []
         for child in list(node.named_children) + extra:
             if child.type == "variable_assignment":
                 self.substitutions(child, cwd, depth)
@@ -470,12 +303,12 @@ class _Reader:
             return cwd
         return self.simple(words, cwd, depth, stdin)
 
-    def word(self, node: Any, cwd: str | None, depth: int) -> _Word:
+    def word(self, node: Any, cwd: str | None, depth: int) -> Word:
         self.substitutions(node, cwd, depth)
         value, glob = _literal(node)
-        return _Word(value, node.text.decode("utf-8", "surrogateescape"), glob)
+        return Word(value, node.text.decode("utf-8", "surrogateescape"), glob)
 
-    def simple(self, words: list[_Word], cwd: str | None, depth: int, stdin: str | None) -> str | None:
+    def simple(self, words: list[Word], cwd: str | None, depth: int, stdin: str | None) -> str | None:
         """One simple command (after its assignments): recorded, then what it runs and writes."""
         r = self.r
         if depth > MAX_DEPTH:
@@ -496,7 +329,7 @@ class _Reader:
         if head.value is None or head.glob:
             r.unread(n, "expansion")
             return cwd
-        name = _base(head.value)
+        name = base(head.value)
         args = words[1:]
         for w in args:
             if w.value is not None and not w.value.startswith("-"):
@@ -520,17 +353,17 @@ class _Reader:
         if name in SHELLS:
             self.shell(args, cwd, depth, stdin, n)
             return cwd
-        if name in _INTERPRETERS:
+        if name in INTERPRETERS:
             self.interpreter(name, args, stdin, n)
             return cwd
-        if name in _OPAQUE:
+        if name in OPAQUE:
             r.unread(n, "launcher")
             return cwd
         if name == "find":
             self.find(args, cwd, depth, n)
             return cwd
-        if name in _WRAPPERS:
-            if name in _LAUNCHERS:
+        if name in WRAPPERS:
+            if name in LAUNCHERS:
                 r.unread(n, "launcher")
             inner = self.unwrap(name, args, cwd, depth)
             if inner is not None:
@@ -538,14 +371,14 @@ class _Reader:
                 if inner_words:
                     self.simple(inner_words, inner_cwd, depth + 1, stdin)
             return cwd
-        if name not in _QUIET:
-            k = next((k for k, w in enumerate(args) if w.value is not None and _base(w.value) in _PROGRAMS), None)
+        if name not in QUIET:
+            k = next((k for k, w in enumerate(args) if w.value is not None and base(w.value) in PROGRAMS), None)
             if k is not None:  # `uv run git push`: maybe a launcher; what it may run is read too
                 r.unread(n, "launcher")
                 self.simple(args[k:], cwd, depth + 1, stdin)
         return cwd
 
-    def cd(self, args: list[_Word], cwd: str | None) -> str | None:
+    def cd(self, args: list[Word], cwd: str | None) -> str | None:
         rest = [w for w in args if not (w.value or "").startswith("-") or w.value == "-"]
         if not rest:
             return resolve("~", "/")
@@ -554,11 +387,9 @@ class _Reader:
             return None
         return resolve(target, cwd or "/")
 
-    def unwrap(
-        self, name: str, args: list[_Word], cwd: str | None, depth: int
-    ) -> tuple[list[_Word], str | None] | None:
+    def unwrap(self, name: str, args: list[Word], cwd: str | None, depth: int) -> tuple[list[Word], str | None] | None:
         """The command a wrapper runs (and its working directory), or None."""
-        takes = _WRAPPERS[name]
+        takes = WRAPPERS[name]
         k = 0
         while k < len(args):
             w = args[k].value
@@ -601,7 +432,7 @@ class _Reader:
             break
         return args[k:], cwd
 
-    def find(self, args: list[_Word], cwd: str | None, depth: int, n: int) -> None:
+    def find(self, args: list[Word], cwd: str | None, depth: int, n: int) -> None:
         for k, w in enumerate(args):
             if w.value in ("-exec", "-execdir", "-ok", "-okdir"):
                 self.r.unread(n, "launcher")
@@ -611,7 +442,7 @@ class _Reader:
             elif w.value in ("-delete", "-fprint", "-fprintf", "-fls"):
                 self.r.unread(n, "launcher")
 
-    def shell(self, args: list[_Word], cwd: str | None, depth: int, stdin: str | None, n: int) -> None:
+    def shell(self, args: list[Word], cwd: str | None, depth: int, stdin: str | None, n: int) -> None:
         for k, w in enumerate(args):
             v = w.value
             if v is None:
@@ -631,8 +462,8 @@ class _Reader:
         elif stdin is not None:
             self.script(stdin, cwd, depth)
 
-    def interpreter(self, name: str, args: list[_Word], stdin: str | None, n: int) -> None:
-        inline = _INTERPRETERS[name]
+    def interpreter(self, name: str, args: list[Word], stdin: str | None, n: int) -> None:
+        inline = INTERPRETERS[name]
         if name in ("awk", "gawk"):
             program = next((w for w in args if not (w.value or "").startswith("-")), None)
             if program is not None and (program.value is None or re.search(r"system|[>|]|getline", program.value)):
@@ -669,7 +500,7 @@ class _Reader:
             if resolved is not None and resolved not in self.r.paths:
                 self.r.paths.append(resolved)
 
-    def write(self, word: _Word, cwd: str | None, n: int) -> None:
+    def write(self, word: Word, cwd: str | None, n: int) -> None:
         value = word.value
         if value is None or (word.glob and re.search(r"[*?[{].*/\.\.(/|$)", value)):
             self.r.unread(n, "path")
@@ -685,74 +516,9 @@ class _Reader:
             self.r.writes.append(resolved)
         self.path(value, cwd)
 
-    def writes_of(self, name: str, args: list[_Word], cwd: str | None, n: int) -> None:
-        for w in _written(name, args):
+    def writes_of(self, name: str, args: list[Word], cwd: str | None, n: int) -> None:
+        for w in written(name, args):
             self.write(w, cwd, n)
-
-
-def _positional(name: str, args: list[_Word]) -> tuple[list[_Word], dict[str, _Word | None]]:
-    """A command's positional words and its options (an option's value, if it takes one)."""
-    takes = _ARG_OPTIONS.get(name, set())
-    positional: list[_Word] = []
-    options: dict[str, _Word | None] = {}
-    k, ended = 0, False
-    while k < len(args):
-        w = args[k]
-        v = w.value
-        if not ended and v == "--":
-            ended = True
-        elif not ended and v is not None and v.startswith("-") and v != "-":
-            key, eq, glued = v.partition("=")
-            if key in takes and not eq:
-                options[key] = args[k + 1] if k + 1 < len(args) else None
-                k += 1
-            else:
-                options[key] = _Word(glued, glued) if eq else None
-        else:
-            positional.append(w)
-        k += 1
-    return positional, options
-
-
-def _written(name: str, args: list[_Word]) -> Iterable[_Word]:
-    """The words of `name ARGS` that name files it writes."""
-    how = _WRITERS.get(name)
-    if how is not None:
-        positional, options = _positional(name, args)
-        target = options.get("-t") or options.get("--target-directory")
-        if target is not None and how == "last":
-            return [target]
-        if how == "all" or (name == "install" and "-d" in options):
-            return positional
-        if how == "rest":
-            return positional[1:]
-        if name == "ln" and len(positional) == 1:
-            return [_Word(".", ".")]
-        return positional[-1:] if len(positional) >= 2 else []
-    if name == "sed":
-        positional, options = _positional(name, args)
-        in_place = any(o.startswith("--in-place") or (o[1:2] != "-" and "i" in o[1:]) for o in options)
-        if not in_place:
-            return []
-        scripted = any(o in options for o in ("-e", "--expression", "-f", "--file"))
-        return positional if scripted else positional[1:]
-    if name == "dd":
-        return [
-            _Word(w.value[3:], w.raw[3:], w.glob) for w in args if w.value is not None and w.value.startswith("of=")
-        ]
-    if name in ("curl", "wget"):
-        flags = ("-o", "--output") if name == "curl" else ("-O", "--output-document")
-        out: list[_Word] = []
-        for k, w in enumerate(args):
-            v = w.value or ""
-            if v in flags and k + 1 < len(args):
-                out.append(args[k + 1])
-            elif v.startswith(flags[1] + "="):
-                out.append(_Word(v.partition("=")[2], v.partition("=")[2]))
-            elif v.startswith(flags[0]) and len(v) > 2 and not v.startswith("--"):
-                out.append(_Word(v[2:], v[2:]))
-        return out
-    return []
 
 
 def read(text: str, cwd: str | None) -> Reading:
