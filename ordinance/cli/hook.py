@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from ..values import escape
 from .hook_client import SERVER_ENV, TIMEOUT_S, TOKEN_ENV, answer, ask_server, deny, token_of
 
 __all__ = ["command"]
@@ -206,5 +207,5 @@ def pre_push(
         out = {"decision": "deny", "reason": f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}"}
     if not isinstance(out, dict) or out.get("decision") != "allow":
         reason = out.get("reason") if isinstance(out, dict) else "no answer"
-        click.echo(f"ordinance refused this push: {reason}", err=True)
+        click.echo(escape(f"ordinance refused this push: {reason}"), err=True)  # ref names are anyone's
         raise click.exceptions.Exit(1)
