@@ -83,7 +83,7 @@ FORCE_PUSHES = [  # (command, "deny" or "ask")
     ("g=git; $g push -f origin main", "ask"),
     ("script -qc 'git push -f origin main' /dev/null", "ask"),
     ("echo 'git push -f origin main' | sh", "ask"),
-    ("bash <<< \"$CMD\"", "ask"),
+    ('bash <<< "$CMD"', "ask"),
     ("cat <<EOF > notes\n$(git push -f origin main)\nEOF\n", "deny"),
     ("cat <<'EOF' | bash\ngit push -f origin main\nEOF\n", "ask"),
     ("python3 -c 'import os; os.system(\"git push -f origin main\")'", "ask"),
