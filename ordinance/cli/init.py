@@ -74,12 +74,16 @@ forbid(A, "owner-controls", C) :- request_word(A, N, 0, W), match("(.*/)?python[
                                   match("ordinance([.].*)?", M), request_command(A, N, C).
 
 // no force push to main, however it is spelled (`--force-w`, `-uf`, `+main`,
-// `HEAD`, `@`, `heads/main`, `--all`, `--mirror`, `:main`, no refspec at all,
-// behind `cd`, `bash -c`, `env -S`, `$(...)`): the shell's early, explained
-// layer. The git pre-push hook `init` installs refuses it at the effect.
+// `HEAD:main`, `heads/main`, `:main`, behind `cd`, `bash -c`, `env -S`,
+// `$(...)`): the shell's early, explained layer. A forced push whose branch
+// the shell cannot name (`HEAD`, `@`, `--all`, `--mirror`, no refspec) asks.
+// The git pre-push hook `init` installs refuses it at the effect, with the refs
+// git really pushes.
 .decl protected(branch: symbol)
-protected("main"). protected("master"). protected("HEAD"). protected("*").
+protected("main"). protected("master").
 forbid(A, "force-push-main", C) :- request_push(A, N, B, 1), protected(B), request_command(A, N, C).
+flag(A, "force-push", C) :- request_push(A, N, B, 1), (B = "HEAD" ; B = "*"), request_command(A, N, C).
+ask_code("force-push").
 
 // nothing that would switch that guard off: `--no-verify`, `git -c`,
 // hooks or push config set, the hooks or the config edited
