@@ -19,7 +19,6 @@ __all__ = [
     "command",
     "POLICY_TEMPLATE",
     "CLAUDE_CODE_POLICY",
-    "SETTINGS",
     "settings_for",
     "merged",
     "owner_home",
@@ -209,9 +208,6 @@ def settings_for(port: int, token_file: str, home: str, project: str) -> dict[st
             "filesystem": {"denyRead": [f"/{home}"], "denyWrite": [f"/{home}"] + guarded},
         },
     }
-
-
-SETTINGS = settings_for(8377, "~/.local/state/ordinance/PROJECT/agent.token", "/home/me/.local/state/ordinance/p", "/p")
 
 
 def _ours(entry: Any) -> bool:

@@ -26,7 +26,8 @@ text read by bash's grammar (bash.py, git.py).
 `Verdict.kind` is one of:
 
     "defer"  the policy permits the call: the host's own permission flow decides
-             (no decision in the answer; the host prompts or not, as without us)
+             (no decision in the answer; the host prompts or not, as without us;
+             not Claude Code's own `defer` decision, which pauses a headless run)
     "allow"  the policy permits it and says so (`auto_allow(A)`): the host runs it unasked
     "ask"    the policy flags it with an `ask_code`: the host asks the user
     "deny"   the policy forbids it, or no decision could be had (fail closed)
