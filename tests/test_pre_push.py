@@ -127,3 +127,26 @@ def test_an_unreachable_gate_refuses_the_push(repo: tuple[Path, Path]) -> None:
     git(work, "commit", "-qm", "three")
     done = git(work, "push", "origin", "main", check=False)
     assert done.returncode != 0 and "ordinance refused this push" in done.stderr
+
+
+def test_the_hook_asks_a_running_server(repo: tuple[Path, Path]) -> None:
+    """Installed as `init` installs it: `--server URL --token-file FILE`,
+    the server deciding at /hooks/pre-push under its --project."""
+    from served import AGENT, Served, write_tokens
+
+    work, remote = repo
+    tmp = work.parent
+    token_file = tmp / "agent.token"
+    token_file.write_text(AGENT + "\n")
+    token_file.chmod(0o600)
+    tokens = write_tokens(tmp / "tokens.toml")
+    with Served(tmp / "policy.rules", str(tmp / "o.db"), tokens, extra=("--project", str(work))) as server:
+        hook = [sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "pre-push"]
+        install_pre_push(work, shlex.join([*hook, "--server", server.url, "--token-file", str(token_file)]))
+        before = remote_main(remote)
+        forced = git(work, "push", "--force", "origin", "main", check=False)
+        assert forced.returncode != 0 and "force-push-main" in forced.stderr, forced.stderr
+        assert remote_main(remote) == before
+        git(work, "checkout", "-qb", "topic")
+        assert git(work, "push", "-q", "origin", "topic", check=False).returncode == 0
+        assert server.post("/hooks/nope", json={}).status_code == 404
