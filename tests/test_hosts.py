@@ -196,3 +196,14 @@ def test_hosts_plug_in_by_name() -> None:
     assert claude_code.render(Verdict("defer")) == {}
     call = claude_code.call({"tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": "/p"}, None)
     assert isinstance(call, Call) and call.shell == "ls" and call.phase == "pre"
+
+
+def test_every_unresolved_fact_names_a_command_read_or_the_whole_text() -> None:
+    """A policy joins request_unresolved with request_command (or reads N = -1):
+    an index of no command would be a fact no rule sees."""
+    from test_hosts_corpus import FORCE_PUSHES, HARMLESS, OWNER_CONTROLS, WRITES_OUTSIDE
+
+    texts = [c for c, _ in FORCE_PUSHES + WRITES_OUTSIDE + OWNER_CONTROLS] + HARMLESS
+    for text in texts:
+        reading = read(text, "/p")
+        assert all(n == -1 or 0 <= n < len(reading.commands) for n, _ in reading.unresolved), text

@@ -128,6 +128,8 @@ WRITES_OUTSIDE = [
     ("echo x > /etc/x", "deny"),
     ("echo x > $HOME/x", "ask"),
     ("cd $D && touch x", "ask"),
+    ("cd $D && echo x > f", "ask"),
+    ("export GIT_DIR=/elsewhere", "ask"),
     ("python3 -c \"open('../outside/x', 'w')\"", "ask"),
     ("perl -pi -e s/a/b/ ../outside/x", "ask"),
     ("node -e \"require('fs').writeFileSync('../x', '')\"", "ask"),

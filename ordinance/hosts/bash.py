@@ -536,4 +536,8 @@ def read(text: str, cwd: str | None) -> Reading:
         pass
     except RecursionError:
         reading.unread(-1, "too-deep")
+    # a redirection made after its list's commands, an export at the end: of no command read
+    reading.unresolved = list(
+        dict.fromkeys((n if n < len(reading.commands) else -1, why) for n, why in reading.unresolved)
+    )
     return reading
