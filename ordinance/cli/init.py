@@ -371,6 +371,7 @@ def _claude_code(root: Path, force: bool, home_dir: str | None, port: int | None
         f"next: ordinance serve --tokens {shlex.quote(str(tokens))} --db {shlex.quote(str(home / 'ordinance.db'))} "
         f"--policy {shlex.quote(str(policy))} --project {shlex.quote(str(project))} --port {port}"
     )
+    echo(f"then: ordinance doctor {shlex.quote(str(root))}   (checks the install and says what to fix)")
 
 
 @click.command(
