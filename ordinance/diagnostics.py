@@ -310,7 +310,7 @@ CODES: dict[str, tuple[str, str]] = {
     "no_tokens": ("serve", "neither a principal nor a tokens file"),
     "no_principal": ("serve", "stdio MCP needs a principal"),
     "missing_extra": ("serve", "an optional extra (`server`, `postgres`) is not installed"),
-    "bad_hook_payload": ("serve", "a Claude Code hook payload of the wrong shape"),
+    "bad_hook_payload": ("serve", "an agent host's hook payload of the wrong shape"),
     "unreachable": ("serve", "the gate server did not answer"),
     "hook": ("serve", "the command hook failed while deciding (it denies)"),
     # the command line and its inputs
@@ -323,6 +323,9 @@ CODES: dict[str, tuple[str, str]] = {
     "bad_fixture": ("cli", "a fuzz fixture that cannot be replayed"),
     "io": ("cli", "a file could not be read or written"),
     "fact_file": ("input", "a fact file that cannot be read, or a malformed line of one"),
+    "home_in_project": ("cli", "the owner's directory would be inside the project, within the agent's reach"),
+    "bad_settings": ("cli", "a host's settings file that is not JSON (left as it is)"),
+    "port_in_use": ("serve", "the port the server would listen on is taken"),
     "aborted": ("cli", "interrupted"),
     "internal": ("cli", "a bug in ordinance (please report it)"),
     "error": ("any", "an error of no more specific kind"),

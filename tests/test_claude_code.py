@@ -15,14 +15,25 @@ from ordinance.facts import open_store, schema_of
 from ordinance.gate import Gate, Request, request_relations
 from ordinance.rules import compile_text
 from ordinance.serve import Principal, Service
-from ordinance.serve.claude_code import handle, tool_request
-from ordinance.serve.shell import simple_commands
+from ordinance.hosts import claude_code
+from ordinance.hosts.bash import read
+from ordinance.hosts.claude_code import tool_request
+from ordinance.hosts.flow import handle as handle_with
 from ordinance.values import parse_instant
 
 HERE = Path(__file__).parent / "claude_code"
 POLICY = compile_text(CLAUDE_CODE_POLICY)
 NOW = parse_instant("2026-12-01T12:00:00Z")
 AGENT = Principal("claude-code")
+
+
+def handle(service: Service, principal: Principal, payload: Any, **kw: Any) -> dict[str, Any]:
+    return handle_with(claude_code, service, principal, payload, **kw)
+
+
+def verdict(out: dict[str, Any]) -> str:
+    """The answer's permissionDecision; `defer` when it has none (Claude Code's own permissions decide)."""
+    return str(out.get("permissionDecision", "defer"))
 
 
 def payload(name: str) -> dict[str, Any]:
@@ -41,10 +52,10 @@ def decide(service: Service, name: str, **kw: Any) -> dict[str, Any]:
     return out["hookSpecificOutput"]
 
 
-def test_a_plain_push_is_allowed_with_its_intent_receipt(service: Service) -> None:
+def test_a_plain_push_is_permitted_deferring_to_claude_code_with_its_intent_receipt(service: Service) -> None:
     out = decide(service, "bash_push")
     assert out["hookEventName"] == "PreToolUse"
-    assert out["permissionDecision"] == "allow", out
+    assert "permissionDecision" not in out, out  # never widen the host: its own permissions decide
     receipts = [e.args for e in service.store.events(kinds=["receipt"])]
     assert receipts == [("cc-toolu_01", "intent", "claude-code", NOW)]
     logged = service.store.events(kinds=["decision"])
@@ -56,7 +67,7 @@ def test_the_decision_and_its_intent_receipt_are_one_commit_and_the_decision_is_
 ) -> None:
     out = decide(service, "bash_push")
     (logged,) = service.store.events(kinds=["decision"])
-    assert out["permissionDecisionReason"] == f"ordinance allowed (decision {logged.seq})"
+    assert out["additionalContext"] == f"ordinance permits this (decision {logged.seq})"
     receipt = service.store.events(kinds=["receipt"])[0]
     assert receipt.seq == logged.seq + 1 and receipt.time == logged.time  # one transaction
     with open_store(str(tmp_path / "twin.db"), schema_of(POLICY)) as twin:  # Gate.check on the same store
@@ -103,15 +114,15 @@ def test_a_bash_c_wrapper_is_read_inside(service: Service) -> None:
         ("sh -c 'sudo git push -f origin main'", "deny"),
         ("eval 'git push -f origin main'", "deny"),
         ("bash <<< 'git push --force origin main'", "deny"),
-        ("git push origin main", "allow"),
-        ("git push -f origin feature", "allow"),
-        ("git commit -m 'never git push -f origin main'", "allow"),
+        ("git push origin main", "defer"),
+        ("git push -f origin feature", "defer"),
+        ("git commit -m 'never git push -f origin main'", "defer"),
     ],
 )
 def test_force_pushes_to_main_in_any_shape(service: Service, command: str, decision: str) -> None:
     call = {**payload("bash_push"), "tool_input": {"command": command}, "tool_use_id": "t-" + command}
     out = handle(service, AGENT, call, now=NOW)["hookSpecificOutput"]
-    assert out["permissionDecision"] == decision, out
+    assert verdict(out) == decision, out
 
 
 def test_a_reason_escapes_what_the_agent_wrote(service: Service) -> None:
@@ -122,7 +133,7 @@ def test_a_reason_escapes_what_the_agent_wrote(service: Service) -> None:
 
 
 def test_writes_inside_the_project_pass_and_outside_are_denied(service: Service) -> None:
-    assert decide(service, "write_inside")["permissionDecision"] == "allow"
+    assert verdict(decide(service, "write_inside")) == "defer"
     out = decide(service, "edit_outside")
     assert out["permissionDecision"] == "deny"
     assert "outside-project (/home/me/.bashrc)" in out["permissionDecisionReason"]  # normalized path
@@ -191,24 +202,30 @@ def test_undeclared_tool_relations_are_left_out() -> None:
 
 
 @pytest.mark.parametrize(
-    "text,commands",
+    "text,commands,unresolved",
     [
-        ("cd sub && git push -f origin main", [["cd", "sub"], ["git", "push", "-f", "origin", "main"]]),
-        ("a || b; c | d & e", [["a"], ["b"], ["c"], ["d"], ["e"]]),
-        ("(cd a && make) || echo 'a && b'", [["echo", "a && b"], ["cd", "a"], ["make"]]),
-        ('bash -c "git push --force"', [["bash", "-c", "git push --force"], ["git", "push", "--force"]]),
-        ("FOO=1 sudo -u root rm -rf /", [["sudo", "-u", "root", "rm", "-rf", "/"], ["rm", "-rf", "/"]]),
-        ("echo $(git rev-parse HEAD)", [["echo", "$(git rev-parse HEAD)"], ["git", "rev-parse", "HEAD"]]),
-        ('git commit -m "fix: a \\"b\\""', [["git", "commit", "-m", 'fix: a "b"']]),
-        ("ls # rm -rf /", [["ls"]]),
-        ("echo 'unterminated", [["echo", "unterminated"]]),
-        ("g\\it push", [["git", "push"]]),
-        ("eval \"cd /\" '&& rm -rf x'", [["eval", "cd /", "&& rm -rf x"], ["cd", "/"], ["rm", "-rf", "x"]]),
-        ("sh <<< 'ls; pwd'", [["sh", "<<<", "ls; pwd"], ["ls"], ["pwd"]]),
+        ("cd sub && git push -f origin main", [["cd", "sub"], ["git", "push", "-f", "origin", "main"]], []),
+        ("a || b; c | d & e", [["a"], ["b"], ["c"], ["d"], ["e"]], []),
+        ("(cd a && make) || echo 'a && b'", [["cd", "a"], ["make"], ["echo", "a && b"]], []),
+        ('bash -c "git push --force"', [["bash", "-c", "git push --force"], ["git", "push", "--force"]], []),
+        ("FOO=1 sudo -u root rm -rf /", [["sudo", "-u", "root", "rm", "-rf", "/"], ["rm", "-rf", "/"]], []),
+        ("echo $(git rev-parse HEAD)", [["git", "rev-parse", "HEAD"], ["echo", "$(git rev-parse HEAD)"]], []),
+        ('git commit -m "fix: a \\"b\\""', [["git", "commit", "-m", 'fix: a "b"']], []),
+        ("ls # rm -rf /", [["ls"]], []),
+        ("echo 'unterminated", [["echo"]], [(-1, "parse-error")]),
+        ("g\\it push", [["git", "push"]], []),
+        (
+            "eval \"cd /\" '&& rm -rf x'",
+            [["eval", "cd /", "&& rm -rf x"], ["cd", "/"], ["rm", "-rf", "x"]],
+            [(0, "eval")],
+        ),
+        ("sh <<< 'ls; pwd'", [["sh"], ["ls"], ["pwd"]], []),
     ],
 )
-def test_the_shell_splitter(text: str, commands: list[list[str]]) -> None:
-    assert simple_commands(text) == commands
+def test_the_shell_reading(text: str, commands: list[list[str]], unresolved: list[tuple[int, str]]) -> None:
+    reading = read(text, "/p")
+    assert [list(c) for c in reading.commands] == commands
+    assert reading.unresolved == unresolved
 
 
 def command_hook(payload: str, *options: str) -> subprocess.CompletedProcess[bytes]:
@@ -246,7 +263,7 @@ def test_the_command_hook_fails_closed_when_the_server_is_unreachable() -> None:
 def test_a_post_tool_use_the_server_cannot_record_says_so() -> None:
     """After the tool has run there is nothing to deny: the command hook
     tells the user the outcome receipt was not recorded, as the server's
-    own failures do (serve/claude_code.failure)."""
+    own failures do (hosts/claude_code.failure)."""
     run = command_hook("write_inside_post", "--server", "http://127.0.0.1:9")
     out = json.loads(run.stdout)
     assert run.returncode == 0 and "hookSpecificOutput" not in out
@@ -263,4 +280,4 @@ def test_the_example_policys_own_test_blocks_pass(tmp_path: Path) -> None:
 
     (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
     results = run_blocks(str(tmp_path / "policy.rules"))
-    assert len(results) == 3 and all(r.passed for r in results), [(r.failed, r.error) for r in results]
+    assert len(results) == 4 and all(r.passed for r in results), [(r.failed, r.error) for r in results]

@@ -1,193 +1,209 @@
-"""The other hosts' hooks (`ordinance hook codex|gemini|cursor|copilot`) on
-payloads captured from the real Gemini CLI (tests/test_e2e_gemini.py) and
-documented ones for Codex, Cursor and Copilot CLI (each fixture's "//" says
-where its shape comes from): the same request facts as Claude Code's, the
-answer in the host's shape, failures denied."""
+"""ordinance.hosts: the shell reading's bounds and facts, paths through
+symlinks, and the flow's receipts (asks, failures, refusals, digests)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+import os
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Iterator
 
 import pytest
 
-from ordinance.cli.hook_client import answer
-from ordinance.cli.hook_hosts import respond
 from ordinance.cli.init import CLAUDE_CODE_POLICY
 from ordinance.facts import open_store, schema_of
-from ordinance.hosts import codex, copilot, cursor, gemini
-from ordinance.hosts.shape import verdict
+from ordinance.hosts import Call, Verdict, claude_code, host
+from ordinance.hosts.bash import MAX_COMMANDS, MAX_TEXT, MAX_WORDS, read
+from ordinance.hosts.git import git_facts
+from ordinance.hosts.flow import handle
+from ordinance.hosts.paths import resolve
+from ordinance.hosts.request import digest
 from ordinance.rules import compile_text
 from ordinance.serve import Principal, Service
-from ordinance.serve.claude_code import handle
 from ordinance.values import parse_instant
 
-HERE = Path(__file__).parent / "hosts_fixtures"
-POLICY = compile_text(CLAUDE_CODE_POLICY)
 NOW = parse_instant("2026-12-01T12:00:00Z")
-PROJECT = "/tmp/e2e/project"  # the project of every fixture
+AGENT = Principal("claude-code")
+ROOT = "/home/me/p"
 
 
-def body(host: str, name: str, **change: Any) -> bytes:
-    payload = json.loads((HERE / host / f"{name}.json").read_text())
-    payload.update(change)
-    return json.dumps(payload).encode()
+# -- the shell reading ------------------------------------------------------
+
+
+def test_hostile_inputs_are_read_within_bounds() -> None:
+    wrapped = read("env " * 1500, "/p")
+    assert sum(len(c) for c in wrapped.commands) <= MAX_WORDS and (-1, "too-large") in wrapped.unresolved
+    word = read("echo " + "a" * 160_000, "/p")
+    assert word.commands == [("echo", "a" * 160_000)] and word.unresolved == []
+    many = read("a;" * 20_000, "/p")
+    assert len(many.commands) == MAX_COMMANDS and (-1, "too-large") in many.unresolved
+    huge = read("a" * (MAX_TEXT + 1), "/p")
+    assert huge.commands == [] and huge.unresolved == [(-1, "too-large")]
+    deep = read("$(" * 3000 + "ls" + ")" * 3000, "/p")
+    assert any(why in ("too-deep", "parse-error") for _, why in deep.unresolved)
+    nested = read("eval " * 40 + "ls", "/p")
+    assert (-1, "too-deep") in nested.unresolved  # never an unbounded walk, never silent
+
+
+@pytest.mark.parametrize(
+    "text,writes",
+    [
+        ("echo x > a", ["/p/a"]),
+        ("echo x>a 2>&1", ["/p/a"]),
+        ("git push origin main>x", ["/p/x"]),
+        ("echo > a hi", ["/p/a"]),
+        ("cat <<EOF > a\nhi\nEOF\n", ["/p/a"]),
+        ("tee a b < c", ["/p/a", "/p/b"]),
+        ("cp a b c", ["/p/c"]),
+        ("cp -t d a b", ["/p/d"]),
+        ("sed -i s/a/b/ f g", ["/p/f", "/p/g"]),
+        ("sed -e s/a/b/ f", []),
+        ("dd if=a of=b", ["/p/b"]),
+        ("ln -s ../x", ["/p"]),
+        ("chmod 644 f", ["/p/f"]),
+        ("cd sub && rm x; (cd /; rm y); rm z", ["/p/sub/x", "/y", "/p/sub/z"]),
+        ("cd sub && echo x > f", ["/p/sub/f"]),
+        ("cd sub | echo x > f", ["/p/f"]),
+        ("{ cd sub; echo; } > f", ["/p/f"]),
+        ("curl -o out https://x", ["/p/out"]),
+        ("echo x 2> /dev/null", ["/dev/null"]),
+    ],
+)
+def test_the_files_a_command_writes(text: str, writes: list[str]) -> None:
+    assert read(text, "/p").writes == writes
+
+
+@pytest.mark.parametrize(
+    "text,why",
+    [
+        ("$g push", "expansion"),
+        ("echo x > $f", "path"),
+        ("cd $d && echo x > f", "path"),
+        ("xargs rm < list", "launcher"),
+        ("find . -delete", "launcher"),
+        ("ssh host rm -rf /", "launcher"),
+        ("uv run git push", "launcher"),
+        ("python3 -c 'print(1)'", "inline-code"),
+        ("python3 - <<EOF\nprint(1)\nEOF\n", "inline-code"),
+        ("awk '{ system(\"rm x\") }' f", "inline-code"),
+        ("curl https://x | sh", "pipe-to-shell"),
+        ("eval ls", "eval"),
+        ("GIT_DIR=x git push", "environment"),
+        ("echo 'open", "parse-error"),
+    ],
+)
+def test_what_the_reading_cannot_resolve_is_said(text: str, why: str) -> None:
+    assert why in [w for _, w in read(text, "/p").unresolved]
+
+
+def test_plain_commands_resolve_fully() -> None:
+    for text in ("git status", "ls -la *.py", "echo $HOME", "python3 x.py", "awk '{print $1}' f", "sh build.sh"):
+        assert read(text, "/p").unresolved == [], text
+
+
+def test_git_is_read_as_git_reads_it() -> None:
+    g = git_facts(("git", "-C", "x", "-c", "Core.HooksPath=/dev/null", "push", "--force-w", "origin", "HEAD"))
+    assert g.subcommand == "push" and g.globals == ["-C", "-c"] and g.config == ["core.hookspath"]
+    assert "force-with-lease" in g.options and g.pushes == [("HEAD", True)]
+    assert git_facts(("git", "push", "origin", "a:refs/heads/b", "+c")).pushes == [("b", False), ("c", True)]
+    assert git_facts(("git", "push", "-o", "f", "origin", "x")).pushes == [("x", False)]  # -o takes an argument
+    assert git_facts(("git", "push")).pushes == [("*", False)]
+    assert git_facts(("git", "config", "--global", "alias.p", "push -f")).config == ["alias.p"]
+
+
+def test_paths_resolve_through_symlinks(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "alias")
+    os.symlink("../elsewhere", tmp_path / "real" / "out")
+    assert resolve("alias/new/file", str(tmp_path)) == str(tmp_path / "real" / "new" / "file")
+    assert resolve("out/x", str(tmp_path / "real")) == str(tmp_path / "elsewhere" / "x")
+    assert resolve("a/../../b", "/p") == "/b"
+    assert resolve("", "/p") is None and resolve("a\0b", "/p") is None
+
+
+# -- the flow -----------------------------------------------------------------
+
+POLICY = compile_text(
+    CLAUDE_CODE_POLICY
+    + """
+auto_allow(A) :- request_tool(A, "Read"), request_path(A, P), match(".*[.]md", P).
+"""
+)
 
 
 @pytest.fixture()
 def service(tmp_path: Path) -> Iterator[Service]:
-    with open_store(str(tmp_path / "hosts.db"), schema_of(POLICY)) as store:
-        store.assert_facts([("grant", ("claude-code", PROJECT, 1))], source="init", author="jw")
+    with open_store(str(tmp_path / "cc.db"), schema_of(POLICY)) as store:
+        store.assert_facts([("grant", ("claude-code", ROOT, 1))], source="init", author="jw")
         yield Service(POLICY, store)
 
 
-def ask(service: Service, host: ModuleType, data: bytes) -> dict[str, Any]:
-    agent = Principal("claude-code")
-    return respond(host, data, lambda call: handle(service, agent, json.loads(call), project=PROJECT, now=NOW))
+def hook(service: Service, event: str, tool: str, inputs: dict[str, Any], n: str = "t1") -> dict[str, Any]:
+    payload = {"hook_event_name": event, "tool_name": tool, "tool_use_id": n, "cwd": ROOT, "tool_input": inputs}
+    return handle(claude_code, service, AGENT, payload, now=NOW)
 
 
-def test_gemini_force_push_is_denied_in_its_shape(service: Service) -> None:
-    out = ask(service, gemini, body("gemini", "before_tool_shell_force_push"))
-    assert out["decision"] == "deny" and "force-push-main" in out["reason"]
+def receipts(service: Service) -> list[tuple[Any, ...]]:
+    return [e.args[:2] for e in service.store.events(kinds=["receipt"])]
 
 
-def test_gemini_write_outside_is_denied(service: Service) -> None:
-    out = ask(service, gemini, body("gemini", "before_tool_write_outside"))
-    assert out["decision"] == "deny" and "outside-project" in out["reason"]
+def test_an_ask_is_logged_as_an_ask_and_its_intent_waits_for_the_call_to_run(service: Service) -> None:
+    out = hook(service, "PreToolUse", "WebFetch", {"url": "https://x.example"})
+    assert out["hookSpecificOutput"]["permissionDecision"] == "ask"
+    (logged,) = service.store.events(kinds=["decision"])
+    assert logged.payload["asked"] == ["web-fetch"] and logged.payload["allowed"] is True
+    assert receipts(service) == [("cc-t1", "asked")]
+    assert hook(service, "PostToolUse", "WebFetch", {"url": "https://x.example"}) == {}
+    assert receipts(service) == [("cc-t1", "asked"), ("cc-t1", "intent"), ("cc-t1", "outcome")]
 
 
-def test_gemini_permitted_call_is_not_refused_and_its_after_tool_closes_the_intent(service: Service) -> None:
-    out = ask(service, gemini, body("gemini", "before_tool_shell"))
-    assert out.get("decision") not in ("deny", "block", "ask"), out
-    assert ask(service, gemini, body("gemini", "after_tool_shell")) == {}
-    kinds = sorted(e.args[1] for e in service.store.events(kinds=["receipt"]))
-    assert kinds == ["intent", "outcome"]  # BeforeTool and AfterTool name the same call
+def test_an_asked_call_the_user_refused_gets_no_intent(service: Service) -> None:
+    hook(service, "PreToolUse", "WebFetch", {"url": "https://x.example"})
+    assert hook(service, "PermissionDenied", "WebFetch", {"url": "https://x.example"}) == {}
+    assert receipts(service) == [("cc-t1", "asked")]
 
 
-def test_gemini_tools_become_claude_codes() -> None:
-    (call,) = gemini.requests(json.loads(body("gemini", "before_tool_write_outside")))
-    assert call["tool_name"] == "Write" and call["tool_input"]["file_path"] == "/tmp/e2e/outside/x.txt"
-    (call,) = gemini.requests(
-        {"hook_event_name": "BeforeTool", "cwd": PROJECT, "tool_name": "run_shell_command"}
-        | {"tool_input": {"command": "ls", "dir_path": "sub"}}
-    )
-    assert call["tool_name"] == "Bash" and call["cwd"] == PROJECT + "/sub"
+@pytest.mark.parametrize("event", ["PostToolUseFailure", "PermissionDenied"])
+def test_a_failed_or_refused_call_closes_its_intent(service: Service, event: str) -> None:
+    out = hook(service, "PreToolUse", "Bash", {"command": "pytest -q"})
+    assert "permissionDecision" not in out["hookSpecificOutput"]
+    assert hook(service, event, "Bash", {"command": "pytest -q"}) == {}
+    assert hook(service, "PostToolUse", "Bash", {"command": "pytest -q"}) == {}  # closed: nothing more
+    assert receipts(service) == [("cc-t1", "intent"), ("cc-t1", "failed")]
 
 
-@pytest.mark.parametrize("data", [b"not json", b"[]", b'{"hook_event_name": "BeforeTool", "tool_input": 3}'])
-def test_gemini_bad_input_is_denied(service: Service, data: bytes) -> None:
-    out = ask(service, gemini, data)
-    assert out["decision"] == "deny" and "error[bad_hook_payload]" in out["reason"]
+def test_file_contents_are_logged_as_a_digest_and_a_length(service: Service) -> None:
+    secret = "API_KEY=hunter2-" + "x" * 5000
+    out = hook(service, "PreToolUse", "Write", {"file_path": f"{ROOT}/.env", "content": secret})
+    assert out["hookSpecificOutput"]["permissionDecision"] == "ask"  # the policy read the path (and could the text)
+    (logged,) = service.store.events(kinds=["decision"])
+    inputs = dict(map(tuple, logged.payload["request"]["attributes"]["request_input"]))
+    assert inputs["content"] == digest(secret) and inputs["content"].endswith(f"length:{len(secret)}")
+    assert "hunter2" not in str(logged.payload)
 
 
-def test_an_unreachable_gate_is_each_hosts_deny() -> None:
-    import socket
-
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    gate = f"http://127.0.0.1:{port}"
-
-    def closed(host: ModuleType, data: bytes) -> dict[str, Any]:
-        return respond(host, data, lambda call: answer(gate, call, None, 2.0, False))
-
-    assert closed(gemini, body("gemini", "before_tool_shell"))["decision"] == "deny"
-    assert closed(codex, body("codex", "pre_tool_use_bash"))["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert closed(cursor, body("cursor", "before_shell_execution"))["permission"] == "deny"
-    assert closed(copilot, body("copilot", "pre_tool_use_bash"))["permissionDecision"] == "deny"
-    # --fail-open leaves the call to the host
-    assert respond(gemini, body("gemini", "before_tool_shell"), lambda call: None) == {}
+def test_allow_only_where_the_policy_auto_allows(service: Service) -> None:
+    out = hook(service, "PreToolUse", "Read", {"file_path": f"{ROOT}/README.md"})
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    out = hook(service, "PreToolUse", "Read", {"file_path": f"{ROOT}/src/a.py"}, "t2")
+    assert "permissionDecision" not in out["hookSpecificOutput"]
 
 
-def test_codex_force_push_is_denied(service: Service) -> None:
-    out = ask(service, codex, body("codex", "pre_tool_use_bash"))["hookSpecificOutput"]
-    assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]
+def test_hosts_plug_in_by_name() -> None:
+    assert host("claude-code") is claude_code
+    for bad in ("flow", "_x", "../x", "nope"):
+        with pytest.raises(KeyError):
+            host(bad)
+    assert claude_code.render(Verdict("defer")) == {}
+    call = claude_code.call({"tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": "/p"}, None)
+    assert isinstance(call, Call) and call.shell == "ls" and call.phase == "pre"
 
 
-def test_codex_permitted_push_is_left_to_codex(service: Service) -> None:
-    data = body("codex", "pre_tool_use_bash", tool_input={"command": "git push origin feature"})
-    assert ask(service, codex, data) == {}
+def test_every_unresolved_fact_names_a_command_read_or_the_whole_text() -> None:
+    """A policy joins request_unresolved with request_command (or reads N = -1):
+    an index of no command would be a fact no rule sees."""
+    from test_hosts_corpus import FORCE_PUSHES, HARMLESS, OWNER_CONTROLS, WRITES_OUTSIDE
 
-
-def test_codex_apply_patch_asks_about_every_file_it_touches(service: Service) -> None:
-    calls = codex.requests(json.loads(body("codex", "pre_tool_use_apply_patch")))
-    assert [c["tool_input"]["file_path"] for c in calls] == ["src/app.py", "../outside/x.txt"]
-    assert {c["tool_name"] for c in calls} == {"Edit"} and calls[0]["tool_use_id"] != calls[1]["tool_use_id"]
-    out = ask(service, codex, body("codex", "pre_tool_use_apply_patch"))["hookSpecificOutput"]
-    assert out["permissionDecision"] == "deny" and "outside-project" in out["permissionDecisionReason"]
-
-
-def test_codex_cannot_ask_so_an_ask_is_refused(service: Service) -> None:
-    patch = "*** Begin Patch\n*** Add File: .env\n+KEY=1\n*** End Patch\n"
-    data = body("codex", "pre_tool_use_apply_patch", tool_input={"command": patch})
-    out = ask(service, codex, data)["hookSpecificOutput"]
-    assert out["permissionDecision"] == "deny" and "secret-file" in out["permissionDecisionReason"]
-    assert "cannot ask" in out["permissionDecisionReason"]
-
-
-def test_cursor_force_push_through_cd_is_denied(service: Service) -> None:
-    out = ask(service, cursor, body("cursor", "before_shell_execution"))
-    assert out["permission"] == "deny" and "force-push-main" in out["agent_message"]
-
-
-def test_cursor_permitted_read_is_left_to_cursor(service: Service) -> None:
-    out = ask(service, cursor, body("cursor", "before_read_file"))
-    assert out.get("permission") in (None, "allow"), out
-    (call,) = cursor.requests(json.loads(body("cursor", "before_read_file")))
-    assert call["tool_name"] == "Read" and call["session_id"] == "conv-e2e"
-
-
-def test_cursor_after_shell_execution_closes_the_intent_of_its_before(service: Service) -> None:
-    data = json.loads(body("cursor", "before_shell_execution", command="git status"))
-    assert ask(service, cursor, json.dumps(data).encode()).get("permission") != "deny"
-    data.update(hook_event_name="afterShellExecution", output="clean", duration=5)
-    assert ask(service, cursor, json.dumps(data).encode()) == {}
-    kinds = sorted(e.args[1] for e in service.store.events(kinds=["receipt"]))
-    assert kinds == ["intent", "outcome"]
-
-
-def test_copilot_force_push_and_write_outside_are_denied(service: Service) -> None:
-    out = ask(service, copilot, body("copilot", "pre_tool_use_bash"))
-    assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]
-    out = ask(service, copilot, body("copilot", "pre_tool_use_create"))
-    assert out["permissionDecision"] == "deny" and "outside-project" in out["permissionDecisionReason"]
-
-
-def test_copilot_post_tool_use_is_never_a_deny() -> None:
-    data = body("copilot", "pre_tool_use_bash", toolResult={"resultType": "success"}, toolArgs="{bad")
-    assert respond(copilot, data, lambda call: None) == {}
-
-
-def test_verdict_deny_wins_then_ask_and_allow_needs_every_answer() -> None:
-    def a(decision: str | None, reason: str = "r") -> dict[str, Any]:
-        out: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecisionReason": reason}
-        if decision:
-            out["permissionDecision"] = decision
-        return {"hookSpecificOutput": out}
-
-    assert verdict([a("allow"), a("deny", "no")]).decision == "deny"
-    assert verdict([a("allow"), a("ask")]).decision == "ask"
-    assert verdict([a("allow"), a(None)]).decision is None
-    assert verdict([a("allow"), a("allow")]).decision == "allow"
-    assert verdict([a("maybe")]).decision == "deny"  # an answer the hook does not know fails closed
-    assert verdict([a("deny", "\x1b[2Jgone")]).reason == "\\x1b[2Jgone"
-
-
-def test_the_cli_subcommand_answers_in_process(tmp_path: Path) -> None:
-    policy, db = tmp_path / "policy.rules", tmp_path / "o.db"
-    policy.write_text(CLAUDE_CODE_POLICY)
-    with open_store(str(db), schema_of(POLICY)) as store:
-        store.assert_facts([("grant", ("gemini", PROJECT, 1))], source="init", author="jw")
-    ordinance = str(Path(sys.executable).with_name("ordinance"))
-    done = subprocess.run(
-        [ordinance, "hook", "gemini", "--db", str(db), "--policy", str(policy), "--project", PROJECT],
-        input=body("gemini", "before_tool_shell_force_push"),
-        capture_output=True,
-        check=True,
-    )
-    out = json.loads(done.stdout)
-    assert out["decision"] == "deny" and "force-push-main" in out["reason"]
+    texts = [c for c, _ in FORCE_PUSHES + WRITES_OUTSIDE + OWNER_CONTROLS] + HARMLESS
+    for text in texts:
+        reading = read(text, "/p")
+        assert all(n == -1 or 0 <= n < len(reading.commands) for n, _ in reading.unresolved), text

@@ -60,18 +60,23 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
     out, expected = run_section("Use with Claude Code", 8377, tmp_path)
     for line in expected.strip().splitlines():
         assert line in out.splitlines(), (line, out)
-    assert "3 passed, 0 failed" in out  # `ordinance test` of the generated policy
-    project = tmp_path / "myproject"
+    assert "4 passed, 0 failed" in out  # `ordinance test` of the generated policy
+    project, home = tmp_path / "myproject", tmp_path / "owner"
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     [pre] = settings["hooks"]["PreToolUse"][0]["hooks"]
     [post] = settings["hooks"]["PostToolUse"][0]["hooks"]
     assert pre["command"].startswith("ordinance hook claude-code --server") and pre["onFailure"] == "block"
+    assert pre["command"].endswith(f"--token-file {home / 'agent.token'}")  # Claude Code may scrub the environment
+    assert set(settings["hooks"]) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"}
+    assert f"Read(/{home}/**)" in settings["permissions"]["deny"] and settings["sandbox"]["enabled"] is True
+    assert not (project / "tokens.toml").exists() and not (project / "policy.rules").exists()
     assert post["command"] == pre["command"] and "onFailure" not in post  # the tool has run: nothing to block
     # the `http` hook of the section, as Claude Code sends it: the URL, the header with its variable filled
     [hook] = json.loads(blocks(section("Use with Claude Code"), "json")[0])["hooks"]["PreToolUse"][0]["hooks"]
     assert hook["type"] == "http" and hook["onFailure"] == "block"
-    assert (project / "tokens.toml").stat().st_mode & 0o777 == 0o600  # private: it holds the tokens
-    tokens = (project / "tokens.toml").read_text()
+    for private in ("tokens.toml", "agent.token"):  # they hold the tokens
+        assert (home / private).stat().st_mode & 0o777 == 0o600
+    tokens = (home / "tokens.toml").read_text()
     token = re.search(r'name = "claude-code"\ntoken = "([^"]+)"', tokens)
     assert token is not None
 
@@ -87,15 +92,17 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
         "tool_input": {"file_path": "../README.md", "content": "hi"},
     }
     with Served(
-        project / "policy.rules",
-        str(project / "ordinance.db"),
-        project / "tokens.toml",
+        home / "policy.rules",
+        str(home / "ordinance.db"),
+        home / "tokens.toml",
         extra=("--project", str(project)),
     ) as server:
         path = urlsplit(hook["url"]).path
         allowed = server.http.post(path, headers=headers(token[1]), json=call)
         refused = server.http.post(path, headers=headers("stolen"), json={**call, "tool_use_id": "h2"})
-    assert allowed.status_code == 200 and allowed.json()["hookSpecificOutput"]["permissionDecision"] == "allow"
+    permitted = allowed.json()["hookSpecificOutput"]  # no decision: Claude Code's own permissions decide
+    assert allowed.status_code == 200 and "permissionDecision" not in permitted
+    assert permitted["additionalContext"].startswith("ordinance permits this")
     assert refused.status_code == 200 and refused.json()["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
@@ -103,7 +110,7 @@ def test_use_over_http_and_mcp(tmp_path: Path) -> None:
     out, expected = run_section("Use over HTTP and MCP", 8390, tmp_path)
     assert out.strip().splitlines()[-3:] == expected.strip().splitlines()
     config = json.loads(blocks(section("Use over HTTP and MCP"), "json")[0])["mcpServers"]["ordinance"]
-    project = tmp_path / "api"
+    project = tmp_path / "gate"  # the owner's directory, where the section runs the server
     params = StdioServerParameters(command=str(Path(BIN) / config["command"]), args=config["args"], cwd=project)
 
     async def go() -> object:

@@ -277,7 +277,7 @@ def test_the_server_follows_writes_by_other_processes(server: Served, project: P
 def test_the_claude_code_http_hook(server: Served, project: Path) -> None:
     grant_agent(server)
     out = server.post("/hooks/claude-code", json=json.loads((HOOKS / "write_inside.json").read_text())).json()
-    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert out["hookSpecificOutput"].get("permissionDecision", "defer") == "defer"  # Claude Code's own flow decides
     out = server.post("/hooks/claude-code", json=json.loads((HOOKS / "compound_force_push.json").read_text())).json()
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
     post = server.post("/hooks/claude-code", json=json.loads((HOOKS / "write_inside_post.json").read_text()))
@@ -297,6 +297,42 @@ def test_the_claude_code_http_hook(server: Served, project: Path) -> None:
         assert token.encode() not in stored and token not in stderr
 
 
+def test_the_command_hook_takes_its_token_from_a_file(server: Served, tmp_path: Path) -> None:
+    """Claude Code's CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1 strips the environment:
+    the token file still works, and a missing token is named as such."""
+    grant_agent(server)
+    token_file = tmp_path / "agent.token"
+    token_file.write_text(AGENT + "\n")
+    token_file.chmod(0o600)
+
+    def hook(*options: str) -> dict[str, Any]:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from ordinance.cli import main; main()",
+                "hook",
+                "claude-code",
+                "--server",
+                server.url,
+            ]
+            + list(options),
+            input=(HOOKS / "bash_push.json").read_bytes(),
+            capture_output=True,
+            timeout=60,
+            env={"PATH": ""},  # scrubbed: no ORDINANCE_TOKEN
+        )
+        assert run.returncode == 0, run.stderr
+        return dict(json.loads(run.stdout)["hookSpecificOutput"])
+
+    assert hook("--token-file", str(token_file))["additionalContext"].startswith("ordinance permits this")
+    unset = hook()
+    assert unset["permissionDecision"] == "deny" and "no token" in unset["permissionDecisionReason"]
+    assert "ORDINANCE_TOKEN" in unset["permissionDecisionReason"]
+    missing = hook("--token-file", str(tmp_path / "nope"))
+    assert missing["permissionDecision"] == "deny" and "cannot be read" in missing["permissionDecisionReason"]
+
+
 def test_the_project_is_one_directory_whatever_the_calls_cwd(project: Path) -> None:
     """`--project .` is the server's directory (not each call's), and a call
     made from a subdirectory is asked in the project's scope."""
@@ -310,10 +346,12 @@ def test_the_project_is_one_directory_whatever_the_calls_cwd(project: Path) -> N
 
         def decide(cwd: Path, path: str, n: int) -> str:
             body = {**call, "cwd": str(cwd), "tool_use_id": f"p{n}", "tool_input": {"file_path": path, "content": "x"}}
-            return str(s.post("/hooks/claude-code", json=body).json()["hookSpecificOutput"]["permissionDecision"])
+            return str(
+                s.post("/hooks/claude-code", json=body).json()["hookSpecificOutput"].get("permissionDecision", "defer")
+            )
 
-        assert decide(root / "sub", "../a.py", 1) == "allow"
-        assert decide(root / "sub", "b.py", 2) == "allow"
+        assert decide(root / "sub", "../a.py", 1) == "defer"
+        assert decide(root / "sub", "b.py", 2) == "defer"
         assert decide(root / "sub", "../../elsewhere.py", 3) == "deny"
 
 
@@ -345,12 +383,12 @@ def test_the_command_hook_asks_the_server(server: Served) -> None:
         assert ("click" in loaded) == bool(extra) and ("ordinance.diagnostics" in loaded) == bool(extra), extra
         return dict(json.loads(run.stdout)["hookSpecificOutput"])
 
-    assert hook("bash_push")["permissionDecision"] == "allow"
+    assert "permissionDecision" not in hook("bash_push")  # permitted: Claude Code's own permissions decide
     assert hook("bash_c_wrapper")["permissionDecision"] == "deny"
     assert hook("bash_push", "stolen")["permissionDecision"] == "deny"
     for extra in ((), ("--agent", "claude-code")):  # the same answers through the click command
         assert hook("bash_c_wrapper", AGENT, *extra)["permissionDecisionReason"].startswith("ordinance blocked this")
-        assert hook("write_inside", AGENT, *extra)["permissionDecision"] == "allow"
+        assert hook("write_inside", AGENT, *extra)["additionalContext"].startswith("ordinance permits this")
     wrong = subprocess.run(  # no hook endpoint there: a 404, which denies
         [sys.executable, "-c", "from ordinance.cli import main; main()", "hook", "claude-code"],
         input=(HOOKS / "bash_push.json").read_bytes(),
@@ -724,8 +762,8 @@ def test_every_acknowledged_decision_survives_a_crash_of_the_server(project: Pat
                             body = {"tool_name": "Bash", "tool_use_id": rid, "cwd": "/home/me/p"}
                             body["tool_input"] = {"command": "git status"}
                             out = c.post("/hooks/claude-code", json=body).json()["hookSpecificOutput"]
-                            assert out["permissionDecision"] == "allow", out
-                            acked.append((f"cc-{rid}", int(out["permissionDecisionReason"].split()[-1][:-1]), True))
+                            assert "permissionDecision" not in out, out  # permitted: deferred to Claude Code
+                            acked.append((f"cc-{rid}", int(out["additionalContext"].split()[-1][:-1]), True))
                         else:
                             request = {"id": rid, "kind": "write", "target": "/home/me/p/x", "epoch": 1}
                             got = c.post("/check", json={"request": {**request, "scope": "/home/me/p"}}).json()

@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "retention",
     "serve",
     "hook",
+    "doctor",
     "mcp",
     "run",
     "state",

@@ -16,7 +16,7 @@ import socket
 import sys
 from urllib.parse import urlsplit
 
-__all__ = ["SERVER_ENV", "TOKEN_ENV", "TIMEOUT_S", "answer", "ask_server", "deny", "fast"]
+__all__ = ["SERVER_ENV", "TOKEN_ENV", "TIMEOUT_S", "answer", "ask_server", "deny", "fast", "token_of"]
 
 SERVER_ENV = "ORDINANCE_SERVER"  # the server, when --server is not given
 TOKEN_ENV = "ORDINANCE_TOKEN"  # the default of --token-env: the variable holding the bearer token
@@ -28,13 +28,13 @@ def deny(reason: str, body: bytes = b"") -> dict[str, object]:
     """What Claude Code reads when the gate gave no answer to the call in
     `body`: a deny, or, after the tool has run (PostToolUse), a
     `systemMessage` that its outcome receipt was not recorded. The shape
-    serve/claude_code.failure gives a server's failures, kept apart so this
+    hosts/claude_code.failure gives a server's failures, kept apart so this
     module loads nothing of the library."""
     try:
         event = json.loads(body).get("hook_event_name")
     except (ValueError, AttributeError):
         event = None
-    if event == "PostToolUse":
+    if event in ("PostToolUse", "PostToolUseFailure", "PermissionDenied"):  # after the fact: nothing to deny
         return {"systemMessage": f"{reason} (the outcome receipt was not recorded)"}
     return {
         "hookSpecificOutput": {
@@ -51,8 +51,21 @@ def _checked(text: str, what: str) -> str:
     return text
 
 
-def ask_server(server: str, body: bytes, token: str | None, timeout: float) -> object:
-    """POST the hook input to `server`'s /hooks/claude-code; the JSON answer.
+def token_of(token_file: str | None, token_env: str) -> str | None:
+    """The bearer token: the first line of `token_file` (Claude Code's
+    CLAUDE_CODE_SUBPROCESS_ENV_SCRUB strips the environment, not a file), or
+    the variable `token_env`. ValueError if the file cannot be read."""
+    if token_file:
+        try:
+            with open(token_file, encoding="utf-8") as f:
+                return f.readline().strip() or None
+        except OSError as exc:
+            raise ValueError(f"the token file {token_file} cannot be read ({exc.strerror})") from None
+    return os.environ.get(token_env) or None
+
+
+def ask_server(server: str, body: bytes, token: str | None, timeout: float, path: str = _PATH) -> object:
+    """POST the hook input to `server`'s /hooks/claude-code (or `path`); the JSON answer.
     `server` is http://host:port, https://host:port or unix:/path/to.sock.
     OSError or ValueError if there is no 200 answer in JSON."""
     headers = {"Content-Type": "application/json"}
@@ -61,7 +74,7 @@ def ask_server(server: str, body: bytes, token: str | None, timeout: float) -> o
     if server.startswith("unix:"):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
-        host, path = "localhost", _PATH
+        host = "localhost"
         try:
             sock.connect(server[5:])
         except OSError:
@@ -69,7 +82,7 @@ def ask_server(server: str, body: bytes, token: str | None, timeout: float) -> o
             raise
     else:
         url = urlsplit(server)
-        path = url.path.rstrip("/") + _PATH
+        path = url.path.rstrip("/") + path
         if url.scheme == "https":
             return _https(url.hostname or "127.0.0.1", url.port, path, body, headers, timeout)
         sock = socket.create_connection((url.hostname or "127.0.0.1", url.port or 80), timeout)
@@ -119,11 +132,19 @@ def _https(host: str, port: int | None, path: str, body: bytes, headers: dict[st
         conn.close()
 
 
-def answer(server: str, body: bytes, token: str | None, timeout: float, fail_open: bool) -> object | None:
+def answer(
+    server: str, body: bytes, token: str | None, timeout: float, fail_open: bool, token_env: str = TOKEN_ENV
+) -> object | None:
     """The server's answer to one hook call; a deny if it cannot be had,
-    or None (let the call through) with `fail_open`."""
+    or None (let the call through) with `fail_open`. A call refused as
+    unauthorized without a token says where the token was looked for."""
     try:
-        return ask_server(server, body, token, timeout)
+        out = ask_server(server, body, token, timeout)
+        if token is None and isinstance(out, dict) and "error[unauthorized]" in json.dumps(out):
+            return deny(
+                f"ordinance: error[unauthorized]: no token (neither --token-file nor ${token_env} is set)", body
+            )
+        return out
     except (OSError, ValueError) as exc:
         if fail_open:
             return None
@@ -135,9 +156,10 @@ def answer(server: str, body: bytes, token: str | None, timeout: float, fail_ope
 def fast(args: list[str]) -> None:
     """Answer `ordinance hook claude-code ARGS` and exit, if ARGS (and the
     environment) name a server and hold only the options this module
-    knows (--server, --token-env, --timeout, --fail-open); otherwise return,
+    knows (--server, --token-env, --token-file, --timeout, --fail-open); otherwise return,
     and the click command takes the command line (help, errors, no server)."""
     server, token_env, timeout, fail_open = os.environ.get(SERVER_ENV) or None, TOKEN_ENV, TIMEOUT_S, False
+    token_file: str | None = None
     rest = list(args)
     try:
         while rest:
@@ -146,7 +168,7 @@ def fast(args: list[str]) -> None:
             if name == "--fail-open" and not eq:
                 fail_open = True
                 continue
-            if name not in ("--server", "--token-env", "--timeout"):
+            if name not in ("--server", "--token-env", "--token-file", "--timeout"):
                 return
             if not eq:
                 value = rest.pop(0)
@@ -154,6 +176,8 @@ def fast(args: list[str]) -> None:
                 server = value
             elif name == "--token-env":
                 token_env = value
+            elif name == "--token-file":
+                token_file = value
             else:
                 timeout = float(value)
     except (IndexError, ValueError):
@@ -163,7 +187,12 @@ def fast(args: list[str]) -> None:
     body = b""
     try:
         body = sys.stdin.buffer.read()
-        out = answer(server, body, os.environ.get(token_env), timeout, fail_open)
+        try:
+            token = token_of(token_file, token_env)
+        except ValueError as exc:
+            out: object | None = deny(f"ordinance: error[unauthorized]: {exc}", body)
+        else:
+            out = answer(server, body, token, timeout, fail_open, token_env)
     except Exception as exc:  # fail closed: an exit status other than 0 or 2 would let the call through
         out = deny(f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}", body)
     if out is not None:  # JSON is UTF-8, whatever the locale's encoding

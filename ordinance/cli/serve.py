@@ -12,6 +12,31 @@ from .common import db_option, load_policy, open_db, policy_option
 __all__ = ["command"]
 
 
+def _free(host: str, port: int) -> None:
+    """error[port_in_use] if another process listens on (host, port): one
+    line, before anything is opened or printed (uvicorn would print a banner
+    and a raw errno)."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return  # uvicorn reports an unknown host itself
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise OrdinanceError(
+                    f"port {port} on {host} is in use (another `ordinance serve`?): choose another with --port",
+                    code="port_in_use",
+                ) from None
+            raise OrdinanceError(f"cannot listen on {host}:{port}: {exc.strerror}", code="port_in_use") from None
+
+
 @click.command(
     "serve",
     short_help="Serve the gate over HTTP: check, assert, query, why, hooks.",
@@ -111,6 +136,8 @@ def command(
         raise OrdinanceError("give --tokens FILE (or --anonymous PRINCIPAL for a private socket)", code="no_tokens")
     if state_out is None and (state_audience is not None or state_cap != DEFAULT_CAP):
         raise click.UsageError("--state-audience and --state-cap go with --state-out FILE")
+    if not uds:
+        _free(host, port)
     program = load_policy(policy)
     store = open_db(db, program, create=True)  # it takes writes, as assert and load do
     keeper = None

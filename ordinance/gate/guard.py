@@ -84,13 +84,17 @@ def intent(gate: Any, request: Request, now: int, resource: str | None = None, s
     return int(gate.store.append(events, fence=fence))
 
 
-def outcome(gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
-    """Write the outcome receipt, under the same fence and in the same layer as its intent."""
+def outcome(
+    gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard", kind: str = "outcome"
+) -> int:
+    """Write the outcome receipt (or, with `kind="failed"`, the receipt that
+    the action ran and failed, or never ran), under the same fence and in the
+    same layer as its intent."""
     events = [
         Event(
             "receipt",
             "receipt",
-            (request.id, "outcome", request.agent, now),
+            (request.id, kind, request.agent, now),
             source,
             request.agent,
             layer=gate.layers.default,

@@ -1,4 +1,4 @@
-"""The long-running gate: HTTP API, Claude Code hooks, MCP, tokens -> principals.
+"""The long-running gate: HTTP API, agents' hooks (ordinance.hosts), MCP, tokens -> principals.
 
     service = Service(ordinance.rules.load("policy.rules"), open_store("./ordinance.db"))
     app = create_app(service, Tokens.from_file("tokens.toml"))   # Starlette (the `server` extra)
@@ -9,7 +9,6 @@
 
 from .identity import AuthError, Principal, Tokens, digest
 from .service import BadRequest, Forbidden, Service, error_data
-from .shell import simple_commands
 
 __all__ = [
     "AuthError",
@@ -20,5 +19,4 @@ __all__ = [
     "Tokens",
     "digest",
     "error_data",
-    "simple_commands",
 ]

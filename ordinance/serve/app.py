@@ -5,9 +5,10 @@
 
 Endpoints are in openapi.py's table. A bad request gets a 4xx whose body is
 `{"error": {"code", "message", "span"}}`, never a traceback; the store
-writes a batch whole or not at all. The Claude Code hook endpoint always
-answers 200 with a decision (Claude Code ignores other statuses), so its
-failures deny.
+writes a batch whole or not at all. A host's hook endpoint,
+`/hooks/HOST` (`claude-code`, `pre-push`, any module of ordinance.hosts),
+always answers 200 with the host's answer (Claude Code ignores other
+statuses), so its failures are the host's fail-closed answer.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from starlette.routing import Route
 from ..diagnostics import CheckError, GateError, OrdinanceError, ParseError, StaleEpochError, StoreError
 from ..explain import decision_json
 from ..facts import decode_text
-from . import claude_code
+from ..hosts import host as host_module
+from ..hosts.flow import handle as handle_hook
 from .identity import AuthError, Principal, Tokens
 from .openapi import ROUTES, document
 from .service import BadRequest, Forbidden, Service, error_data
@@ -191,17 +193,21 @@ def create_app(
         return service.rehydrate(who, q.get("now"), q.get("audience"), q.get("bound"), q.get("cap"))
 
     async def hook(req: HttpRequest) -> Response:
+        try:
+            host = host_module(req.path_params["host"])
+        except KeyError:
+            raise HTTPException(404) from None
         data: Any = None
         try:
             data = await body(req)
             who = principal(req)
-        except Exception as exc:  # unreadable or unauthenticated: fail, with a 200 Claude Code reads
+        except Exception as exc:  # unreadable or unauthenticated: fail, with a 200 the host reads
             err = error_data(exc)["error"]
             event = data.get("hook_event_name") if isinstance(data, dict) else None
-            return _json(claude_code.failure(event, f"ordinance: error[{err['code']}]: {err['message']}"))
+            return _json(host.failure(event, f"ordinance: error[{err['code']}]: {err['message']}"))
         # in a worker thread, so the event loop keeps taking requests; then, with
         # the answer sent, the model takes in the receipt before the next call
-        reply = await asyncio.to_thread(claude_code.handle, service, who, data, project=project, epoch=epoch)
+        reply = await asyncio.to_thread(handle_hook, host, service, who, data, project=project, epoch=epoch)
         return _json(reply, background=BackgroundTask(service.warm))
 
     handlers: dict[str, Any] = {
@@ -222,7 +228,7 @@ def create_app(
         for method, path, _s, _b, _a in ROUTES
         if path in handlers
     ]
-    routes.append(Route("/hooks/claude-code", hook, methods=["POST"]))
+    routes.append(Route("/hooks/{host}", hook, methods=["POST"]))
 
     async def http_error(req: HttpRequest, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500

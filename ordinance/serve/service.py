@@ -24,6 +24,7 @@ decisions are made over every layer, so only the full view has them).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 import time
@@ -143,18 +144,25 @@ class Service:
             return self.gate.check(request, now)
 
     def check_then(
-        self, request: Request, now: int, then: Callable[[Decision], Batch | None]
+        self,
+        request: Request,
+        now: int,
+        then: Callable[[Decision], Batch | None],
+        shown: Callable[[Decision, dict[str, Any]], dict[str, Any]] | None = None,
     ) -> tuple[Decision, StaleEpochError | None]:
         """`Gate.check`, and the fenced batch `then` makes of the decision
         (an intent receipt), appended in the same transaction: one durable
-        commit. The decision is logged exactly as `Gate.check` logs it,
-        whether or not the fence refuses the batch (the error is returned)."""
+        commit. The decision is logged as `Gate.check` logs it (its payload
+        as `shown` makes it of the decision and the logged payload: a host
+        marks an ask, keeps file contents as digests), whether or not the
+        fence refuses the batch (the error is returned)."""
         with self.lock:
             decision = self.gate.decide(request, now)
             extra = then(decision)
-            seqs = self.store.append_each(
-                [([self.gate.logged(decision)], None)] + ([extra] if extra is not None else [])
-            )
+            logged = self.gate.logged(decision)
+            if shown is not None:
+                logged = dataclasses.replace(logged, payload=shown(decision, dict(logged.payload or {})))
+            seqs = self.store.append_each([([logged], None)] + ([extra] if extra is not None else []))
             assert isinstance(seqs[0], int)  # an unfenced batch is never refused
             object.__setattr__(decision, "seq", seqs[0])
         refused = seqs[-1] if isinstance(seqs[-1], StaleEpochError) else None

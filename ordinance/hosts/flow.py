@@ -1,0 +1,157 @@
+"""One hook call, any host: the Call decided, receipts written, the Verdict rendered.
+
+PRE: the call becomes a Request (request.py), the gate decides and logs.
+The decision is logged with `asked` (the ask codes of its flags) when it
+asks, and with each file-content input as a digest and a length
+(request.digest; the policy read the contents at decision time). A permitted
+call that does not ask gets its intent receipt in the decision's commit
+(fenced, like `guard`); an asked call gets an `asked` receipt there instead,
+and its intent only once it ran (the user may refuse it).
+
+POST (the tool ran): the outcome receipt of an intent on record; of an asked
+call, its intent first. FAILED (it ran and failed) and DENIED (the host
+refused it): a `failed` receipt closes an intent on record. Nothing is
+written for a call without one.
+
+The verdict: deny (forbidden, an error, a fence refusal), ask (a flag whose
+code is an `ask_code`), allow (a flag `auto-allow`: the policy's
+`auto_allow(A)`), else defer (the host's own permission flow decides).
+Every failure is the host's fail-closed answer, as data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from types import ModuleType
+from typing import Any, Mapping
+
+from ..diagnostics import OrdinanceError
+from ..gate import Decision, Request
+from ..gate.decision import error_pair
+from ..gate.guard import intent_batch, outcome
+from . import DENIED, FAILED, POST, PRE, Call, Verdict
+from .request import SHELL_TOOLS, digest, request_of
+
+__all__ = ["handle", "decide", "verdict_of", "AUTO_ALLOW"]
+
+AUTO_ALLOW = "auto-allow"  # the flag code stdlib tools.rules derives from `auto_allow(A)`
+
+
+def _agent(principal: Any) -> str:
+    return principal if isinstance(principal, str) else str(principal.name)
+
+
+def _codes(service: Any, relation: str, now: int, revision: int) -> frozenset[str]:
+    """The policy's `relation(Code)` facts at the decision's revision (under
+    the service's lock, before the warm model moves past it)."""
+    if relation not in service.policy.relations:
+        return frozenset()
+    return frozenset(str(t[0]) for t in service.gate.model(revision, now).tuples(relation))
+
+
+def _shells(service: Any, now: int) -> frozenset[str]:
+    if "shell_tool" not in service.policy.relations:
+        return SHELL_TOOLS
+    return SHELL_TOOLS | _codes(service, "shell_tool", now, service.store.revision())
+
+
+def verdict_of(decision: Decision, asked: list[str], event: str = "PreToolUse") -> Verdict:
+    if decision.errors:
+        first = decision.errors[0]
+        return Verdict("deny", f"ordinance: error[{first.code}]: {first.message}", event)
+    if not decision.allowed:
+        why = "; ".join(f"{r.code} ({r.detail})" if r.detail else r.code for r in decision.reasons)
+        return Verdict("deny", f"ordinance blocked this: {why}", event)
+    if asked:
+        return Verdict("ask", f"ordinance asks: {', '.join(asked)}", event)
+    if any(f.code == AUTO_ALLOW for f in decision.flags):
+        return Verdict("allow", f"ordinance allowed (decision {decision.seq})", event)
+    return Verdict("defer", f"ordinance permits this (decision {decision.seq})", event)
+
+
+def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, at: int) -> Verdict:
+    with service.lock:  # the ask codes of the decision's model: nothing takes in the receipt before they are read
+        request = request_of(call, agent, service.gate.request_relations, epoch=epoch, shells=_shells(service, at))
+        asked: list[str] = []
+
+        def then(d: Decision) -> Any:
+            if d.allowed and not d.errors:
+                asks = _codes(service, "ask_code", at, d.revision)
+                asked.extend(sorted({f.code for f in d.flags if f.code in asks}))
+            if not d.allowed or d.errors or not getattr(host, "RECEIPTS", True):
+                return None
+            events, fence = intent_batch(service.gate, request, at, source=host.NAME)
+            if asked:  # the user may refuse it: its intent once it ran
+                events[0] = dataclasses.replace(events[0], args=(request.id, "asked", agent, at))
+            return events, fence
+
+        def shown(d: Decision, payload: dict[str, Any]) -> dict[str, Any]:
+            if asked:
+                payload["asked"] = list(asked)
+            inputs = payload.get("request", {}).get("attributes", {}).get("request_input")
+            if inputs and call.contents:
+                payload["request"]["attributes"]["request_input"] = [
+                    [f, digest(call.inputs.get(f)) if f in call.contents else v] for f, v in inputs
+                ]
+            return payload
+
+        decision, refused = service.check_then(request, at, then, shown)
+    if refused is not None:
+        code, message = error_pair(refused)
+        return Verdict("deny", f"ordinance: error[{code}]: {message}", call.event)
+    return verdict_of(decision, asked, call.event)
+
+
+def _receipts(service: Any, host: ModuleType, request: Request, call: Call, at: int) -> None:
+    """PostToolUse, PostToolUseFailure, PermissionDenied: close the call's intent."""
+    agent = request.agent
+    with service.lock:
+        model = service.gate.model(service.store.revision(), at)
+
+        def has(kind: str, by: str | None = agent) -> bool:
+            return bool(model.query("receipt", (request.id, kind, by, None)))
+
+        intended = has("intent")
+        if has("outcome", None) or has("failed", None):
+            return
+        if call.phase == POST and not intended and has("asked"):  # an asked call ran: its intent now
+            events, fence = intent_batch(service.gate, request, at, source=host.NAME)
+            service.store.append(events[:1], fence=fence)
+            intended = True
+        if call.phase == POST and intended:
+            outcome(service.gate, request, at, source=host.NAME)
+        elif intended:
+            outcome(service.gate, request, at, source=host.NAME, kind="failed")
+
+
+def handle(
+    host: ModuleType,
+    service: Any,
+    principal: Any,
+    payload: Any,
+    *,
+    project: str | None = None,
+    epoch: int = 1,
+    now: int | None = None,
+) -> dict[str, Any]:
+    """Any hook event of `host`: PRE decides, the others record; errors are the host's failure."""
+    if not isinstance(payload, Mapping):
+        return host.failure(None, "ordinance: error[bad_hook_payload]: the hook input is not a JSON object")
+    event = payload.get("hook_event_name")
+    at = int(time.time()) if now is None else now
+    try:
+        call = host.call(payload, project)
+        agent = _agent(principal)
+        if call.phase == PRE:
+            return dict(host.render(decide(host, service, agent, call, epoch, at)))
+        if call.phase in (POST, FAILED, DENIED):
+            request = request_of(call, agent, service.gate.request_relations, epoch=epoch)
+            _receipts(service, host, request, call, at)
+            return dict(host.render(Verdict("none", event=call.event)))
+        return {}
+    except Exception as exc:  # fail closed, as data
+        code, message = error_pair(exc)
+        if not isinstance(exc, OrdinanceError):
+            code, message = "internal", type(exc).__name__
+        return dict(host.failure(event, f"ordinance: error[{code}]: {message}"))

@@ -1,0 +1,193 @@
+"""The other hosts' hooks (`ordinance hook codex|gemini|cursor|copilot`) on
+payloads captured from the real Gemini CLI (tests/test_e2e_gemini.py) and
+documented ones for Codex, Cursor and Copilot CLI (each fixture's "//" says
+where its shape comes from): the same request facts as Claude Code's, the
+answer in the host's shape, failures denied."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterator
+
+import pytest
+
+from ordinance.cli.hook_client import answer
+from ordinance.cli.hook_hosts import respond
+from ordinance.cli.init import CLAUDE_CODE_POLICY
+from ordinance.facts import open_store, schema_of
+from ordinance.hosts import codex, copilot, cursor, gemini
+from ordinance.hosts.shape import verdict
+from ordinance.rules import compile_text
+from ordinance.serve import Principal, Service
+from ordinance.serve.claude_code import handle
+from ordinance.values import parse_instant
+
+HERE = Path(__file__).parent / "hosts_fixtures"
+POLICY = compile_text(CLAUDE_CODE_POLICY)
+NOW = parse_instant("2026-12-01T12:00:00Z")
+PROJECT = "/tmp/e2e/project"  # the project of every fixture
+
+
+def body(host: str, name: str, **change: Any) -> bytes:
+    payload = json.loads((HERE / host / f"{name}.json").read_text())
+    payload.update(change)
+    return json.dumps(payload).encode()
+
+
+@pytest.fixture()
+def service(tmp_path: Path) -> Iterator[Service]:
+    with open_store(str(tmp_path / "hosts.db"), schema_of(POLICY)) as store:
+        store.assert_facts([("grant", ("claude-code", PROJECT, 1))], source="init", author="jw")
+        yield Service(POLICY, store)
+
+
+def ask(service: Service, host: ModuleType, data: bytes) -> dict[str, Any]:
+    agent = Principal("claude-code")
+    return respond(host, data, lambda call: handle(service, agent, json.loads(call), project=PROJECT, now=NOW))
+
+
+def test_gemini_force_push_is_denied_in_its_shape(service: Service) -> None:
+    out = ask(service, gemini, body("gemini", "before_tool_shell_force_push"))
+    assert out["decision"] == "deny" and "force-push-main" in out["reason"]
+
+
+def test_gemini_write_outside_is_denied(service: Service) -> None:
+    out = ask(service, gemini, body("gemini", "before_tool_write_outside"))
+    assert out["decision"] == "deny" and "outside-project" in out["reason"]
+
+
+def test_gemini_permitted_call_is_not_refused_and_its_after_tool_closes_the_intent(service: Service) -> None:
+    out = ask(service, gemini, body("gemini", "before_tool_shell"))
+    assert out.get("decision") not in ("deny", "block", "ask"), out
+    assert ask(service, gemini, body("gemini", "after_tool_shell")) == {}
+    kinds = sorted(e.args[1] for e in service.store.events(kinds=["receipt"]))
+    assert kinds == ["intent", "outcome"]  # BeforeTool and AfterTool name the same call
+
+
+def test_gemini_tools_become_claude_codes() -> None:
+    (call,) = gemini.requests(json.loads(body("gemini", "before_tool_write_outside")))
+    assert call["tool_name"] == "Write" and call["tool_input"]["file_path"] == "/tmp/e2e/outside/x.txt"
+    (call,) = gemini.requests(
+        {"hook_event_name": "BeforeTool", "cwd": PROJECT, "tool_name": "run_shell_command"}
+        | {"tool_input": {"command": "ls", "dir_path": "sub"}}
+    )
+    assert call["tool_name"] == "Bash" and call["cwd"] == PROJECT + "/sub"
+
+
+@pytest.mark.parametrize("data", [b"not json", b"[]", b'{"hook_event_name": "BeforeTool", "tool_input": 3}'])
+def test_gemini_bad_input_is_denied(service: Service, data: bytes) -> None:
+    out = ask(service, gemini, data)
+    assert out["decision"] == "deny" and "error[bad_hook_payload]" in out["reason"]
+
+
+def test_an_unreachable_gate_is_each_hosts_deny() -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    gate = f"http://127.0.0.1:{port}"
+
+    def closed(host: ModuleType, data: bytes) -> dict[str, Any]:
+        return respond(host, data, lambda call: answer(gate, call, None, 2.0, False))
+
+    assert closed(gemini, body("gemini", "before_tool_shell"))["decision"] == "deny"
+    assert closed(codex, body("codex", "pre_tool_use_bash"))["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert closed(cursor, body("cursor", "before_shell_execution"))["permission"] == "deny"
+    assert closed(copilot, body("copilot", "pre_tool_use_bash"))["permissionDecision"] == "deny"
+    # --fail-open leaves the call to the host
+    assert respond(gemini, body("gemini", "before_tool_shell"), lambda call: None) == {}
+
+
+def test_codex_force_push_is_denied(service: Service) -> None:
+    out = ask(service, codex, body("codex", "pre_tool_use_bash"))["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]
+
+
+def test_codex_permitted_push_is_left_to_codex(service: Service) -> None:
+    data = body("codex", "pre_tool_use_bash", tool_input={"command": "git push origin feature"})
+    assert ask(service, codex, data) == {}
+
+
+def test_codex_apply_patch_asks_about_every_file_it_touches(service: Service) -> None:
+    calls = codex.requests(json.loads(body("codex", "pre_tool_use_apply_patch")))
+    assert [c["tool_input"]["file_path"] for c in calls] == ["src/app.py", "../outside/x.txt"]
+    assert {c["tool_name"] for c in calls} == {"Edit"} and calls[0]["tool_use_id"] != calls[1]["tool_use_id"]
+    out = ask(service, codex, body("codex", "pre_tool_use_apply_patch"))["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "outside-project" in out["permissionDecisionReason"]
+
+
+def test_codex_cannot_ask_so_an_ask_is_refused(service: Service) -> None:
+    patch = "*** Begin Patch\n*** Add File: .env\n+KEY=1\n*** End Patch\n"
+    data = body("codex", "pre_tool_use_apply_patch", tool_input={"command": patch})
+    out = ask(service, codex, data)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "secret-file" in out["permissionDecisionReason"]
+    assert "cannot ask" in out["permissionDecisionReason"]
+
+
+def test_cursor_force_push_through_cd_is_denied(service: Service) -> None:
+    out = ask(service, cursor, body("cursor", "before_shell_execution"))
+    assert out["permission"] == "deny" and "force-push-main" in out["agent_message"]
+
+
+def test_cursor_permitted_read_is_left_to_cursor(service: Service) -> None:
+    out = ask(service, cursor, body("cursor", "before_read_file"))
+    assert out.get("permission") in (None, "allow"), out
+    (call,) = cursor.requests(json.loads(body("cursor", "before_read_file")))
+    assert call["tool_name"] == "Read" and call["session_id"] == "conv-e2e"
+
+
+def test_cursor_after_shell_execution_closes_the_intent_of_its_before(service: Service) -> None:
+    data = json.loads(body("cursor", "before_shell_execution", command="git status"))
+    assert ask(service, cursor, json.dumps(data).encode()).get("permission") != "deny"
+    data.update(hook_event_name="afterShellExecution", output="clean", duration=5)
+    assert ask(service, cursor, json.dumps(data).encode()) == {}
+    kinds = sorted(e.args[1] for e in service.store.events(kinds=["receipt"]))
+    assert kinds == ["intent", "outcome"]
+
+
+def test_copilot_force_push_and_write_outside_are_denied(service: Service) -> None:
+    out = ask(service, copilot, body("copilot", "pre_tool_use_bash"))
+    assert out["permissionDecision"] == "deny" and "force-push-main" in out["permissionDecisionReason"]
+    out = ask(service, copilot, body("copilot", "pre_tool_use_create"))
+    assert out["permissionDecision"] == "deny" and "outside-project" in out["permissionDecisionReason"]
+
+
+def test_copilot_post_tool_use_is_never_a_deny() -> None:
+    data = body("copilot", "pre_tool_use_bash", toolResult={"resultType": "success"}, toolArgs="{bad")
+    assert respond(copilot, data, lambda call: None) == {}
+
+
+def test_verdict_deny_wins_then_ask_and_allow_needs_every_answer() -> None:
+    def a(decision: str | None, reason: str = "r") -> dict[str, Any]:
+        out: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecisionReason": reason}
+        if decision:
+            out["permissionDecision"] = decision
+        return {"hookSpecificOutput": out}
+
+    assert verdict([a("allow"), a("deny", "no")]).decision == "deny"
+    assert verdict([a("allow"), a("ask")]).decision == "ask"
+    assert verdict([a("allow"), a(None)]).decision is None
+    assert verdict([a("allow"), a("allow")]).decision == "allow"
+    assert verdict([a("maybe")]).decision == "deny"  # an answer the hook does not know fails closed
+    assert verdict([a("deny", "\x1b[2Jgone")]).reason == "\\x1b[2Jgone"
+
+
+def test_the_cli_subcommand_answers_in_process(tmp_path: Path) -> None:
+    policy, db = tmp_path / "policy.rules", tmp_path / "o.db"
+    policy.write_text(CLAUDE_CODE_POLICY)
+    with open_store(str(db), schema_of(POLICY)) as store:
+        store.assert_facts([("grant", ("gemini", PROJECT, 1))], source="init", author="jw")
+    ordinance = str(Path(sys.executable).with_name("ordinance"))
+    done = subprocess.run(
+        [ordinance, "hook", "gemini", "--db", str(db), "--policy", str(policy), "--project", PROJECT],
+        input=body("gemini", "before_tool_shell_force_push"),
+        capture_output=True,
+        check=True,
+    )
+    out = json.loads(done.stdout)
+    assert out["decision"] == "deny" and "force-push-main" in out["reason"]
