@@ -257,6 +257,7 @@ CODES: dict[str, tuple[str, str]] = {
     # the store
     "store": ("store", "the store refused or failed an operation"),
     "stale_epoch": ("store", "a write under an epoch older than the newest for its resource"),
+    "revision_moved": ("store", "the facts a decision read changed before it was logged"),
     "fence_mismatch": ("store", "a fenced write names another resource than its fence"),
     "bad_fence": ("store", "a fence is not a resource and an epoch"),
     "unknown_kind": ("store", "an event kind that does not exist"),
@@ -306,6 +307,8 @@ CODES: dict[str, tuple[str, str]] = {
     "reserved_attribute": ("serve", "a request attribute the service fills itself"),
     "may_not_assert": ("serve", "`may_assert` does not allow the write"),
     "audience_forbidden": ("serve", "an audience that sees more than the principal may"),
+    "clock_not_granted": ("serve", "a `now` from a principal the owner did not give the clock"),
+    "bound_to_writer": ("serve", "a fact in another writer's name than the principal's"),
     "bad_tokens": ("serve", "a tokens file that cannot be read"),
     "no_tokens": ("serve", "neither a principal nor a tokens file"),
     "no_principal": ("serve", "stdio MCP needs a principal"),

@@ -205,10 +205,10 @@ def test_guarded_is_fenced_at_the_lease_epoch(store: Store) -> None:
     assert [e.args[1] for e in store.events(kinds=["receipt"])] == ["intent"]
 
 
-def test_check_many_logs_each_decision_as_check_does(store: Store) -> None:
+def test_log_logs_each_decision_as_check_does(store: Store) -> None:
     gate = Gate(POLICY, store)
     asks = [(Request(f"a{i}", "push", "main", "alice" if i % 2 else "mallory", 1, scope="repo"), T) for i in range(4)]
-    decisions = gate.check_many(asks)
+    decisions = gate.log(asks)
     assert [d.allowed for d in decisions] == [False, True, False, True]
     logged = store.events(kinds=["decision"])
     assert [e.seq for e in logged] == [d.seq for d in decisions] == list(range(2, 6))
@@ -242,7 +242,7 @@ def test_the_server_and_mcp_feed_the_users_attribute(tmp_path: Path) -> None:
         assert refused["allowed"] is False and [r["code"] for r in refused["reasons"]] == ["force"]
         assert refused["request"]["attributes"] == {"request_force": [[]]}
     with open_store(db, schema_of(POLICY)) as store:
-        server_mcp = create_mcp(Service(POLICY, store), Principal("claude-code"))
+        server_mcp = create_mcp(Service(POLICY, store), Principal("claude-code", clock=True))
 
         async def ask(request: dict[str, object]) -> Any:
             async with Client(server_mcp) as c:

@@ -466,7 +466,7 @@ def test_the_server_writes_the_gate_snapshot_when_due_between_decisions(tmp_path
         assert path is not None and not path.exists()
         stop = keep_snapshot(service, every=0.05)
         try:
-            service.decide(Request("r1", "write", "repo", "claude-code", 1, scope="repo"), 0)
+            service.gate.check(Request("r1", "write", "repo", "claude-code", 1, scope="repo"), 0)
             deadline = time.monotonic() + 20
             while not path.exists() and time.monotonic() < deadline:
                 time.sleep(0.05)

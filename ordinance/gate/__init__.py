@@ -8,7 +8,7 @@ again = gate.replay(logged_event)           # a logged decision, decided again
 for r in replay_log(gate, what_if=True): ...  # the whole log (replay.py)
 """
 
-from .core import GATE_RELATIONS, Gate
+from .core import GATE_RELATIONS, OWNER_CLOCK, SERVER_CLOCK, Gate
 from .decision import Decision, Reason
 from .guard import Blocked, Guarded, GuardResult, guard
 from .layers import PUBLIC, Layers
@@ -23,6 +23,8 @@ __all__ = [
     "Guarded",
     "GuardResult",
     "Layers",
+    "OWNER_CLOCK",
+    "SERVER_CLOCK",
     "PUBLIC",
     "REQUEST_RELATIONS",
     "Reason",

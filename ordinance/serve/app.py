@@ -58,17 +58,17 @@ def _json(data: Any, status: int = 200, background: BackgroundTask | None = None
 class Batcher:
     """Group commit for /check: decisions that arrive while the log is
     being written are decided and logged together in the next append
-    (`Gate.check_many`), in a worker thread so the event loop keeps taking
+    (`Gate.log`), in a worker thread so the event loop keeps taking
     requests. Each caller gets its own decision once it is durable."""
 
     def __init__(self, service: Service) -> None:
         self.service = service
-        self.pending: list[tuple[Any, int, asyncio.Future[Any]]] = []
+        self.pending: list[tuple[Any, int, str, asyncio.Future[Any]]] = []
         self.running = False
 
-    async def check(self, request: Any, now: int) -> Any:
+    async def check(self, request: Any, now: int, clock: str) -> Any:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.pending.append((request, now, future))
+        self.pending.append((request, now, clock, future))
         if not self.running:
             self.running = True
             asyncio.get_running_loop().create_task(self._drain())
@@ -79,12 +79,12 @@ class Batcher:
             while self.pending:
                 batch, self.pending = self.pending, []
                 try:
-                    decisions = await asyncio.to_thread(self.service.check_many, [(r, n) for r, n, _ in batch])
+                    decisions = await asyncio.to_thread(self.service.check_many, [(r, n, c) for r, n, c, _ in batch])
                 except Exception as exc:  # the whole batch failed (e.g. the store): every caller hears it
-                    for _, _, future in batch:
+                    for *_, future in batch:
                         future.set_exception(exc)
                     continue
-                for (_, _, future), decision in zip(batch, decisions):
+                for (*_, future), decision in zip(batch, decisions):
                     future.set_result(decision)
         finally:
             self.running = False
@@ -142,8 +142,8 @@ def create_app(
     batcher = Batcher(service)
 
     async def check(req: HttpRequest) -> Any:
-        request, now, proofs = service.ask(principal(req), await body(req))
-        decision = await batcher.check(request, now)
+        request, now, clock, proofs = service.ask(principal(req), await body(req))
+        decision = await batcher.check(request, now, clock)
         return decision_json(decision, program=service.policy, proofs=proofs)
 
     async def assert_(req: HttpRequest) -> Any:

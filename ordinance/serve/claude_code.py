@@ -32,6 +32,7 @@ from ..diagnostics import OrdinanceError
 from ..gate import Decision, Request
 from ..values import escape
 from ..gate.decision import error_pair
+from ..gate import OWNER_CLOCK, SERVER_CLOCK
 from ..gate.guard import intent_batch, outcome
 from .identity import Principal
 from .shell import simple_commands
@@ -169,6 +170,7 @@ def pre_tool_use(
             lambda d: (
                 intent_batch(service.gate, request, at, source="claude-code") if d.allowed and not d.errors else None
             ),
+            clock=SERVER_CLOCK if now is None else OWNER_CLOCK,  # `now` given: the library's caller, the owner
         )
         if refused is not None:
             code, message = error_pair(refused)

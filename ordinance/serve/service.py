@@ -36,14 +36,14 @@ from ..explain import decision_json, to_json
 from ..engine import evaluate
 from ..facts import FACT_KINDS, Event, Store
 from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
-from ..gate import Decision, Gate, Request, is_request_side
+from ..gate import SERVER_CLOCK, Decision, Gate, Request, is_request_side
 from ..rules.checked import CheckedProgram
 from ..facts.events import kind_of
 from ..values import to_value
 from ..values import format_instant, parse_instant, value_problem
 from .identity import Principal
 
-__all__ = ["Forbidden", "Service", "BadRequest", "SERVER_FILLED"]
+__all__ = ["Forbidden", "Service", "BadRequest", "SERVER_FILLED", "clock"]
 
 # events and the fence they are written under (`Store.append_each`)
 Batch = tuple[Sequence[Event], tuple[str, int] | None]
@@ -78,6 +78,22 @@ def _now(value: Any) -> int:
         except ValueError:
             pass
     raise BadRequest(f"`now` must be an ISO-8601 instant such as 2026-08-14T23:00:00Z, got `{value}`")
+
+
+def clock(principal: Principal, value: Any) -> tuple[int, str]:
+    """The `now` a principal's request is decided at, and whose clock gave
+    it: the server's, unless the owner gave the principal the clock
+    (`clock = true` in the tokens file); a `now` from any other principal is
+    refused, never silently replaced."""
+    if value is None:
+        return _now(None), SERVER_CLOCK
+    if not principal.clock:
+        raise Forbidden(
+            f"principal `{principal.name}` may not give `now`: decisions use the server's clock "
+            "unless the owner grants `clock = true` in the tokens file",
+            code="clock_not_granted",
+        )
+    return _now(value), f"principal:{principal.name}"
 
 
 def _object(body: Any) -> Mapping[str, Any]:
@@ -120,44 +136,40 @@ class Service:
             )
         return request
 
-    def ask(self, principal: Principal, body: Any) -> tuple[Request, int, bool]:
-        """A check's (request, now, proofs) from its JSON body."""
+    def ask(self, principal: Principal, body: Any) -> tuple[Request, int, str, bool]:
+        """A check's (request, now, clock, proofs) from its JSON body."""
         body = _object(body)
-        return self.request(principal, body.get("request")), _now(body.get("now")), bool(body.get("proofs", False))
+        request = self.request(principal, body.get("request"))
+        now, by = clock(principal, body.get("now"))
+        return request, now, by, bool(body.get("proofs", False))
 
     def check(self, principal: Principal, body: Any) -> dict[str, Any]:
-        """Decide and log (exactly as `Gate.check`); the decision's JSON."""
-        request, now, proofs = self.ask(principal, body)
+        """Decide and log (`Gate.log`); the decision's JSON."""
+        request, now, by, proofs = self.ask(principal, body)
         with self.lock:
-            decision = self.gate.check(request, now)
+            (decision,) = self.gate.log([(request, now)], clock=by)
             return decision_json(decision, program=self.policy, proofs=proofs)
 
-    def check_many(self, asks: list[tuple[Request, int]]) -> list[Any]:
-        """Decisions logged in one append (`Gate.check_many`), under the lock."""
+    def check_many(self, asks: list[tuple[Request, int, str]]) -> list[Any]:
+        """(request, now, clock) asks decided and logged in one append (`Gate.log`), under the lock."""
         with self.lock:
-            return self.gate.check_many(asks)
-
-    def decide(self, request: Request, now: int) -> Any:
-        """Gate.check under the service's lock (for the hooks)."""
-        with self.lock:
-            return self.gate.check(request, now)
+            return self.gate.log_then([(r, n) for r, n, _ in asks], clock=[c for _, _, c in asks])[0]
 
     def check_then(
-        self, request: Request, now: int, then: Callable[[Decision], Batch | None]
+        self, request: Request, now: int, then: Callable[[Decision], Batch | None], clock: str = SERVER_CLOCK
     ) -> tuple[Decision, StaleEpochError | None]:
-        """`Gate.check`, and the fenced batch `then` makes of the decision
-        (an intent receipt), appended in the same transaction: one durable
-        commit. The decision is logged exactly as `Gate.check` logs it,
-        whether or not the fence refuses the batch (the error is returned)."""
+        """`Gate.log_then`: the decision, and the fenced batch `then` makes of
+        it (an intent receipt) appended in the same transaction: one durable
+        commit. The decision is logged whether or not the fence refuses the
+        batch (the error is returned)."""
+
+        def batches(decisions: list[Decision]) -> list[Batch]:
+            extra = then(decisions[0])
+            return [] if extra is None else [extra]
+
         with self.lock:
-            decision = self.gate.decide(request, now)
-            extra = then(decision)
-            seqs = self.store.append_each(
-                [([self.gate.logged(decision)], None)] + ([extra] if extra is not None else [])
-            )
-            assert isinstance(seqs[0], int)  # an unfenced batch is never refused
-            object.__setattr__(decision, "seq", seqs[0])
-        refused = seqs[-1] if isinstance(seqs[-1], StaleEpochError) else None
+            (decision,), seqs = self.gate.log_then([(request, now)], clock=clock, then=batches)
+        refused = seqs[-1] if seqs and isinstance(seqs[-1], StaleEpochError) else None
         return decision, refused
 
     def warm(self) -> None:
@@ -306,9 +318,10 @@ class Service:
     def _model(self, principal: Principal, body: Mapping[str, Any]) -> Any:
         """The model at `now` over the facts the audience may see (the warm
         model for every layer), plus the request in `request`, if any."""
-        now = _now(body.get("now"))
-        audience = self.audience(principal, body.get("audience"))
         request = None if body.get("request") is None else self.request(principal, body["request"])
+        # a read of the store alone may ask about any time; with a request, the time is a decision's
+        now = _now(body.get("now")) if request is None else clock(principal, body.get("now"))[0]
+        audience = self.audience(principal, body.get("audience"))
         if audience is None:
             if request is not None:
                 return self.gate.overlay(request, now)

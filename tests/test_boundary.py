@@ -1,0 +1,126 @@
+"""The gate as a boundary against an agent's token: the clock, the scope,
+the write policy and the fences belong to the owner, on every way in."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from mcp import Client
+
+from ordinance.diagnostics import OrdinanceError
+from ordinance.facts import Store, open_store, schema_of
+from ordinance.gate import Gate, Request
+from ordinance.rules import compile_text
+from ordinance.serve import Principal, Service, Tokens
+from ordinance.serve.mcp import create_mcp
+from ordinance.serve.service import Forbidden
+
+POLICY = compile_text('.include "continuity"\n')
+T = 1796126400  # 2026-12-01T12:00:00Z
+LATER = "2026-12-09T00:00:00Z"
+ALICE = Principal("alice")
+RIG = Principal("rig", clock=True)
+OWNER = Principal("jw", owner=True)
+
+
+@pytest.fixture()
+def service(store_url: str) -> Iterator[Service]:
+    with open_store(store_url, schema_of(POLICY)) as store:
+        yield Service(POLICY, store)
+
+
+def ask(target: str = "w1", **more: Any) -> dict[str, Any]:
+    return {"kind": "write", "target": target, "epoch": 1, **more}
+
+
+def logged(store: Store) -> list[dict[str, Any]]:
+    return [dict(e.payload or {}) for e in store.events(kinds=["decision"])]
+
+
+# ---------------------------------------------------------------- the clock
+
+
+def test_a_now_from_a_principal_without_the_clock_is_refused(service: Service) -> None:
+    service.store.assert_facts([("grant", ("alice", "w1", 1)), ("stop", ("w1", T))])
+    for body in ({"request": ask(), "now": LATER}, {"request": ask(), "now": "0001-01-01T00:00:00Z"}):
+        with pytest.raises(Forbidden) as info:
+            service.check(ALICE, body)
+        assert info.value.code == "clock_not_granted" and "`alice`" in str(info.value)
+    with pytest.raises(Forbidden) as info:  # the owner too: the clock is given, never assumed
+        service.check(OWNER, {"request": ask(), "now": LATER})
+    assert info.value.code == "clock_not_granted"
+    assert logged(service.store) == []  # nothing decided, nothing logged
+    # without a `now`, the server's clock decides: the stop holds
+    out = service.check(ALICE, {"request": ask()})
+    assert out["allowed"] is False and "owner-stop" in {r["code"] for r in out["reasons"]}
+    assert out["clock"] == "server" and logged(service.store)[0]["clock"] == "server"
+
+
+def test_reads_with_a_request_take_no_now_without_the_clock(service: Service) -> None:
+    for read in (service.query, service.why, service.why_not):
+        key = "pattern" if read == service.query else "fact"
+        with pytest.raises(Forbidden) as info:
+            read(ALICE, {key: 'permit("q1")', "request": ask(id="q1"), "now": LATER})
+        assert info.value.code == "clock_not_granted"
+    # a read of the store alone may ask about any time
+    assert service.query(ALICE, {"pattern": "grant(A, S, E)", "now": LATER})["holds"] is False
+
+
+def test_a_principal_given_the_clock_decides_at_its_now_and_the_log_says_whose(service: Service) -> None:
+    service.store.assert_facts([("grant", ("rig", "w1", 1)), ("stop", ("w1", T))])
+    before = service.check(RIG, {"request": ask(id="r1"), "now": "2026-11-30T00:00:00Z"})
+    assert before["allowed"] is True and before["clock"] == "principal:rig"
+    (event,) = service.store.events(kinds=["decision"])
+    assert event.payload is not None and event.payload["clock"] == "principal:rig"
+    replayed = Gate(POLICY, service.store).replay(event)
+    assert replayed.payload() == event.payload  # replay reproduces it, clock and all
+
+
+def test_the_library_and_the_cli_keep_their_now_as_the_owner(service: Service) -> None:
+    service.store.assert_facts([("grant", ("alice", "w1", 1))])
+    decision = Gate(POLICY, service.store).check(Request("l1", "write", "w1", "alice", 1), T)
+    assert decision.allowed and decision.clock == "owner" and logged(service.store)[0]["clock"] == "owner"
+
+
+def test_the_clock_in_the_tokens_file_is_true_or_false() -> None:
+    tokens = Tokens.from_data({"principal": [{"name": "r", "token": "x", "clock": True}, {"name": "a", "token": "y"}]})
+    assert tokens.principal("Bearer x").clock and not tokens.principal("Bearer y").clock
+    with pytest.raises(OrdinanceError) as info:
+        Tokens.from_data({"principal": [{"name": "r", "token": "x", "clock": "yes"}]})
+    assert info.value.code == "bad_tokens" and "`clock`" in str(info.value)
+
+
+def test_the_mcp_check_refuses_a_now_without_the_clock(tmp_path: Path) -> None:
+    with open_store(str(tmp_path / "m.db"), schema_of(POLICY)) as store:
+        store.assert_facts([("grant", ("alice", "w1", 1))])
+        server = create_mcp(Service(POLICY, store), ALICE)
+
+        async def go() -> tuple[Any, Any]:
+            async with Client(server) as c:
+                refused = await c.call_tool("check", {"request": ask(), "now": LATER})
+                served = await c.call_tool("check", {"request": ask()})
+                return refused, served
+
+        refused, served = asyncio.run(go())
+        assert refused.is_error and "error[clock_not_granted]" in refused.content[0].text
+        assert not served.is_error and served.structured_content["clock"] == "server"
+
+
+def test_the_http_check_refuses_a_now_without_the_clock(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from ordinance.serve.app import create_app
+
+    with open_store(str(tmp_path / "h.db"), schema_of(POLICY)) as store:
+        tokens = Tokens.from_data({"principal": [{"name": "alice", "token": "a"}]})
+        with TestClient(create_app(Service(POLICY, store), tokens)) as client:
+            auth = {"authorization": "Bearer a"}
+            r = client.post("/check", headers=auth, json={"request": ask(), "now": LATER})
+            assert r.status_code == 403 and r.json()["error"]["code"] == "clock_not_granted"
+            r = client.post("/why", headers=auth, json={"fact": 'permit("x")', "request": ask(id="x"), "now": LATER})
+            assert r.status_code == 403 and r.json()["error"]["code"] == "clock_not_granted"
+            r = client.post("/check", headers=auth, json={"request": ask()})
+            assert r.status_code == 200 and r.json()["clock"] == "server"
