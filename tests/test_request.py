@@ -241,7 +241,9 @@ def test_the_server_and_mcp_feed_the_users_attribute(tmp_path: Path) -> None:
     plain = {"id": "s1", "kind": "push", "target": "main", "epoch": 1, "scope": "repo"}
     forced = {**plain, "id": "s2", "attributes": {"request_force": [[]]}}
     with Served(tmp_path / "policy.rules", db, write_tokens(tmp_path / "tokens.toml")) as server:
-        granted = server.post("/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1). member("main", "repo").'})
+        granted = server.post(
+            "/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1). member("main", "repo").'}
+        )
         assert granted.status_code == 200
         assert server.post("/check", AGENT, json={"request": plain, "now": "2026-08-14T23:00:00Z"}).json()["allowed"]
         refused = server.post("/check", AGENT, json={"request": forced, "now": "2026-08-14T23:00:00Z"}).json()

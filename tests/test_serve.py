@@ -413,7 +413,9 @@ def test_two_servers_on_one_postgresql_share_a_lease(project: Path, pg_url: str)
             assert listening == (2,)
         assert (
             one.post(
-                "/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1). grant("bob", "repo", 1).'}
+                "/assert",
+                OWNER,
+                json={"text": 'grant("claude-code", "repo", 1). grant("bob", "repo", 1). member("job-7", "repo").'},
             ).status_code
             == 200
         )
