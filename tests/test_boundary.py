@@ -124,3 +124,59 @@ def test_the_http_check_refuses_a_now_without_the_clock(tmp_path: Path) -> None:
             assert r.status_code == 403 and r.json()["error"]["code"] == "clock_not_granted"
             r = client.post("/check", headers=auth, json={"request": ask()})
             assert r.status_code == 200 and r.json()["clock"] == "server"
+
+
+# ---------------------------------------------------------------- least privilege for writes
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        ("grant", ("alice", "prod", 1)),
+        ("lease", ("w1", "alice", 99, 2**53)),  # a lease at epoch 99 locking everyone out
+        ("failure_domain", ("alice", "elsewhere")),
+        ("observation", ("x", "alice", T, "w1", "ok")),
+        ("member", ("prod", "sandbox")),
+        ("settled", ("q", "yes")),
+        ("stop", ("w1", T)),
+    ],
+)
+def test_authority_is_the_owners(service: Service, fact: tuple[str, tuple[Any, ...]]) -> None:
+    with pytest.raises(Forbidden) as info:
+        service.write(ALICE, [fact])
+    assert info.value.code == "may_not_assert"
+    assert service.write(OWNER, [fact])["written"] == 1
+
+
+def test_a_fact_bound_to_its_writer_is_refused_in_another_name(service: Service) -> None:
+    for fact in (("receipt", ("x", "outcome", "bob", T)), ("claim_source", ("c1", "bob", "observed"))):
+        with pytest.raises(Forbidden) as info:
+            service.write(ALICE, [fact])
+        assert info.value.code == "bound_to_writer" and "`bob`" in str(info.value)
+    assert service.write(ALICE, [("claim_source", ("c1", "alice", "observed"))])["written"] == 1
+    assert service.write(OWNER, [("claim_source", ("c2", "bob", "observed"))])["written"] == 1
+
+
+def test_receipts_come_from_the_gate_and_its_writer(service: Service) -> None:
+    with pytest.raises(Forbidden) as info:  # an intent is the gate's, when it allows
+        service.write(ALICE, [("receipt", ("x", "intent", "alice", T))])
+    assert info.value.code == "ungated_intent"
+    with pytest.raises(Forbidden) as info:  # an outcome needs the writer's intent on record
+        service.write(ALICE, [("receipt", ("x", "outcome", "alice", T))])
+    assert info.value.code == "no_intent"
+    model = service.gate.model(service.store.revision(), T)
+    assert not model.contains("done", ("x",))
+
+
+def test_an_observer_writes_only_its_own_observations_once_the_owner_declares_it(service: Service) -> None:
+    ci = Principal("ci")
+    readback = ("observation", ("x", "ci", T, "w1", "ok"))
+    with pytest.raises(Forbidden):
+        service.write(ci, [readback])
+    service.write(OWNER, [("observer", ("ci",)), ("failure_domain", ("ci", "ci-cluster"))])
+    assert service.write(ci, [readback])["written"] == 1
+    with pytest.raises(Forbidden) as info:
+        service.write(ci, [("observation", ("x", "gh", T, "w1", "ok"))])
+    assert info.value.code == "bound_to_writer"
+    with pytest.raises(Forbidden):  # its failure domain is the owner's to say
+        service.write(ci, [("failure_domain", ("ci", "elsewhere"))])

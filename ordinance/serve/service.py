@@ -272,9 +272,58 @@ class Service:
             for relation in sorted({rel for rel, _, _ in batch}):
                 if not self.may_assert(principal, relation, at):
                     raise Forbidden(f"principal `{principal.name}` may not assert `{relation}`", code="may_not_assert")
+            fence = self._bound(principal, [(rel, args) for rel, args, _ in batch], at)
             events = [Event(kind_of(rel), rel, args, source, principal.name, layer=layer) for rel, args, layer in batch]
-            revision = self.store.append(events)
+            revision = self.store.append(events, fence=fence)
         return {"revision": revision, "written": len(events)}
+
+    def _bound(
+        self, principal: Principal, facts: list[tuple[str, tuple[Any, ...]]], at: int
+    ) -> tuple[str, int] | None:
+        """The fence a write goes under, once each fact is bound to its
+        writer: a relation's `bound_to(Relation, Position)` argument must be
+        the principal (the owner writes in any name). A receipt is fenced as
+        `guard`'s are: an intent is the gate's to write, when it allows the
+        action; an outcome needs its writer's intent on record and goes
+        under that intent's fence, so after a takeover it is refused as
+        stale (`stale_epoch`)."""
+        model = self.gate.model(self.store.revision(), at)
+        positions: dict[str, set[int]] = {}
+        if "bound_to" in self.policy.relations:
+            for rel, n in model.query("bound_to", (None, None)):
+                positions.setdefault(str(rel), set()).add(int(n))
+        fences: set[tuple[str, int]] = set()
+        for rel, args in facts:
+            for n in sorted(positions.get(rel, ())):
+                if not principal.owner and n < len(args) and args[n] != principal.name:
+                    raise Forbidden(
+                        f"`{rel}` names `{args[n]}` as its writer, not the principal `{principal.name}`",
+                        code="bound_to_writer",
+                    )
+            if rel == "receipt" and len(args) == 4:
+                fences |= self._receipt_fence(principal, model, args)
+        if len(fences) > 1:
+            raise BadRequest("outcome receipts fenced at different resources: write them separately")
+        return next(iter(fences), None)
+
+    def _receipt_fence(self, principal: Principal, model: Any, receipt: tuple[Any, ...]) -> set[tuple[str, int]]:
+        action, kind, by = receipt[0], receipt[1], receipt[2]
+        if principal.owner:
+            return set()
+        if kind != "outcome":
+            raise Forbidden(
+                f"receipt `{action}`: only an outcome is written here; the intent is the gate's, "
+                "written when it allows the action",
+                code="ungated_intent",
+            )
+        intents = [row for row in model.query("receipt", (action, "intent", by, None))]
+        seqs = [s for row in intents for s in self.store.seqs_of("receipt", row)]
+        if not seqs:
+            raise Forbidden(f"receipt `{action}`: no intent of `{by}` on record for this outcome", code="no_intent")
+        newest = max(self.store.events_at(seqs), key=lambda e: e.seq)
+        if newest.resource is None or newest.epoch is None:
+            return set()
+        return {(newest.resource, newest.epoch)}
 
     def load(self, principal: Principal, text: str, source: str = "load") -> dict[str, Any]:
         """JSON Lines of facts (`ordinance load`'s format, with an optional
