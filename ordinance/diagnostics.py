@@ -310,6 +310,7 @@ CODES: dict[str, tuple[str, str]] = {
     "clock_not_granted": ("serve", "a `now` from a principal the owner did not give the clock"),
     "bound_to_writer": ("serve", "a fact in another writer's name than the principal's"),
     "ungated_intent": ("serve", "an intent receipt not written by the gate that allowed its action"),
+    "no_lease": ("gate", "a release of a lease the agent does not hold"),
     "no_intent": ("serve", "an outcome receipt of an action with no intent of the writer on record"),
     "bad_tokens": ("serve", "a tokens file that cannot be read"),
     "no_tokens": ("serve", "neither a principal nor a tokens file"),

@@ -12,6 +12,7 @@ from .core import GATE_RELATIONS, OWNER_CLOCK, SERVER_CLOCK, Gate
 from .decision import Decision, Reason
 from .guard import Blocked, Guarded, GuardResult, guard
 from .layers import PUBLIC, Layers
+from .lease import Leased
 from .replay import Replayed, replay_log
 from .request import REQUEST_RELATIONS, Request, is_request_side, request_relations, with_defaults
 
@@ -23,6 +24,7 @@ __all__ = [
     "Guarded",
     "GuardResult",
     "Layers",
+    "Leased",
     "OWNER_CLOCK",
     "SERVER_CLOCK",
     "PUBLIC",

@@ -126,7 +126,7 @@ def create_app(
         async def run(req: HttpRequest) -> Response:
             try:
                 # after a write, with the answer sent, the model takes it in before the next decision
-                after = BackgroundTask(service.warm) if handler in (assert_, load) else None
+                after = BackgroundTask(service.warm) if handler in (assert_, load, lease) else None
                 return _json(await handler(req), background=after)
             except Exception as exc:  # every error is data, never a traceback
                 return _json(error_data(exc), _status(exc))
@@ -162,6 +162,10 @@ def create_app(
         if len(raw) > MAX_BODY:
             raise BadRequest("the body is too large", code="too_large")
         return service.load(who, decode_text(raw, "body"))  # invalid UTF-8: error[encoding], as `ordinance load`
+
+    async def lease(req: HttpRequest) -> Any:
+        who = principal(req)
+        return await asyncio.to_thread(service.lease, who, await body(req))
 
     async def query(req: HttpRequest) -> Any:
         return service.query(principal(req), await body(req))
@@ -210,6 +214,7 @@ def create_app(
         "/check": check,
         "/assert": assert_,
         "/load": load,
+        "/lease": lease,
         "/query": query,
         "/why": why,
         "/why-not": why_not,

@@ -172,6 +172,36 @@ class Service:
         refused = seqs[-1] if seqs and isinstance(seqs[-1], StaleEpochError) else None
         return decision, refused
 
+    def lease(self, principal: Principal, body: Any) -> dict[str, Any]:
+        """Take or release a lease for the principal (gate/lease.py):
+        `{"action": "take", "work", "epoch", "until", "scope"?, "now"?}` or
+        `{"action": "release", "work"}`."""
+        from ..gate.lease import release, take
+
+        body = _object(body)
+        action, work = body.get("action"), body.get("work")
+        if action not in ("take", "release") or not isinstance(work, str) or not work:
+            raise BadRequest('a lease call is {"action": "take" or "release", "work": NAME, ...}')
+        now, by = clock(principal, body.get("now"))
+        with self.lock:
+            if action == "release":
+                return {"released": work, "revision": release(self.gate, principal.name, work, now)}
+            epoch, scope = body.get("epoch"), body.get("scope")
+            if (
+                not isinstance(epoch, int)
+                or isinstance(epoch, bool)
+                or (scope is not None and not isinstance(scope, str))
+            ):
+                raise BadRequest("a take names the `epoch` of the grant it takes the lease under (and maybe a `scope`)")
+            until = _now(body.get("until"))
+            leased = take(self.gate, principal.name, work, epoch, until, now, scope=scope, clock=by)
+            return {
+                "taken": leased.taken,
+                "epoch": leased.epoch,
+                "revision": leased.revision,
+                "decision": decision_json(leased.decision, program=self.policy, proofs=False),
+            }
+
     def warm(self) -> None:
         """Bring the warm model up to the store and the clock now, so the
         next decision finds it ready (run after answering a call that wrote
@@ -277,9 +307,7 @@ class Service:
             revision = self.store.append(events, fence=fence)
         return {"revision": revision, "written": len(events)}
 
-    def _bound(
-        self, principal: Principal, facts: list[tuple[str, tuple[Any, ...]]], at: int
-    ) -> tuple[str, int] | None:
+    def _bound(self, principal: Principal, facts: list[tuple[str, tuple[Any, ...]]], at: int) -> tuple[str, int] | None:
         """The fence a write goes under, once each fact is bound to its
         writer: a relation's `bound_to(Relation, Position)` argument must be
         the principal (the owner writes in any name). A receipt is fenced as
