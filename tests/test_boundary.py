@@ -180,3 +180,95 @@ def test_an_observer_writes_only_its_own_observations_once_the_owner_declares_it
     assert info.value.code == "bound_to_writer"
     with pytest.raises(Forbidden):  # its failure domain is the owner's to say
         service.write(ci, [("failure_domain", ("ci", "elsewhere"))])
+
+
+# ---------------------------------------------------------------- leases through a gated action
+
+UNTIL = T + 3600
+
+
+def test_a_lease_is_taken_by_the_policy_and_once(service: Service) -> None:
+    service.store.assert_facts([("grant", ("rig", "w1", 1)), ("grant", ("bob", "w1", 1))])
+    bob = Principal("bob", clock=True)
+    now = "2026-12-01T12:00:00Z"
+    take = {"action": "take", "work": "w1", "epoch": 1, "until": "2026-12-01T13:00:00Z", "now": now}
+    first = service.lease(RIG, take)
+    assert first["taken"] and first["epoch"] == 1
+    assert service.store.facts()["lease"] == {("w1", "rig", 1, UNTIL)}
+    # another agent's live lease: refused by the policy, nothing written
+    refused = service.lease(bob, take)
+    assert not refused["taken"] and "lease-held" in {r["code"] for r in refused["decision"]["reasons"]}
+    assert len(service.store.facts()["lease"]) == 1
+    # no grant, no lease
+    nogrant = service.lease(Principal("carol", clock=True), take)
+    assert not nogrant["taken"] and "no-grant" in {r["code"] for r in nogrant["decision"]["reasons"]}
+    # released, the work is free, and the next take is at a newer epoch (the old one is stale)
+    assert service.lease(RIG, {"action": "release", "work": "w1", "now": now})["released"] == "w1"
+    second = service.lease(bob, take)
+    assert second["taken"] and second["epoch"] == 2, second["decision"]["reasons"]
+    with pytest.raises(OrdinanceError) as info:
+        service.lease(RIG, {"action": "release", "work": "w1"})
+    assert info.value.code == "no_lease"
+    assert [e.payload["request"]["kind"] for e in service.store.events(kinds=["decision"]) if e.payload] == [
+        "lease"
+    ] * 4
+
+
+def test_two_gates_racing_for_one_lease_get_one(store_url: str) -> None:
+    from ordinance.gate.lease import take
+
+    with open_store(store_url, schema_of(POLICY)) as a, open_store(store_url, schema_of(POLICY)) as b:
+        a.assert_facts([("grant", ("alice", "w1", 1)), ("grant", ("bob", "w1", 1))])
+        ga, gb = Gate(POLICY, a), Gate(POLICY, b)
+        ga.decide(Request("x", "lease", "w1", "alice", 1), T), gb.decide(Request("y", "lease", "w1", "bob", 1), T)
+        # both decided at the same revision; the second append finds the facts moved and decides again
+        first = take(ga, "alice", "w1", 1, UNTIL, T)
+        second = take(gb, "bob", "w1", 1, UNTIL, T)
+        assert first.taken and not second.taken and "lease-held" in second.decision.codes
+        assert a.facts()["lease"] == {("w1", "alice", 1, UNTIL)}
+
+
+def test_the_lease_cli_takes_and_releases(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from ordinance.cli import cli
+
+    policy = tmp_path / "policy.rules"
+    policy.write_text('.include "continuity"\n')
+    env = {"ORDINANCE_DB": str(tmp_path / "o.db"), "ORDINANCE_POLICY": str(policy)}
+    run = CliRunner()
+    assert run.invoke(cli, ["assert", 'grant("alice", "w1", 1).', 'grant("bob", "w1", 1).'], env=env).exit_code == 0
+    args = ["lease", "take", "w1", "--agent", "alice", "--epoch", "1", "--until", "2026-12-01T13:00:00Z"]
+    out = run.invoke(cli, [*args, "--now", "2026-12-01T12:00:00Z"], env=env)
+    assert out.exit_code == 0 and "took the lease of `w1` for `alice` at epoch 1" in out.output, out.output
+    again = run.invoke(cli, [*args[:4], "bob", *args[5:], "--now", "2026-12-01T12:00:00Z"], env=env)
+    assert again.exit_code == 1 and "lease-held" in again.output, again.output
+    out = run.invoke(cli, ["lease", "release", "w1", "--agent", "alice", "--now", "2026-12-01T12:30:00Z"], env=env)
+    assert out.exit_code == 0 and "released" in out.output, out.output
+
+
+# ---------------------------------------------------------------- every write fenced
+
+
+def test_after_a_takeover_the_losers_receipt_is_refused_on_every_write_path(service: Service) -> None:
+    from ordinance.diagnostics import StaleEpochError
+    from ordinance.gate.guard import intent_batch
+
+    service.store.assert_facts([("grant", ("alice", "w1", 1)), ("grant", ("bob", "w1", 1))])
+    alice, bob = Principal("alice"), Principal("bob")
+    lease = {"action": "take", "work": "w1", "epoch": 1, "until": "2100-01-01T00:00:00Z"}
+    assert service.lease(alice, lease)["epoch"] == 1
+    mine = Request("a1", "write", "w1", "alice", 1, lease_epoch=1)
+    decision, refused = service.check_then(mine, T, lambda d: intent_batch(service.gate, mine, T))
+    assert decision.allowed and refused is None  # alice's intent, fenced at (w1, 1)
+    # the owner ends alice's lease; bob takes over at epoch 2
+    service.lease(alice, {"action": "release", "work": "w1"})
+    assert service.lease(bob, lease)["epoch"] == 2
+    outcome = ("receipt", ("a1", "outcome", "alice", T + 60))
+    with pytest.raises(StaleEpochError):
+        service.write(alice, [outcome])
+    with pytest.raises(StaleEpochError):
+        service.load(alice, '{"relation": "receipt", "args": ["a1", "outcome", "alice", %d]}\n' % (T + 60))
+    model = service.gate.model(service.store.revision(), T + 120)
+    assert not model.contains("done", ("a1",))
+    assert [e.args[1] for e in service.store.events(kinds=["receipt"])] == ["intent"]

@@ -422,8 +422,9 @@ def test_two_servers_on_one_postgresql_share_a_lease(project: Path, pg_url: str)
         request = {"kind": "write", "target": "job-7", "epoch": 1, "scope": "repo"}
         assert two.post("/check", OTHER, json={"request": request, "now": NOW}).json()["allowed"] is True
         # claude-code takes the lease through server one...
-        taken = one.post("/assert", AGENT, json={"text": 'lease("job-7", "claude-code", 1, 2026-12-02T00:00:00Z).'})
-        assert taken.status_code == 200
+        take = {"action": "take", "work": "job-7", "epoch": 1, "until": "2026-12-02T00:00:00Z", "now": NOW}
+        taken = one.post("/lease", AGENT, json=take)
+        assert taken.status_code == 200 and taken.json()["taken"] and taken.json()["epoch"] == 1, taken.json()
         # ...and bob's duplicate through server two is refused on its very next decision
         dup = two.post("/check", OTHER, json={"request": request, "now": NOW}).json()
         assert dup["allowed"] is False and [r["code"] for r in dup["reasons"]] == ["lease-held"]

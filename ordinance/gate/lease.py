@@ -9,9 +9,9 @@ work (`no-grant`), or under a stale grant epoch; an allowed take writes
 `lease(Work, Agent, Next, Until)` under the fence (Work, Next), in the same
 transaction as the logged decision and only if no fact changed since the
 revision it was decided at (`Gate.log_then`): a compare-and-set, so two
-agents racing for one work get one lease. `release` retracts the agent's own
-leases of the work (a logged purge): the work is free again, and the epoch
-stays spent.
+agents racing for one work get one lease. `release` ends the agent's own
+leases of the work now (a logged retraction, and the lease restated as
+expired): the work is free again, and its epoch stays spent.
 """
 
 from __future__ import annotations
@@ -90,10 +90,18 @@ def take(
 
 
 def release(gate: Gate, agent: str, work: str, now: int, *, source: str = "lease") -> int:
-    """Retract `agent`'s leases of `work` (a logged purge); its revision.
-    GateError if the agent holds none."""
-    held = gate.model(gate.store.revision(), now).query("lease", (work, agent, None, None))
+    """End `agent`'s leases of `work` at `now`: each is retracted (a logged
+    purge) and stated again as expiring at `now`, in one batch, so the work
+    is free and its epochs stay spent. Its revision; GateError if the agent
+    holds none."""
+    rows = gate.model(gate.store.revision(), now).query("lease", (work, agent, None, None))
+    held = [row for row in rows if now < int(row[3])]  # the live ones: an ended lease is not held
     seqs = sorted({s for row in held for s in gate.store.seqs_of("lease", row)})
     if not seqs:
         raise GateError(f"`{agent}` holds no lease of `{work}`", code="no_lease")
-    return gate.store.purge(seqs, f"lease of `{work}` released", source=source, author=agent, retract=True)
+    payload = {"reason": f"lease of `{work}` released", "retract": True}
+    ended = {(work, agent, int(e), now) for _, _, e, _ in held}
+    events = [Event("purge", "purge", tuple(seqs), source, agent, payload=payload)] + [
+        Event("assert", "lease", row, source, agent, layer=gate.layers.default) for row in sorted(ended)
+    ]
+    return gate.store.append(events)
