@@ -272,3 +272,50 @@ def test_after_a_takeover_the_losers_receipt_is_refused_on_every_write_path(serv
     model = service.gate.model(service.store.revision(), T + 120)
     assert not model.contains("done", ("a1",))
     assert [e.args[1] for e in service.store.events(kinds=["receipt"])] == ["intent"]
+
+
+# ---------------------------------------------------------------- a decision is logged against the store it was made on
+
+RACER = """
+import sys
+from ordinance.facts import open_store, schema_of
+from ordinance.gate import Gate, Request
+from ordinance.rules import compile_text
+policy = compile_text('.include "continuity"\\n')
+with open_store(sys.argv[1], schema_of(policy)) as store:
+    gate = Gate(policy, store)
+    denied = 0
+    for n in range(4000):
+        if not gate.check(Request(f"{sys.argv[2]}-{n}", "write", "w1", "alice", 1), int(sys.argv[3])).allowed:
+            denied += 1
+            if denied >= 15:
+                break
+"""
+
+
+def test_no_allow_is_logged_after_a_stop_from_another_process(store_url: str) -> None:
+    import subprocess
+    import sys
+    import time as clock
+
+    with open_store(store_url, schema_of(POLICY)) as store:
+        store.assert_facts([("grant", ("alice", "w1", 1))])
+        racers = [
+            subprocess.Popen([sys.executable, "-c", RACER, store_url, f"r{i}", str(T)], stderr=subprocess.PIPE)
+            for i in range(2)
+        ]
+        try:
+            deadline = clock.monotonic() + 120
+            while len(store.decisions()) < 10 and clock.monotonic() < deadline:
+                clock.sleep(0.02)
+            stopped = store.assert_facts([("stop", ("w1", T - 1))], author="jw")
+        finally:
+            for racer in racers:
+                _, err = racer.communicate(timeout=300)
+                assert racer.returncode == 0, err.decode()
+        logged = [(e.seq, dict(e.payload or {})) for e in store.events(kinds=["decision"])]
+    before = [p for s, p in logged if s < stopped]
+    after = [p for s, p in logged if s > stopped]
+    assert before and all(p["allowed"] for p in before)
+    assert len(after) >= 30 and not any(p["allowed"] for p in after)  # every one logged after the stop denies
+    assert all(p["revision"] >= stopped for p in after if p["allowed"] is False and not p["errors"])
