@@ -319,3 +319,13 @@ def test_no_allow_is_logged_after_a_stop_from_another_process(store_url: str) ->
     assert before and all(p["allowed"] for p in before)
     assert len(after) >= 30 and not any(p["allowed"] for p in after)  # every one logged after the stop denies
     assert all(p["revision"] >= stopped for p in after if p["allowed"] is False and not p["errors"])
+
+
+def test_the_directories_above_a_target_are_worked_out_never_given() -> None:
+    from ordinance.diagnostics import GateError
+    from ordinance.gate.request import under
+
+    assert under("/p/src/x") == ("/", "/p", "/p/src") and under("repo/w1") == ("repo",)
+    assert under("/p/../etc") == under("/p/./x") == under("/p//x") == under("prod") == ()
+    with pytest.raises(GateError):  # a caller cannot say where its target lies
+        Request("a1", "write", "/etc/x", "alice", 1, attributes=(("request_under", ("/p",)),))
