@@ -329,3 +329,22 @@ def test_the_directories_above_a_target_are_worked_out_never_given() -> None:
     assert under("/p/../etc") == under("/p/./x") == under("/p//x") == under("prod") == ()
     with pytest.raises(GateError):  # a caller cannot say where its target lies
         Request("a1", "write", "/etc/x", "alice", 1, attributes=(("request_under", ("/p",)),))
+
+
+def test_the_mcp_lease_tool_takes_through_the_gate(tmp_path: Path) -> None:
+    with open_store(str(tmp_path / "m.db"), schema_of(POLICY)) as store:
+        store.assert_facts([("grant", ("alice", "w1", 1))])
+        server = create_mcp(Service(POLICY, store), ALICE)
+
+        async def go() -> tuple[Any, Any]:
+            async with Client(server) as c:
+                taken = await c.call_tool(
+                    "lease", {"action": "take", "work": "w1", "epoch": 1, "until": "2100-01-01T00:00:00Z"}
+                )
+                forged = await c.call_tool("assert", {"text": 'lease("w1", "alice", 99, 2100-01-01T00:00:00Z).'})
+                return taken, forged
+
+        taken, forged = asyncio.run(go())
+        assert not taken.is_error and taken.structured_content["taken"] and taken.structured_content["epoch"] == 1
+        assert forged.is_error and "error[may_not_assert]" in forged.content[0].text
+        assert {row[2] for row in store.facts()["lease"]} == {1}
