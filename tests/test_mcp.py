@@ -64,7 +64,7 @@ def test_the_tools_in_process(store: Store) -> None:
             return out
 
     out = run(go())
-    assert out["tools"] == ["assert", "check", "query", "rehydrate", "state", "why", "why_not"]
+    assert out["tools"] == ["assert", "check", "lease", "query", "rehydrate", "state", "why", "why_not"]
     assert out["check"][0] is False and out["check"][1]["allowed"] is True
     assert store.events(kinds=["decision"])[-1].payload["request"]["id"] == "m1"  # logged
     assert out["why"][1]["holds"] is True

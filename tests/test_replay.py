@@ -34,7 +34,9 @@ def bob(id: str) -> Request:
 def history(store: Store) -> list[int]:
     """bob is granted, decides twice, loses the grant, decides again;
     returns the decisions' seqs."""
-    store.assert_facts([("grant", ("bob", "deploy", 2)), ("lease", ("job", "bob", 2, T + 3600)), ("member", ("job", "deploy"))])
+    store.assert_facts(
+        [("grant", ("bob", "deploy", 2)), ("lease", ("job", "bob", 2, T + 3600)), ("member", ("job", "deploy"))]
+    )
     gate = Gate(POLICY, store)
     seqs = [gate.check(bob("b1"), T).seq, gate.check(bob("b2"), T + 60).seq]
     store.assert_facts([("revoke", ("bob", "deploy", 2))])
