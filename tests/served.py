@@ -25,9 +25,10 @@ def free_port() -> int:
 
 def write_tokens(path: Path) -> Path:
     path.write_text(
-        f'[[principal]]\nname = "jw"\nowner = true\ntoken = "{OWNER}"\n\n'
-        f'[[principal]]\nname = "claude-code"\ntoken = "{AGENT}"\n\n'
-        f'[[principal]]\nname = "bob"\ntoken = "{OTHER}"\n'
+        # a test rig: every principal holds the clock (its `now` decides; see test_boundary for one that does not)
+        f'[[principal]]\nname = "jw"\nowner = true\nclock = true\ntoken = "{OWNER}"\n\n'
+        f'[[principal]]\nname = "claude-code"\nclock = true\ntoken = "{AGENT}"\n\n'
+        f'[[principal]]\nname = "bob"\nclock = true\ntoken = "{OTHER}"\n'
     )
     return path
 

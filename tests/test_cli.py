@@ -239,7 +239,8 @@ def test_check_json_has_exactly_the_documented_shape(project: Path) -> None:
     result = run("check", "--json", REQUEST, "--now", NOW)
     assert result.exit_code == 1
     data = json.loads(result.output)
-    assert set(data) == {"request", "allowed", "reasons", "flags", "errors", "revision", "policy_hash", "now", "seq"}
+    fields = {"request", "allowed", "reasons", "flags", "errors", "revision", "policy_hash", "now", "clock", "seq"}
+    assert set(data) == fields and data["clock"] == "owner"  # the CLI is the local owner: its `--now` decides
     assert data["allowed"] is False and data["now"] == NOW and data["revision"] == 2
     assert [set(r) for r in data["reasons"]] == [{"code", "detail", "kind", "proof"}]
     assert (data["reasons"][0]["code"], data["reasons"][0]["detail"]) == ("frozen", "prod")
@@ -247,7 +248,7 @@ def test_check_json_has_exactly_the_documented_shape(project: Path) -> None:
 
 
 def test_check_request_side_facts_and_their_errors(project: Path) -> None:
-    run("assert", 'grant("alice", "deploy", 1).')
+    run("assert", 'grant("alice", "deploy", 1).', 'member("job", "deploy").')
     scoped = run("check", 'request("a1", "write", "job", "alice", 1).', 'request_scope("a1", "deploy")', "--now", NOW)
     assert scoped.exit_code == 0, scoped.output
     one_error_line(run("check", REQUEST, REQUEST.replace("a1", "a2")), "gate")

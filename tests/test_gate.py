@@ -27,7 +27,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
 
 def takeover(store: Store) -> None:
     store.assert_facts(
-        [("grant", ("alice", "deploy", 1)), ("lease", ("job", "alice", 1, T - 3600))],
+        [("grant", ("alice", "deploy", 1)), ("lease", ("job", "alice", 1, T - 3600)), ("member", ("job", "deploy"))],
         source="coordinator",
         author="lead",
     )
@@ -63,7 +63,7 @@ def test_allowed_iff_permit_and_no_forbid(store: Store) -> None:
 def test_decision_fields_identify_the_inputs(store: Store) -> None:
     takeover(store)
     d = Gate(POLICY, store).check(alice(), T)
-    assert d.revision == 4  # two batches of two facts
+    assert d.revision == 5  # a batch of three facts, then one of two
     assert d.policy_hash == POLICY.source_hash and d.policy_hash
     assert d.now == T
     data = decision_json(d, program=POLICY)
@@ -420,6 +420,7 @@ def test_a_warm_model_is_ready_for_its_first_check(store: Store) -> None:
 def test_proofs_do_not_depend_on_fact_arrival_order(tmp_path: Path) -> None:
     facts = [
         ("grant", ("alice", "deploy", 1)),
+        ("member", ("job", "deploy")),
         ("lease", ("job", "alice", 1, T - 3600)),
         ("grant", ("bob", "deploy", 2)),
         ("lease", ("job", "bob", 2, T + 3600)),

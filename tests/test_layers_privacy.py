@@ -255,9 +255,9 @@ def test_the_gate_writes_decisions_and_receipts_in_the_policys_default_layer(tmp
         before = store.revision()
         result = gate.guard(Request("b1", "deploy", "job", "bob", 1, scope="job"), lambda: "ok", NOW)
         assert result.completed, result
-        gate.check_many([(Request("b2", "deploy", "job", "bob", 1, scope="job"), NOW)])
+        gate.log([(Request("b2", "deploy", "job", "bob", 1, scope="job"), NOW)])
         Service(policy, store).check(
-            Principal("bob"),
+            Principal("bob", clock=True),
             {"request": {"id": "b3", "kind": "deploy", "target": "job", "epoch": 1, "scope": "job"}, "now": NOW},
         )
         written = store.events(before)

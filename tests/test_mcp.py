@@ -40,7 +40,7 @@ def run(coro: Any) -> Any:
 
 def test_the_tools_in_process(store: Store) -> None:
     store.assert_facts([("grant", ("claude-code", "/p", 1))])
-    server = create_mcp(Service(POLICY, store), Principal("claude-code"))
+    server = create_mcp(Service(POLICY, store), Principal("claude-code", clock=True))
 
     async def go() -> dict[str, Any]:
         async with Client(server) as c:
@@ -64,7 +64,7 @@ def test_the_tools_in_process(store: Store) -> None:
             return out
 
     out = run(go())
-    assert out["tools"] == ["assert", "check", "query", "rehydrate", "state", "why", "why_not"]
+    assert out["tools"] == ["assert", "check", "lease", "query", "rehydrate", "state", "why", "why_not"]
     assert out["check"][0] is False and out["check"][1]["allowed"] is True
     assert store.events(kinds=["decision"])[-1].payload["request"]["id"] == "m1"  # logged
     assert out["why"][1]["holds"] is True
@@ -89,6 +89,7 @@ def test_over_stdio(tmp_path: Path) -> None:
             "mcp",
             "--principal",
             "claude-code",
+            "--clock",
             "--policy",
             str(tmp_path / "policy.rules"),
             "--db",

@@ -271,7 +271,7 @@ def test_verified_never_without_fresh_independent_evidence(rows: list, now: int)
         if (x,) in model.tuples("verified"):
             assert (x,) in model.tuples("done")
         # an irreversible request on it passes only if verified
-        d = gate(rows + [("grant", ("alice", "hub", 1))]).decide(
+        d = gate(rows + [("grant", ("alice", "hub", 1)), ("member", ("t", "hub"))]).decide(
             Request("q", "ship", "t", "alice", 1, scope="hub", requires=(x,), irreversible=True), now
         )
         assert d.allowed == ((x,) in model.tuples("verified"))

@@ -34,7 +34,9 @@ def bob(id: str) -> Request:
 def history(store: Store) -> list[int]:
     """bob is granted, decides twice, loses the grant, decides again;
     returns the decisions' seqs."""
-    store.assert_facts([("grant", ("bob", "deploy", 2)), ("lease", ("job", "bob", 2, T + 3600))])
+    store.assert_facts(
+        [("grant", ("bob", "deploy", 2)), ("lease", ("job", "bob", 2, T + 3600)), ("member", ("job", "deploy"))]
+    )
     gate = Gate(POLICY, store)
     seqs = [gate.check(bob("b1"), T).seq, gate.check(bob("b2"), T + 60).seq]
     store.assert_facts([("revoke", ("bob", "deploy", 2))])
@@ -91,4 +93,4 @@ def test_decisions_between_two_fact_changes_share_a_model(store: Store) -> None:
     # b1 and b2 (at T and T + 60) were logged between the same two fact changes
     a, b = (gate.replay(e) for e in store.decisions()[:2])
     assert (a.revision, b.revision) == (seqs[0] - 1, seqs[1] - 1)
-    assert list(gate._warm) == [2]  # one warm model, at the grant's revision
+    assert list(gate._warm) == [3]  # one warm model, at the grant's revision (a batch of three facts)

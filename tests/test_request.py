@@ -30,7 +30,7 @@ POLICY = compile_text(FORCE)
 @pytest.fixture()
 def store(tmp_path: Path) -> Iterator[Store]:
     with open_store(str(tmp_path / "r.db"), schema_of(POLICY)) as s:
-        s.assert_facts([("grant", ("alice", "repo", 1))])
+        s.assert_facts([("grant", ("alice", "repo", 1)), ("member", ("main", "repo")), ("member", ("dev", "repo"))])
         yield s
 
 
@@ -86,7 +86,12 @@ def test_attributes_round_trip_through_json_and_facts() -> None:
 
 def test_separate_epochs_let_a_takeover_pass_under_a_repo_wide_grant(store: Store) -> None:
     store.assert_facts(
-        [("lease", ("w1", "alice", 1, T - 60)), ("lease", ("w1", "bob", 2, T + 3600)), ("grant", ("bob", "repo", 1))]
+        [
+            ("lease", ("w1", "alice", 1, T - 60)),
+            ("lease", ("w1", "bob", 2, T + 3600)),
+            ("grant", ("bob", "repo", 1)),
+            ("member", ("w1", "repo")),
+        ]
     )
     gate = Gate(POLICY, store)
     assert gate.check(Request("b1", "write", "w1", "bob", 1, scope="repo", lease_epoch=2), T).allowed
@@ -205,13 +210,13 @@ def test_guarded_is_fenced_at_the_lease_epoch(store: Store) -> None:
     assert [e.args[1] for e in store.events(kinds=["receipt"])] == ["intent"]
 
 
-def test_check_many_logs_each_decision_as_check_does(store: Store) -> None:
+def test_log_logs_each_decision_as_check_does(store: Store) -> None:
     gate = Gate(POLICY, store)
     asks = [(Request(f"a{i}", "push", "main", "alice" if i % 2 else "mallory", 1, scope="repo"), T) for i in range(4)]
-    decisions = gate.check_many(asks)
+    decisions = gate.log(asks)
     assert [d.allowed for d in decisions] == [False, True, False, True]
     logged = store.events(kinds=["decision"])
-    assert [e.seq for e in logged] == [d.seq for d in decisions] == list(range(2, 6))
+    assert [e.seq for e in logged] == [d.seq for d in decisions] == list(range(4, 8))
     for event, decision in zip(logged, decisions):
         unlogged = {k: v for k, v in decision.payload().items() if k != "seq"}  # as `check` logs it
         assert event.payload == unlogged and event.author == decision.request.agent
@@ -219,7 +224,7 @@ def test_check_many_logs_each_decision_as_check_does(store: Store) -> None:
         assert gate.replay(event) == decision
     single = gate.check(Request("a9", "push", "main", "alice", 1, scope="repo"), T)
     assert store.events(kinds=["decision"])[-1].payload == {k: v for k, v in single.payload().items() if k != "seq"}
-    assert single.seq == 6
+    assert single.seq == 8
 
 
 def test_the_server_and_mcp_feed_the_users_attribute(tmp_path: Path) -> None:
@@ -236,13 +241,16 @@ def test_the_server_and_mcp_feed_the_users_attribute(tmp_path: Path) -> None:
     plain = {"id": "s1", "kind": "push", "target": "main", "epoch": 1, "scope": "repo"}
     forced = {**plain, "id": "s2", "attributes": {"request_force": [[]]}}
     with Served(tmp_path / "policy.rules", db, write_tokens(tmp_path / "tokens.toml")) as server:
-        assert server.post("/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1).'}).status_code == 200
+        granted = server.post(
+            "/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1). member("main", "repo").'}
+        )
+        assert granted.status_code == 200
         assert server.post("/check", AGENT, json={"request": plain, "now": "2026-08-14T23:00:00Z"}).json()["allowed"]
         refused = server.post("/check", AGENT, json={"request": forced, "now": "2026-08-14T23:00:00Z"}).json()
         assert refused["allowed"] is False and [r["code"] for r in refused["reasons"]] == ["force"]
         assert refused["request"]["attributes"] == {"request_force": [[]]}
     with open_store(db, schema_of(POLICY)) as store:
-        server_mcp = create_mcp(Service(POLICY, store), Principal("claude-code"))
+        server_mcp = create_mcp(Service(POLICY, store), Principal("claude-code", clock=True))
 
         async def ask(request: dict[str, object]) -> Any:
             async with Client(server_mcp) as c:

@@ -451,15 +451,18 @@ def test_two_servers_on_one_postgresql_share_a_lease(project: Path, pg_url: str)
             assert listening == (2,)
         assert (
             one.post(
-                "/assert", OWNER, json={"text": 'grant("claude-code", "repo", 1). grant("bob", "repo", 1).'}
+                "/assert",
+                OWNER,
+                json={"text": 'grant("claude-code", "repo", 1). grant("bob", "repo", 1). member("job-7", "repo").'},
             ).status_code
             == 200
         )
         request = {"kind": "write", "target": "job-7", "epoch": 1, "scope": "repo"}
         assert two.post("/check", OTHER, json={"request": request, "now": NOW}).json()["allowed"] is True
         # claude-code takes the lease through server one...
-        taken = one.post("/assert", AGENT, json={"text": 'lease("job-7", "claude-code", 1, 2026-12-02T00:00:00Z).'})
-        assert taken.status_code == 200
+        take = {"action": "take", "work": "job-7", "epoch": 1, "until": "2026-12-02T00:00:00Z", "now": NOW}
+        taken = one.post("/lease", AGENT, json=take)
+        assert taken.status_code == 200 and taken.json()["taken"] and taken.json()["epoch"] == 1, taken.json()
         # ...and bob's duplicate through server two is refused on its very next decision
         dup = two.post("/check", OTHER, json={"request": request, "now": NOW}).json()
         assert dup["allowed"] is False and [r["code"] for r in dup["reasons"]] == ["lease-held"]
@@ -504,7 +507,7 @@ def test_the_server_writes_the_gate_snapshot_when_due_between_decisions(tmp_path
         assert path is not None and not path.exists()
         stop = keep_snapshot(service, every=0.05)
         try:
-            service.decide(Request("r1", "write", "repo", "claude-code", 1, scope="repo"), 0)
+            service.gate.check(Request("r1", "write", "repo", "claude-code", 1, scope="repo"), 0)
             deadline = time.monotonic() + 20
             while not path.exists() and time.monotonic() < deadline:
                 time.sleep(0.05)

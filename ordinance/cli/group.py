@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "fuzz",
     "export",
     "retention",
+    "lease",
     "serve",
     "hook",
     "doctor",

@@ -20,6 +20,12 @@ Examples:
 """,
 )
 @click.option("--principal", default=None, metavar="NAME", help="stdio: the (non-owner) principal of every call.")
+@click.option(
+    "--clock",
+    is_flag=True,
+    help="stdio: give the principal the clock (its `now` decides; a test rig or a replay). "
+    "Without it, a `now` in a call is refused (`clock_not_granted`).",
+)
 @click.option("--http", "http", is_flag=True, help="Serve streamable HTTP instead of stdio (needs --tokens).")
 @click.option(
     "--tokens",
@@ -32,7 +38,9 @@ Examples:
 @click.option("--port", default=8378, show_default=True, type=int, help="HTTP: TCP port.")
 @db_option
 @policy_option
-def command(principal: str | None, http: bool, tokens: str | None, host: str, port: int, db: str, policy: str) -> None:
+def command(
+    principal: str | None, clock: bool, http: bool, tokens: str | None, host: str, port: int, db: str, policy: str
+) -> None:
     """Serve the gate as an MCP server on the official `mcp` SDK, with the
     tools check, why, why_not, query, assert (decided by the policy's
     `may_assert`) and state. Needs the `server` extra.
@@ -57,4 +65,4 @@ def command(principal: str | None, http: bool, tokens: str | None, host: str, po
             server = create_mcp(service, tokens=Tokens.from_file(str(tokens)), url=url)
             server.run("streamable-http", host=host, port=port)
         else:
-            create_mcp(service, Principal(str(principal))).run("stdio")
+            create_mcp(service, Principal(str(principal), clock=clock)).run("stdio")

@@ -79,7 +79,8 @@ def decision_json(
 ) -> dict[str, Any]:
     """The decision's JSON (see README, "JSON output"): the request, allowed,
     `now` as ISO-8601, revision, policy hash, reasons and flags (each with its
-    proof unless `proofs` is false), errors, and the log `seq` once logged."""
+    proof unless `proofs` is false), errors, whose clock gave `now` (`clock`)
+    and the log `seq` once logged."""
     renderer = Renderer(program, annotate) if proofs else None
     out: dict[str, Any] = {
         "request": d.request.to_json(),
@@ -91,6 +92,8 @@ def decision_json(
         "flags": [_reason_json(r, renderer) for r in d.flags],
         "errors": [e.to_json() for e in d.errors],
     }
+    if d.clock is not None:
+        out["clock"] = d.clock
     if d.seq is not None:
         out["seq"] = d.seq
     return out

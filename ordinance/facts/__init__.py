@@ -9,12 +9,12 @@
 See store.py for the write transaction, events.py for kinds and fields.
 """
 
-from .events import FACT_KINDS, KINDS, LOG_KINDS, Event, Value, kind_of
+from .events import FACT_KINDS, KINDS, LOG_KINDS, Event, Value, decision_event, kind_of
 from .jsonl import decode_text, export_jsonl, import_jsonl, is_export, read_facts
 from .fold import fold
 from .schema import Schema, decision_problem, schema_of, validate
 from .open import open_store
-from .store import Facts, Store, StoreView
+from .store import Facts, RevisionMoved, Store, StoreView
 
 __all__ = [
     "Event",
@@ -26,6 +26,8 @@ __all__ = [
     "Store",
     "StoreView",
     "Value",
+    "RevisionMoved",
+    "decision_event",
     "decision_problem",
     "decode_text",
     "export_jsonl",

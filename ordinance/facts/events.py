@@ -39,6 +39,7 @@ __all__ = [
     "KIND_RELATIONS",
     "kind_of",
     "now_text",
+    "decision_event",
 ]
 
 DEFAULT_LAYER = "public"  # the layer of an event written without one
@@ -135,3 +136,11 @@ def decode_row(row: Sequence[Any]) -> Event:
         payload=None if payload is None else json.loads(payload),
         layer=layer,
     )
+
+
+def decision_event(
+    payload: Mapping[str, Any], *, source: str = "", author: str = "", layer: str = DEFAULT_LAYER
+) -> Event:
+    """The event a decision (its payload: a JSON object) is logged as: the
+    one builder `Store.log_decision` and `Gate.log` share."""
+    return Event("decision", "decision", (), source, author, payload=payload, layer=layer)

@@ -40,6 +40,7 @@ from .events import (
     Value,
     decode_row,
     encode_args,
+    decision_event,
     encode_payload,
     kind_of,
     now_text,
@@ -61,6 +62,7 @@ __all__ = [
     "EMPTY_DIGEST",
     "chain_digest",
     "digest_line",
+    "RevisionMoved",
 ]
 
 # seq, kind, relation, args (JSON), source, author, time, resource, epoch, payload (JSON), layer
@@ -78,6 +80,7 @@ class WriteTxn(Protocol):
     def purged(self) -> set[int]: ...
     def insert(self, rows: list[Row]) -> None: ...
     def last_digest(self) -> str | None: ...
+    def last_change(self) -> int: ...
     def add_digest(self, first: int, last: int, digest: str) -> None: ...
 
 
@@ -102,6 +105,11 @@ def digest_line(seq: int, kind: str, relation: str, args: str) -> str:
 
 def _error(code: str, message: str) -> StoreError:
     return StoreError([Diagnostic(code, message)])
+
+
+class RevisionMoved(StoreError):
+    """`append_each(..., unchanged_since=R)`: the facts changed after
+    revision R, so nothing was written (what was decided at R is decided again)."""
 
 
 class Store(ABC):
@@ -190,18 +198,28 @@ class Store(ABC):
         return self._locked_write(lambda txn: self._commit(txn, stamped, fence, imported=False))
 
     def append_each(
-        self, batches: Sequence[tuple[Iterable[Event], tuple[str, int] | None]]
+        self,
+        batches: Sequence[tuple[Iterable[Event], tuple[str, int] | None]],
+        *,
+        unchanged_since: int | None = None,
     ) -> list[int | StaleEpochError]:
         """`append` of each (events, fence) batch in turn, in one write
         transaction: one durable commit for all (a group commit). A batch its
         fence refuses is not written, and its StaleEpochError stands in its
         place in the result; the others get their revision, as `append`
         returns it. Any other error writes no batch at all. Every event
-        gets the same time."""
+        gets the same time. With `unchanged_since=R`, nothing is written
+        (RevisionMoved) if a fact or purge event was committed after
+        revision R: the transaction's compare-and-set on the facts a
+        decision made at R read."""
         time = now_text()
         stamped = [(self._stamped(events, fence, time), fence) for events, fence in batches]
 
         def commit(txn: WriteTxn) -> list[int | StaleEpochError]:
+            if unchanged_since is not None and txn.last_change() > unchanged_since:
+                raise RevisionMoved(
+                    [Diagnostic("revision_moved", f"the facts changed after revision {unchanged_since}")]
+                )
             out: list[int | StaleEpochError] = []
             for rows, fence in stamped:
                 try:  # the fence is checked before its batch writes anything
@@ -265,9 +283,7 @@ class Store(ABC):
     ) -> int:
         """Append a decision event (payload: a JSON object) in privacy
         `layer`; return its seq."""
-        return self.append(
-            [Event("decision", "decision", (), source, author, payload=payload, layer=layer)], fence=fence
-        )
+        return self.append([decision_event(payload, source=source, author=author, layer=layer)], fence=fence)
 
     def purge(
         self, seqs: Iterable[int], reason: str, *, source: str = "", author: str = "", retract: bool = False
@@ -644,6 +660,11 @@ class SqlTxn:
     def last_digest(self) -> str | None:
         row = self.db.execute("SELECT digest FROM digests ORDER BY first DESC LIMIT 1").fetchone()
         return None if row is None else str(row[0])
+
+    def last_change(self) -> int:
+        """The seq of the newest fact or purge event (0 if none): the last of the newest digest record."""
+        row = self.db.execute("SELECT last FROM digests ORDER BY first DESC LIMIT 1").fetchone()
+        return 0 if row is None else int(row[0])
 
     def add_digest(self, first: int, last: int, digest: str) -> None:
         m = self.mark

@@ -204,14 +204,15 @@ def requests(used: set[str], pool: Pools) -> st.SearchStrategy[Request]:
         target=of("request", 2),
         agent=of("request", 3),
         epoch=of("request", 4),
-        scope=st.sampled_from(pool["request_scope"][1]) if "request_scope" in pool else st.none(),
+        # no scope (every scope holding the target) as often as a named one, which only narrows
+        scope=st.none() | st.sampled_from(pool["request_scope"][1]) if "request_scope" in pool else st.none(),
         uses=some("request_uses", of("request_uses", 1)),
         needs=some("request_needs", st.tuples(*(of("request_needs", i) for i in (1, 2, 3)))),
         routes=some("request_route", of("request_route", 1)),
         requires=some("request_requires", of("request_requires", 1)),
         irreversible=optional("request_irreversible", st.booleans(), False),
         key=optional("request_key", st.none() | of("request_key", 1), None),
-    )
+    ).map(lambda r: r if r.scope is not None else replace(r, scope=r.target))  # as a fixture spells it
 
 
 # ---------------------------------------------------------------- borrowing
@@ -239,6 +240,7 @@ _FIELD = {  # request field <- role
     "scope": "scope",
     "epoch": "epoch",
     "work": "target",
+    "thing": "target",
     "target": "target",
     "c": "uses",
     "route": "routes",
@@ -308,6 +310,8 @@ def _borrow_request(program: CheckedProgram, pool: Pools, req: Request, source: 
             fields[name] = tuple(dict.fromkeys((value, *getattr(req, name))))
         else:
             fields[name] = value
+    if "scope" in fields and "target" not in fields:  # scope follows the target: act on the scope itself
+        fields["target"] = fields["scope"]
     return replace(req, **fields)
 
 

@@ -8,10 +8,11 @@ again = gate.replay(logged_event)           # a logged decision, decided again
 for r in replay_log(gate, what_if=True): ...  # the whole log (replay.py)
 """
 
-from .core import GATE_RELATIONS, Gate
+from .core import GATE_RELATIONS, OWNER_CLOCK, SERVER_CLOCK, Gate
 from .decision import Decision, Reason
 from .guard import Blocked, Guarded, GuardResult, guard
 from .layers import PUBLIC, Layers
+from .lease import Leased
 from .replay import Replayed, replay_log
 from .request import REQUEST_RELATIONS, Request, is_request_side, request_relations, with_defaults
 
@@ -23,6 +24,9 @@ __all__ = [
     "Guarded",
     "GuardResult",
     "Layers",
+    "Leased",
+    "OWNER_CLOCK",
+    "SERVER_CLOCK",
     "PUBLIC",
     "REQUEST_RELATIONS",
     "Reason",

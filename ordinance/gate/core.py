@@ -33,11 +33,11 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from ..diagnostics import GateError, arity_message, diagnostic_of
+from ..diagnostics import GateError, StaleEpochError, arity_message, diagnostic_of
 from ..engine import GATE_DEADLINE_S, Limits, evaluate, extend, overlay, prepared, retract, warm, why, why_not
 from ..engine.clock import advance, clockwork, horizon, refresh
 from ..engine.heap import paused, settle
-from ..facts import FACT_KINDS, Event, Store
+from ..facts import FACT_KINDS, Event, RevisionMoved, Store, decision_event
 from ..rules.checked import CheckedProgram
 from ..values import Facts
 from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
@@ -47,14 +47,27 @@ from .layers import Layers
 from .request import REQUEST_RELATIONS, Request, request_relations
 from .snapshot import read_snapshot, snapshot_path, write_snapshot
 
-__all__ = ["Gate", "GATE_RELATIONS"]
+__all__ = ["Gate", "GATE_RELATIONS", "OWNER_CLOCK", "SERVER_CLOCK", "LOG_TRIES"]
 
 GATE_RELATIONS = ("permit", "forbid")  # what a policy derives for the gate to decide on
+OWNER_CLOCK = "owner"  # a decision's `clock` when its caller (the library, the CLI) gave `now`
+SERVER_CLOCK = "server"  # when the server's clock did
+LOG_TRIES = 4  # decisions made again when the facts moved before they were logged
+MOVED = "revision-moved"  # the denial of an allow the store kept moving under
+
+# events and the fence they are written under (`Store.append_each`)
+Batch = tuple[Sequence[Event], tuple[str, int] | None]
 
 T = TypeVar("T")
 _WARM = 4  # warm models kept (one per revision)
 _CHANGES = (*FACT_KINDS, "purge")  # the events that change a model
 SNAPSHOT_WORTH_S = 0.2  # `snapshot_due` once this much work would be saved by writing one
+
+
+def _moved(decision: Decision) -> Decision:
+    """An allow the store kept moving under, denied (fail closed)."""
+    reason = Reason(MOVED, "the facts kept changing before the decision could be logged", ERROR)
+    return replace(decision, allowed=False, reasons=decision.reasons + (reason,))
 
 
 def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ...]]:
@@ -390,37 +403,69 @@ class Gate:
             model = self.overlay(request, now, rev)
         return explain(model, relation, t)
 
-    def check(self, request: Request, now: int) -> Decision:
-        """Decide and append the decision to the store's decision log."""
-        decision = self.decide(request, now)
-        seq = self.store.append([self.logged(decision)])
-        if seq == self._seen_revision + 1:  # only our decision was added: no new facts
-            self._seen_revision = seq
-        object.__setattr__(decision, "seq", seq)
-        return decision
+    def check(self, request: Request, now: int, *, clock: str = OWNER_CLOCK) -> Decision:
+        """Decide and append the decision to the store's decision log (`log`)."""
+        return self.log([(request, now)], clock=clock)[0]
 
-    def logged(self, decision: Decision) -> Event:
-        """The event `check` logs `decision` as: by the gate, for the
+    def logged(self, decision: Decision, source: str = "gate") -> Event:
+        """The event `log` logs `decision` as: by the gate, for the
         request's agent, in the policy's default layer."""
-        payload = decision.payload()
-        return Event(
-            "decision", "decision", (), "gate", decision.request.agent, payload=payload, layer=self.layers.default
+        return decision_event(
+            decision.payload(), source=source, author=decision.request.agent, layer=self.layers.default
         )
 
-    def check_many(self, asks: Sequence[tuple[Request, int]]) -> list[Decision]:
-        """`check` for several (request, now) pairs with one log append (a
-        group commit): each is decided at the same revision and logged as
-        `check` logs it, in order, with consecutive seqs."""
-        decisions = [self.decide(request, now) for request, now in asks]
-        if not decisions:
-            return []
-        last = self.store.append([self.logged(d) for d in decisions])
-        first = last - len(decisions) + 1
-        if first == self._seen_revision + 1:  # only our decisions were added: no new facts
-            self._seen_revision = last
-        for n, decision in enumerate(decisions):
-            object.__setattr__(decision, "seq", first + n)
-        return decisions
+    def log(self, asks: Sequence[tuple[Request, int]], *, clock: str = OWNER_CLOCK) -> list[Decision]:
+        """Decide each (request, now) and log the decisions in one append (a
+        group commit), in order, with consecutive seqs: the one way a
+        decision is logged (see `log_then`)."""
+        return self.log_then(asks, clock=clock)[0]
+
+    def log_then(
+        self,
+        asks: Sequence[tuple[Request, int]],
+        *,
+        clock: str | Sequence[str] = OWNER_CLOCK,
+        then: Callable[[list[Decision]], Sequence[Batch]] | None = None,
+        shown: Callable[[Decision, dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> tuple[list[Decision], list[int | StaleEpochError]]:
+        """`log`, and the fenced batches `then` makes of the decisions (an
+        intent receipt) appended in the same transaction; their revisions,
+        or the StaleEpochError of each one its fence refused. `shown` makes
+        the logged payload of a decision and its payload (a host marks an
+        ask, keeps file contents as digests).
+
+        A decision is logged only against the facts it was decided on: the
+        append checks in its transaction that no fact or purge event was
+        committed after the revision the allowed decisions were made at
+        (another process's write, a stop); if one was, the gate decides
+        again, up to LOG_TRIES times, and then logs every allow it could
+        not pin as a denial (`revision-moved`)."""
+        clocks = [clock] * len(asks) if isinstance(clock, str) else list(clock)
+        if len(clocks) != len(asks):
+            raise GateError("give one clock per ask")
+        for attempt in range(LOG_TRIES + 1):
+            decisions = [replace(self.decide(r, n), clock=c) for (r, n), c in zip(asks, clocks)]
+            if not decisions:
+                return [], []
+            if attempt == LOG_TRIES:  # the store kept moving: nothing allowed rests on a stale read
+                decisions = [_moved(d) if d.allowed else d for d in decisions]
+            pinned = [d.revision for d in decisions if d.allowed]
+            after = list(then(decisions)) if then is not None else []  # (before `shown`: it may note what it saw)
+            logged = [self.logged(d) for d in decisions]
+            if shown is not None:
+                logged = [replace(e, payload=shown(d, dict(e.payload or {}))) for d, e in zip(decisions, logged)]
+            batches: list[Batch] = [(logged, None), *after]
+            try:
+                seqs = self.store.append_each(batches, unchanged_since=min(pinned) if pinned else None)
+            except RevisionMoved:
+                continue
+            last = seqs[0]
+            assert isinstance(last, int)  # an unfenced batch is never refused
+            first = last - len(decisions) + 1
+            if first == self._seen_revision + 1 and len(seqs) == 1:  # only our decisions were added: no new facts
+                self._seen_revision = last
+            return [replace(d, seq=first + n) for n, d in enumerate(decisions)], seqs[1:]
+        raise AssertionError("unreachable")  # the last attempt logs without a pinned allow
 
     def replay(
         self, logged: Event | Mapping[str, Any], *, revision: int | None = None, what_if: bool = False
@@ -445,7 +490,8 @@ class Gate:
         rev = int(payload["revision"]) if revision is None else revision
         request = Request.from_json(payload["request"])
         decision = self.decide(request, int(payload["now"]), revision=self._last_change(rev))
-        return decision if decision.revision == rev else replace(decision, revision=rev)
+        clock = None if payload.get("clock") is None else str(payload["clock"])  # whose clock it was, as logged
+        return replace(decision, revision=rev, clock=clock)
 
     def _last_change(self, revision: int) -> int:
         """The newest revision <= `revision` whose event changed the facts

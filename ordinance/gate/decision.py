@@ -66,7 +66,9 @@ class Decision:
     `allowed` iff some permit holds and no forbid does; `reasons` holds every
     forbid and, when no permit holds, the missing permit; `flags` never block;
     `errors` are diagnostics, and deny (a `(code, message)` pair given here
-    becomes a Diagnostic). `seq` is the decision log entry.
+    becomes a Diagnostic). `seq` is the decision log entry; `clock` says
+    whose clock gave `now` (`server`, `owner` for the local owner and the
+    library, or `principal:NAME` for a principal the owner gave the clock).
     """
 
     request: Request
@@ -78,6 +80,7 @@ class Decision:
     errors: tuple[Diagnostic, ...] = ()
     flags: tuple[Reason, ...] = ()
     seq: int | None = field(default=None, compare=False)
+    clock: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if any(not isinstance(e, Diagnostic) for e in self.errors):
@@ -114,6 +117,7 @@ class Decision:
             tuple(Diagnostic(str(e["code"]), str(e["message"])) for e in payload.get("errors", ())),
             reasons("flags"),
             seq,
+            None if payload.get("clock") is None else str(payload["clock"]),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -130,6 +134,8 @@ class Decision:
             "flags": [f.to_json() for f in self.flags],
             "errors": [e.to_json() for e in self.errors],
         }
+        if self.clock is not None:
+            out["clock"] = self.clock
         if self.seq is not None:
             out["seq"] = self.seq
         return out

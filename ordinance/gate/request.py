@@ -14,7 +14,8 @@ relation:
 The stdlib's request relations (stdlib/schema.rules) have typed fields on
 `Request`; the policy's own travel in `attributes`. Defaults, the same at the
 gate and in test blocks (`with_defaults`): `request_scope(A, Target)` and
-`request_lease(A, Epoch)` unless given.
+`request_lease(A, Epoch)` unless given; `request_under(A, Dir)` for each
+directory above the target, always worked out, never given.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..diagnostics import GateError
 from ..rules.checked import REQUEST_PREFIX, is_request_side
 from ..values import Facts, Value, value_problem
 
-__all__ = ["Request", "REQUEST_RELATIONS", "request_relations", "is_request_side", "with_defaults"]
+__all__ = ["Request", "REQUEST_RELATIONS", "request_relations", "is_request_side", "with_defaults", "under"]
 
 # the stdlib's request-side relation -> the Request field it fills (after
 # the action id): the one list of the request relations the gate knows by name
@@ -40,7 +41,21 @@ _FIELDS = {
     "request_irreversible": "irreversible",
     "request_key": "key",
 }
-REQUEST_RELATIONS = frozenset({"request", *_FIELDS})
+# `request_under(A, Dir)`: each directory above a path target, worked out
+# from the target (never given by a caller), so that scope follows the target
+UNDER = "request_under"
+REQUEST_RELATIONS = frozenset({"request", *_FIELDS, UNDER})
+MAX_UNDER = 64  # directories worked out above one target (a deeper path is held by its top 64)
+
+
+def under(target: str) -> tuple[str, ...]:
+    """The directories above `target`, nearest last: `/p/src/x` -> `/`,
+    `/p`, `/p/src`; `repo/w1` -> `repo`. None for a target with a `.` or
+    `..` step or an empty one (`//`): it names no place under a scope."""
+    parts = target.split("/")
+    if len(parts) < 2 or any(p in (".", "..") for p in parts) or "" in parts[1:-1]:
+        return ()
+    return tuple("/".join(parts[:k]) or "/" for k in range(1, min(len(parts), MAX_UNDER + 1)))
 
 
 def request_relations(program: Any) -> dict[str, int]:
@@ -51,13 +66,16 @@ def request_relations(program: Any) -> dict[str, int]:
 def with_defaults(facts: Mapping[str, Iterable[tuple[Any, ...]]]) -> dict[str, set[tuple[Any, ...]]]:
     """`facts` plus the defaults of each `request(A, Kind, Target, Agent,
     Epoch)` in it: `request_scope(A, Target)` and `request_lease(A, Epoch)`
-    unless A has one. Used by the gate (through Request) and test blocks."""
+    unless A has one, and `request_under(A, Dir)` for each directory above
+    the target. Used by the gate (through Request) and test blocks."""
     out = {rel: set(ts) for rel, ts in facts.items()}
     for a, _kind, target, _agent, epoch in out.get("request", ()):
         for rel, value in (("request_scope", target), ("request_lease", epoch)):
             if not any(t and t[0] == a for t in out.get(rel, ())):
                 out.setdefault(rel, set()).add((a, value))
-    return out
+        if isinstance(target, str):
+            out.setdefault(UNDER, set()).update((a, d) for d in under(target))
+    return {rel: ts for rel, ts in out.items() if ts}
 
 
 def _strings(value: Any, name: str) -> tuple[str, ...]:
@@ -177,6 +195,7 @@ class Request:
             "request_requires": {(a, p) for p in self.requires},
             "request_irreversible": {(a,)} if self.irreversible else set(),
             "request_key": {(a, self.key)} if self.key is not None else set(),
+            UNDER: {(a, d) for d in under(self.target)},
         }
         for rel, args in self.attributes:
             facts.setdefault(rel, set()).add((a, *args))

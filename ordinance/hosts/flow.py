@@ -27,7 +27,7 @@ from types import ModuleType
 from typing import Any, Mapping
 
 from ..diagnostics import OrdinanceError
-from ..gate import Decision, Request
+from ..gate import OWNER_CLOCK, SERVER_CLOCK, Decision, Request
 from ..gate.decision import error_pair
 from ..gate.guard import intent_batch, outcome
 from . import DENIED, FAILED, POST, PRE, Call, Verdict
@@ -70,7 +70,7 @@ def verdict_of(decision: Decision, asked: list[str], event: str = "PreToolUse") 
     return Verdict("defer", f"ordinance permits this (decision {decision.seq})", event)
 
 
-def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, at: int) -> Verdict:
+def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, at: int, clock: str) -> Verdict:
     with service.lock:  # the ask codes of the decision's model: nothing takes in the receipt before they are read
         request = request_of(call, agent, service.gate.request_relations, epoch=epoch, shells=_shells(service, at))
         asked: list[str] = []
@@ -96,7 +96,7 @@ def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, a
                 ]
             return payload
 
-        decision, refused = service.check_then(request, at, then, shown)
+        decision, refused = service.check_then(request, at, then, shown, clock=clock)
     if refused is not None:
         code, message = error_pair(refused)
         return Verdict("deny", f"ordinance: error[{code}]: {message}", call.event)
@@ -144,7 +144,8 @@ def handle(
         call = host.call(payload, project)
         agent = _agent(principal)
         if call.phase == PRE:
-            return dict(host.render(decide(host, service, agent, call, epoch, at)))
+            clock = SERVER_CLOCK if now is None else OWNER_CLOCK  # `now` given: the library's caller, the owner
+            return dict(host.render(decide(host, service, agent, call, epoch, at, clock)))
         if call.phase in (POST, FAILED, DENIED):
             request = request_of(call, agent, service.gate.request_relations, epoch=epoch)
             _receipts(service, host, request, call, at)

@@ -60,17 +60,17 @@ def _json(data: Any, status: int = 200, background: BackgroundTask | None = None
 class Batcher:
     """Group commit for /check: decisions that arrive while the log is
     being written are decided and logged together in the next append
-    (`Gate.check_many`), in a worker thread so the event loop keeps taking
+    (`Gate.log`), in a worker thread so the event loop keeps taking
     requests. Each caller gets its own decision once it is durable."""
 
     def __init__(self, service: Service) -> None:
         self.service = service
-        self.pending: list[tuple[Any, int, asyncio.Future[Any]]] = []
+        self.pending: list[tuple[Any, int, str, asyncio.Future[Any]]] = []
         self.running = False
 
-    async def check(self, request: Any, now: int) -> Any:
+    async def check(self, request: Any, now: int, clock: str) -> Any:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.pending.append((request, now, future))
+        self.pending.append((request, now, clock, future))
         if not self.running:
             self.running = True
             asyncio.get_running_loop().create_task(self._drain())
@@ -81,12 +81,12 @@ class Batcher:
             while self.pending:
                 batch, self.pending = self.pending, []
                 try:
-                    decisions = await asyncio.to_thread(self.service.check_many, [(r, n) for r, n, _ in batch])
+                    decisions = await asyncio.to_thread(self.service.check_many, [(r, n, c) for r, n, c, _ in batch])
                 except Exception as exc:  # the whole batch failed (e.g. the store): every caller hears it
-                    for _, _, future in batch:
+                    for *_, future in batch:
                         future.set_exception(exc)
                     continue
-                for (_, _, future), decision in zip(batch, decisions):
+                for (*_, future), decision in zip(batch, decisions):
                     future.set_result(decision)
         finally:
             self.running = False
@@ -128,7 +128,7 @@ def create_app(
         async def run(req: HttpRequest) -> Response:
             try:
                 # after a write, with the answer sent, the model takes it in before the next decision
-                after = BackgroundTask(service.warm) if handler in (assert_, load) else None
+                after = BackgroundTask(service.warm) if handler in (assert_, load, lease) else None
                 return _json(await handler(req), background=after)
             except Exception as exc:  # every error is data, never a traceback
                 return _json(error_data(exc), _status(exc))
@@ -144,8 +144,8 @@ def create_app(
     batcher = Batcher(service)
 
     async def check(req: HttpRequest) -> Any:
-        request, now, proofs = service.ask(principal(req), await body(req))
-        decision = await batcher.check(request, now)
+        request, now, clock, proofs = service.ask(principal(req), await body(req))
+        decision = await batcher.check(request, now, clock)
         return decision_json(decision, program=service.policy, proofs=proofs)
 
     async def assert_(req: HttpRequest) -> Any:
@@ -164,6 +164,10 @@ def create_app(
         if len(raw) > MAX_BODY:
             raise BadRequest("the body is too large", code="too_large")
         return service.load(who, decode_text(raw, "body"))  # invalid UTF-8: error[encoding], as `ordinance load`
+
+    async def lease(req: HttpRequest) -> Any:
+        who = principal(req)
+        return await asyncio.to_thread(service.lease, who, await body(req))
 
     async def query(req: HttpRequest) -> Any:
         return service.query(principal(req), await body(req))
@@ -216,6 +220,7 @@ def create_app(
         "/check": check,
         "/assert": assert_,
         "/load": load,
+        "/lease": lease,
         "/query": query,
         "/why": why,
         "/why-not": why_not,

@@ -13,6 +13,14 @@ SHA-256 of one, and may be the owner:
     token = "a-long-random-string"
     audiences = ["public"]
 
+    [[principal]]
+    name = "replayer"
+    token = "another-long-random-string"
+    clock = true
+
+`clock = true` lets that principal give the `now` a decision is made at
+(test rigs, replays); every other principal, the owner too, is decided at
+the server's clock, and a `now` it sends is refused (`clock_not_granted`).
 `audiences` bounds what a principal may read (the privacy layers of the
 policy's `sees`): the owner sees every layer unless the file lists its
 audiences, any other principal sees `public` unless it lists more.
@@ -47,6 +55,7 @@ class Principal:
     name: str
     owner: bool = False
     audiences: tuple[str, ...] | None = None  # as the tokens file lists them; None: the default
+    clock: bool = False  # the owner gave it the clock: its requests may carry their `now`
 
     def may_see(self) -> tuple[str, ...] | None:
         """The audiences it may ask as; None for every layer (the owner's default).
@@ -96,8 +105,12 @@ class Tokens:
                 raise OrdinanceError(
                     f"{where}: principal `{name}`: `audiences` is a non-empty list of names", code="bad_tokens"
                 )
+            flags = {f: entry.get(f, False) for f in ("owner", "clock")}
+            wrong = sorted(f for f, v in flags.items() if not isinstance(v, bool))
+            if wrong:
+                raise OrdinanceError(f"{where}: principal `{name}`: `{wrong[0]}` is true or false", code="bad_tokens")
             found[key] = Principal(
-                name, bool(entry.get("owner", False)), None if audiences is None else tuple(audiences)
+                name, flags["owner"], None if audiences is None else tuple(audiences), clock=flags["clock"]
             )
         if not found:
             raise OrdinanceError(f"{where}: no principals", code="bad_tokens")

@@ -1,7 +1,8 @@
 """`ordinance mcp`: the gate as an MCP server, on the official `mcp` SDK.
 
 Tools: `check` (decide and log, as the HTTP API does), `why`, `why_not`,
-`query`, `assert` (under the policy's `may_assert`), `state` (the state
+`query`, `assert` (under the policy's `may_assert`), `lease` (take or
+release, decided by the policy), `state` (the state
 file) and `rehydrate` (the bundle); the reading tools take an `audience`
 the principal may see (default: its widest). Over stdio the principal is the one the server was started
 for; over streamable HTTP each call's bearer token names it (the tokens
@@ -123,6 +124,22 @@ def create_mcp(
     )
     def assert_(text: str, source: str = "mcp", layer: str | None = None) -> dict[str, Any]:
         return run(lambda p: service.write(p, service.facts_of({"text": text}), source, layer=layer))
+
+    @server.tool(
+        description="Take a lease of `work` (`action` take: under your grant at `epoch`, until the ISO-8601 "
+        "instant `until`; decided by the policy and written with compare-and-set) or release yours "
+        "(`action` release)."
+    )
+    def lease(
+        action: str,
+        work: str,
+        epoch: int | None = None,
+        until: str | None = None,
+        scope: str | None = None,
+        now: str | None = None,
+    ) -> dict[str, Any]:
+        body = {"action": action, "work": work, "epoch": epoch, "until": until, "scope": scope, "now": now}
+        return run(lambda p: service.lease(p, body))
 
     @server.tool(
         description="The standing agent's state file (Open, Delegates, Armed, Claims, Settled) as "

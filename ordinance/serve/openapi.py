@@ -51,6 +51,20 @@ ROUTES: tuple[tuple[str, str, str, dict[str, Any] | None, bool], ...] = (
     ("post", "/load", "Append JSON Lines of facts (the body), one batch, under may_assert", None, True),
     (
         "post",
+        "/lease",
+        "Take (decided by the policy, written with compare-and-set) or release the principal's lease of a work",
+        {
+            "action": {"enum": ["take", "release"]},
+            "work": {"type": "string"},
+            "epoch": {"type": "integer", "description": "take: the epoch of the grant it is taken under"},
+            "until": {"type": "string", "description": "take: ISO-8601 instant the lease expires"},
+            "scope": {"type": "string", "description": "take: narrow the authority to this scope"},
+            "now": _NOW,
+        },
+        True,
+    ),
+    (
+        "post",
         "/query",
         "Answers to one atom at `now` (optionally with a request's facts)",
         {"pattern": {"type": "string"}, "request": _REQUEST, "now": _NOW, "audience": _AUDIENCE},

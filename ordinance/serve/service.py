@@ -24,7 +24,6 @@ decisions are made over every layer, so only the full view has them).
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import threading
 import time
@@ -37,14 +36,14 @@ from ..explain import decision_json, to_json
 from ..engine import evaluate
 from ..facts import FACT_KINDS, Event, Store
 from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
-from ..gate import Decision, Gate, Request, is_request_side
+from ..gate import SERVER_CLOCK, Decision, Gate, Request, is_request_side
 from ..rules.checked import CheckedProgram
 from ..facts.events import kind_of
 from ..values import to_value
 from ..values import format_instant, parse_instant, value_problem
 from .identity import Principal
 
-__all__ = ["Forbidden", "Service", "BadRequest", "SERVER_FILLED"]
+__all__ = ["Forbidden", "Service", "BadRequest", "SERVER_FILLED", "clock"]
 
 # events and the fence they are written under (`Store.append_each`)
 Batch = tuple[Sequence[Event], tuple[str, int] | None]
@@ -79,6 +78,22 @@ def _now(value: Any) -> int:
         except ValueError:
             pass
     raise BadRequest(f"`now` must be an ISO-8601 instant such as 2026-08-14T23:00:00Z, got `{value}`")
+
+
+def clock(principal: Principal, value: Any) -> tuple[int, str]:
+    """The `now` a principal's request is decided at, and whose clock gave
+    it: the server's, unless the owner gave the principal the clock
+    (`clock = true` in the tokens file); a `now` from any other principal is
+    refused, never silently replaced."""
+    if value is None:
+        return _now(None), SERVER_CLOCK
+    if not principal.clock:
+        raise Forbidden(
+            f"principal `{principal.name}` may not give `now`: decisions use the server's clock "
+            "unless the owner grants `clock = true` in the tokens file",
+            code="clock_not_granted",
+        )
+    return _now(value), f"principal:{principal.name}"
 
 
 def _object(body: Any) -> Mapping[str, Any]:
@@ -121,27 +136,24 @@ class Service:
             )
         return request
 
-    def ask(self, principal: Principal, body: Any) -> tuple[Request, int, bool]:
-        """A check's (request, now, proofs) from its JSON body."""
+    def ask(self, principal: Principal, body: Any) -> tuple[Request, int, str, bool]:
+        """A check's (request, now, clock, proofs) from its JSON body."""
         body = _object(body)
-        return self.request(principal, body.get("request")), _now(body.get("now")), bool(body.get("proofs", False))
+        request = self.request(principal, body.get("request"))
+        now, by = clock(principal, body.get("now"))
+        return request, now, by, bool(body.get("proofs", False))
 
     def check(self, principal: Principal, body: Any) -> dict[str, Any]:
-        """Decide and log (exactly as `Gate.check`); the decision's JSON."""
-        request, now, proofs = self.ask(principal, body)
+        """Decide and log (`Gate.log`); the decision's JSON."""
+        request, now, by, proofs = self.ask(principal, body)
         with self.lock:
-            decision = self.gate.check(request, now)
+            (decision,) = self.gate.log([(request, now)], clock=by)
             return decision_json(decision, program=self.policy, proofs=proofs)
 
-    def check_many(self, asks: list[tuple[Request, int]]) -> list[Any]:
-        """Decisions logged in one append (`Gate.check_many`), under the lock."""
+    def check_many(self, asks: list[tuple[Request, int, str]]) -> list[Any]:
+        """(request, now, clock) asks decided and logged in one append (`Gate.log`), under the lock."""
         with self.lock:
-            return self.gate.check_many(asks)
-
-    def decide(self, request: Request, now: int) -> Any:
-        """Gate.check under the service's lock (for the hooks)."""
-        with self.lock:
-            return self.gate.check(request, now)
+            return self.gate.log_then([(r, n) for r, n, _ in asks], clock=[c for _, _, c in asks])[0]
 
     def check_then(
         self,
@@ -149,24 +161,53 @@ class Service:
         now: int,
         then: Callable[[Decision], Batch | None],
         shown: Callable[[Decision, dict[str, Any]], dict[str, Any]] | None = None,
+        clock: str = SERVER_CLOCK,
     ) -> tuple[Decision, StaleEpochError | None]:
-        """`Gate.check`, and the fenced batch `then` makes of the decision
-        (an intent receipt), appended in the same transaction: one durable
-        commit. The decision is logged as `Gate.check` logs it (its payload
-        as `shown` makes it of the decision and the logged payload: a host
-        marks an ask, keeps file contents as digests), whether or not the
-        fence refuses the batch (the error is returned)."""
+        """`Gate.log_then`: the decision, and the fenced batch `then` makes of
+        it (an intent receipt) appended in the same transaction: one durable
+        commit. The decision is logged with its payload as `shown` makes it of
+        the decision and the logged payload (a host marks an ask, keeps file
+        contents as digests), whether or not the fence refuses the batch (the
+        error is returned)."""
+
+        def batches(decisions: list[Decision]) -> list[Batch]:
+            extra = then(decisions[0])
+            return [] if extra is None else [extra]
+
         with self.lock:
-            decision = self.gate.decide(request, now)
-            extra = then(decision)
-            logged = self.gate.logged(decision)
-            if shown is not None:
-                logged = dataclasses.replace(logged, payload=shown(decision, dict(logged.payload or {})))
-            seqs = self.store.append_each([([logged], None)] + ([extra] if extra is not None else []))
-            assert isinstance(seqs[0], int)  # an unfenced batch is never refused
-            object.__setattr__(decision, "seq", seqs[0])
-        refused = seqs[-1] if isinstance(seqs[-1], StaleEpochError) else None
+            (decision,), seqs = self.gate.log_then([(request, now)], clock=clock, then=batches, shown=shown)
+        refused = seqs[-1] if seqs and isinstance(seqs[-1], StaleEpochError) else None
         return decision, refused
+
+    def lease(self, principal: Principal, body: Any) -> dict[str, Any]:
+        """Take or release a lease for the principal (gate/lease.py):
+        `{"action": "take", "work", "epoch", "until", "scope"?, "now"?}` or
+        `{"action": "release", "work"}`."""
+        from ..gate.lease import release, take
+
+        body = _object(body)
+        action, work = body.get("action"), body.get("work")
+        if action not in ("take", "release") or not isinstance(work, str) or not work:
+            raise BadRequest('a lease call is {"action": "take" or "release", "work": NAME, ...}')
+        now, by = clock(principal, body.get("now"))
+        with self.lock:
+            if action == "release":
+                return {"released": work, "revision": release(self.gate, principal.name, work, now)}
+            epoch, scope = body.get("epoch"), body.get("scope")
+            if (
+                not isinstance(epoch, int)
+                or isinstance(epoch, bool)
+                or (scope is not None and not isinstance(scope, str))
+            ):
+                raise BadRequest("a take names the `epoch` of the grant it takes the lease under (and maybe a `scope`)")
+            until = _now(body.get("until"))
+            leased = take(self.gate, principal.name, work, epoch, until, now, scope=scope, clock=by)
+            return {
+                "taken": leased.taken,
+                "epoch": leased.epoch,
+                "revision": leased.revision,
+                "decision": decision_json(leased.decision, program=self.policy, proofs=False),
+            }
 
     def warm(self) -> None:
         """Bring the warm model up to the store and the clock now, so the
@@ -268,9 +309,56 @@ class Service:
             for relation in sorted({rel for rel, _, _ in batch}):
                 if not self.may_assert(principal, relation, at):
                     raise Forbidden(f"principal `{principal.name}` may not assert `{relation}`", code="may_not_assert")
+            fence = self._bound(principal, [(rel, args) for rel, args, _ in batch], at)
             events = [Event(kind_of(rel), rel, args, source, principal.name, layer=layer) for rel, args, layer in batch]
-            revision = self.store.append(events)
+            revision = self.store.append(events, fence=fence)
         return {"revision": revision, "written": len(events)}
+
+    def _bound(self, principal: Principal, facts: list[tuple[str, tuple[Any, ...]]], at: int) -> tuple[str, int] | None:
+        """The fence a write goes under, once each fact is bound to its
+        writer: a relation's `bound_to(Relation, Position)` argument must be
+        the principal (the owner writes in any name). A receipt is fenced as
+        `guard`'s are: an intent is the gate's to write, when it allows the
+        action; an outcome needs its writer's intent on record and goes
+        under that intent's fence, so after a takeover it is refused as
+        stale (`stale_epoch`)."""
+        model = self.gate.model(self.store.revision(), at)
+        positions: dict[str, set[int]] = {}
+        if "bound_to" in self.policy.relations:
+            for rel, n in model.query("bound_to", (None, None)):
+                positions.setdefault(str(rel), set()).add(int(n))
+        fences: set[tuple[str, int]] = set()
+        for rel, args in facts:
+            for n in sorted(positions.get(rel, ())):
+                if not principal.owner and n < len(args) and args[n] != principal.name:
+                    raise Forbidden(
+                        f"`{rel}` names `{args[n]}` as its writer, not the principal `{principal.name}`",
+                        code="bound_to_writer",
+                    )
+            if rel == "receipt" and len(args) == 4:
+                fences |= self._receipt_fence(principal, model, args)
+        if len(fences) > 1:
+            raise BadRequest("outcome receipts fenced at different resources: write them separately")
+        return next(iter(fences), None)
+
+    def _receipt_fence(self, principal: Principal, model: Any, receipt: tuple[Any, ...]) -> set[tuple[str, int]]:
+        action, kind, by = receipt[0], receipt[1], receipt[2]
+        if principal.owner:
+            return set()
+        if kind != "outcome":
+            raise Forbidden(
+                f"receipt `{action}`: only an outcome is written here; the intent is the gate's, "
+                "written when it allows the action",
+                code="ungated_intent",
+            )
+        intents = [row for row in model.query("receipt", (action, "intent", by, None))]
+        seqs = [s for row in intents for s in self.store.seqs_of("receipt", row)]
+        if not seqs:
+            raise Forbidden(f"receipt `{action}`: no intent of `{by}` on record for this outcome", code="no_intent")
+        newest = max(self.store.events_at(seqs), key=lambda e: e.seq)
+        if newest.resource is None or newest.epoch is None:
+            return set()
+        return {(newest.resource, newest.epoch)}
 
     def load(self, principal: Principal, text: str, source: str = "load") -> dict[str, Any]:
         """JSON Lines of facts (`ordinance load`'s format, with an optional
@@ -314,9 +402,10 @@ class Service:
     def _model(self, principal: Principal, body: Mapping[str, Any]) -> Any:
         """The model at `now` over the facts the audience may see (the warm
         model for every layer), plus the request in `request`, if any."""
-        now = _now(body.get("now"))
-        audience = self.audience(principal, body.get("audience"))
         request = None if body.get("request") is None else self.request(principal, body["request"])
+        # a read of the store alone may ask about any time; with a request, the time is a decision's
+        now = _now(body.get("now")) if request is None else clock(principal, body.get("now"))[0]
+        audience = self.audience(principal, body.get("audience"))
         if audience is None:
             if request is not None:
                 return self.gate.overlay(request, now)

@@ -12,7 +12,7 @@ and text it must not contain, at a `now`, for an audience, under a cap).
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import replace, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -262,10 +262,8 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
         for check in scenario.checks:
             rev = revision(check.at, check.name)
             decision = gate.decide(check.request, check.now, revision=rev)
-            seq = store.log_decision(
-                decision.payload(), source="scenario", author=check.request.agent, layer=gate.layers.default
-            )
-            object.__setattr__(decision, "seq", seq)
+            # decided at a labelled past revision, so logged as it stands (not `Gate.log`, which decides at the newest)
+            decision = replace(decision, seq=store.append([gate.logged(decision, source="scenario")]))
             out.decisions.append((check, decision))
             if decision.errors:
                 out.failures.append(f"{check.name}: evaluation error {decision.errors[0]}")
