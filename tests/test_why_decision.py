@@ -1,0 +1,106 @@
+"""`ordinance why --decision N` and `log --explain`: a logged decision's proof, rebuilt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from ordinance.cli import cli
+
+PROJECT_CALLS = {
+    "push": {"tool_name": "Bash", "tool_input": {"command": "cd sub && git push -f origin main"}},
+    "env": {"tool_name": "Write", "tool_input": {"file_path": "sub/.env", "content": "K=1"}},
+    "out": {"tool_name": "Write", "tool_input": {"file_path": "/etc/passwd", "content": "x"}},
+}
+
+
+def run(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def hook(root: Path, name: str) -> dict[str, Any]:
+    call = {
+        **PROJECT_CALLS[name],
+        "session_id": "s-1",
+        "cwd": str(root),
+        "hook_event_name": "PreToolUse",
+        "tool_use_id": f"toolu_{name}",
+    }
+    out = run("hook", "claude-code", "--agent", "claude-code", "--project", str(root), input=json.dumps(call))
+    assert out.exit_code == 0, out.output
+    return json.loads(out.output)["hookSpecificOutput"]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = (tmp_path / "p").resolve()
+    assert run("init", "--claude-code", str(root)).exit_code == 0
+    monkeypatch.chdir(root)
+    for var in ("ORDINANCE_POLICY", "ORDINANCE_DB"):
+        monkeypatch.delenv(var, raising=False)
+    return root
+
+
+def seqs(root: Path) -> dict[str, int]:
+    rows = json.loads(run("log", "--json").output)
+    return {row["request"]["id"].removeprefix("cc-toolu_"): row["seq"] for row in rows}
+
+
+def test_why_decision_rebuilds_a_blocked_bash_calls_proof_in_text_json_and_dot(project: Path) -> None:
+    assert hook(project, "push")["permissionDecision"] == "deny"
+    seq = seqs(project)["push"]
+    text = run("why", "--decision", str(seq))
+    assert text.exit_code == 0, text.output
+    assert f"decision {seq}, rebuilt under its own policy" in text.output
+    assert "forbid force-push-main" in text.output and "git push -f origin main" in text.output
+    data = json.loads(run("why", "--decision", str(seq), "--json").output)
+    assert data["same_policy"] and data["same"]
+    (reason,) = [r for r in data["decision"]["reasons"] if r["code"] == "force-push-main"]
+    assert reason["proof"]["kind"] == "rule"
+    dot = run("why", "--decision", str(seq), "--dot").output
+    assert dot.startswith("digraph decision {") and "force-push-main" in dot and "->" in dot
+
+
+def test_a_changed_policy_says_so_and_shows_the_logged_answer_beside_its_own(project: Path) -> None:
+    hook(project, "push")
+    seq = seqs(project)["push"]
+    policy = project / "policy.rules"
+    policy.write_text(policy.read_text().replace('forbid(A, "force-push-main"', 'forbid_unused(A, "force-push-main"'))
+    policy.write_text(".decl forbid_unused(a: symbol, c: symbol, d: symbol)\n" + policy.read_text())
+    out = run("why", "--decision", str(seq))
+    assert out.exit_code == 0, out.output
+    assert "the policy has changed since" in out.output
+    assert "logged: DENIED (force-push-main); this policy answers:" in out.output
+    data = json.loads(run("why", "--decision", str(seq), "--json").output)
+    assert not data["same_policy"] and not data["same"]
+    assert data["logged"]["allowed"] is False and data["decision"]["allowed"] is True
+
+
+def test_no_decision_at_a_seq_is_an_error_not_a_crash(project: Path) -> None:
+    out = CliRunner().invoke(cli, ["why", "--decision", "999"])
+    assert out.exit_code != 0 and "error[no_decision]" in out.output + (out.stderr or "")
+    both = CliRunner().invoke(cli, ["why", "--decision", "1", 'permit("x")'])
+    assert both.exit_code == 2
+
+
+def test_log_shows_a_bash_calls_command_and_an_ask_as_ask(project: Path) -> None:
+    assert hook(project, "push")["permissionDecision"] == "deny"
+    assert hook(project, "env")["permissionDecision"] == "ask"
+    table = run("log").output
+    assert "cd sub && git push -f origin main" in table
+    assert "ask" in table.split("toolu_env", 1)[1].splitlines()[0]
+    answers = {row["request"]["id"]: row["answer"] for row in json.loads(run("log", "--json").output)}
+    assert answers == {"cc-toolu_push": "DENIED", "cc-toolu_env": "ask"}
+
+
+def test_log_explain_prints_each_decisions_rebuilt_proof(project: Path) -> None:
+    hook(project, "out")
+    out = run("log", "--request", "cc-toolu_out", "--explain")
+    assert out.exit_code == 0, out.output
+    assert "forbid outside-project /etc/passwd" in out.output and "rebuilt under its own policy" in out.output
+    data = json.loads(run("log", "--request", "cc-toolu_out", "--explain", "--json").output)
+    assert [d["decision"]["reasons"][0]["code"] for d in data] == ["outside-project"]
