@@ -104,3 +104,43 @@ def test_log_explain_prints_each_decisions_rebuilt_proof(project: Path) -> None:
     assert "forbid outside-project /etc/passwd" in out.output and "rebuilt under its own policy" in out.output
     data = json.loads(run("log", "--request", "cc-toolu_out", "--explain", "--json").output)
     assert [d["decision"]["reasons"][0]["code"] for d in data] == ["outside-project"]
+
+
+def test_the_service_and_mcp_rebuild_a_decision_for_its_agent_and_the_owner_only(tmp_path: Path) -> None:
+    import asyncio
+
+    from mcp import Client
+
+    from ordinance.cli.init import CLAUDE_CODE_POLICY
+    from ordinance.diagnostics import OrdinanceError
+    from ordinance.facts import open_store, schema_of
+    from ordinance.rules import compile_text
+    from ordinance.serve import Principal, Service
+    from ordinance.serve.claude_code import handle
+    from ordinance.serve.mcp import create_mcp
+    from ordinance.values import parse_instant
+
+    policy = compile_text(CLAUDE_CODE_POLICY)
+    with open_store(str(tmp_path / "s.db"), schema_of(policy)) as store:
+        store.assert_facts([("grant", ("claude-code", "/p", 1))])
+        service = Service(policy, store)
+        call = {**PROJECT_CALLS["out"], "cwd": "/p", "hook_event_name": "PreToolUse", "tool_use_id": "t1"}
+        handle(service, Principal("claude-code"), call, now=parse_instant("2026-12-01T12:00:00Z"))
+        (logged,) = store.events(kinds=["decision"])
+        own = service.why(Principal("claude-code"), {"decision": logged.seq})
+        assert own["same"] and own["decision"]["reasons"][0]["detail"] == "/etc/passwd"
+        assert "proof" not in own["decision"]["reasons"][0]  # an agent sees public facts only
+        owner = service.why(Principal("jw", owner=True), {"decision": logged.seq})
+        assert owner["decision"]["reasons"][0]["proof"]["kind"] == "rule"
+        with pytest.raises(OrdinanceError) as refused:
+            service.why(Principal("bob"), {"decision": logged.seq})
+        assert refused.value.code == "forbidden"
+        with pytest.raises(OrdinanceError) as bad:
+            service.why(Principal("jw", owner=True), {"decision": "1"})
+        assert bad.value.code == "bad_request"
+
+        async def ask() -> Any:
+            async with Client(create_mcp(service, Principal("jw", owner=True))) as c:
+                return (await c.call_tool("why", {"decision": logged.seq})).structured_content
+
+        assert asyncio.run(ask())["decision"]["reasons"][0]["code"] == "outside-project"
