@@ -6,8 +6,7 @@ one is broken (the shrunk counterexample is printed), 2 on an error.
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import click
 
@@ -15,6 +14,7 @@ from ..rules import format_atom
 from ..rules.invariants import DEFAULT_EXAMPLES
 from ..rules.loader import STDLIB_PREFIX
 from ..values import escape, format_value
+from .common import progress
 
 __all__ = ["command"]
 
@@ -105,7 +105,7 @@ def command(
         return
     click.echo(escape(f"fuzzing {len(targets)} invariant(s) of {policy}, {examples} histories each, seed {seed}"))
     broken = vacuous = 0
-    with _progress(len(targets) * examples) as tick:
+    with progress(len(targets) * examples, "fuzzing", 50) as tick:
         for outcome in outcomes(harness, examples=examples, seed=seed, targets=targets, on_example=tick):
             target, found = outcome.target, outcome.counterexample
             if found is None and outcome.vacuous:
@@ -134,28 +134,3 @@ def command(
 
 def _stdlib(target: Any) -> bool:
     return (target.invariant.span.file or "").startswith(STDLIB_PREFIX)
-
-
-@contextlib.contextmanager
-def _progress(total: int) -> Iterator[Callable[[], None]]:
-    """A progress bar on stderr while histories run, when it is a terminal."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    console = Console(stderr=True)
-    if total < 50 or not console.is_terminal:
-        yield lambda: None
-        return
-    with Progress(
-        TextColumn("fuzzing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console, transient=True
-    ) as bar:
-        task = bar.add_task("fuzz", total=total)
-        done = 0
-
-        def tick() -> None:  # shrinking runs more histories than generating: never past the total
-            nonlocal done
-            done += 1
-            if done <= total:
-                bar.advance(task)
-
-        yield tick

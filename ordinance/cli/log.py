@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from typing import Any
 
@@ -12,7 +11,6 @@ from ..diagnostics import OrdinanceError
 from ..rules.checked import CheckedProgram
 from ..explain import action_text, annotator, ask_codes, decision_json, outcome_word, rebuild, rebuilt_json
 from ..gate import Decision, Gate, Replayed, replay_log
-from ..gate.replay import PAGE
 from ..values import format_instant
 from .deadline import limits
 from .explain import show_decision
@@ -26,6 +24,7 @@ from .common import (
     policy_option,
     print_json,
     print_table,
+    progress,
 )
 
 __all__ = ["commands", "log_command", "replay_command"]
@@ -168,24 +167,6 @@ def _explain(decisions: list[Any], store: Any, program: Any, fmt: str | None) ->
         show_decision(r, None, store, program)
 
 
-def _progress(total: int) -> Any:
-    """A progress bar on stderr for a long run on a terminal, else nothing."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    console = Console(stderr=True)
-    if total < 200 or not console.is_terminal:
-        return None
-    return Progress(
-        TextColumn("replaying"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
-
-
 def _row(r: Replayed) -> dict[str, Any]:
     """The JSON row of a replayed decision."""
     was, again = r.logged, r.again
@@ -244,16 +225,10 @@ def replay_command(revision: int | None, as_json: bool, db: str, policy: str) ->
     rows: list[dict[str, Any]] = []
     with open_db(db, program) as store:
         gate = Gate(program, store, limits=limits())
-        total = store.count("decision")
-        progress = _progress(total)
-        task = progress.add_task("replay", total=total) if progress else None
-        with progress or contextlib.nullcontext():
+        with progress(store.count("decision"), "replaying") as tick:
             for replayed in replay_log(gate, revision=revision, what_if=True):
                 rows.append(_row(replayed))
-                if progress is not None and len(rows) % PAGE == 0:
-                    progress.advance(task, PAGE)
-            if progress is not None:
-                progress.advance(task, len(rows) % PAGE)
+                tick()
     differ = [r for r in rows if not r["same"]]
     if as_json:
         print_json(rows)

@@ -1,0 +1,36 @@
+"""Past agent sessions and decision logs replayed through a policy, read only.
+
+    read = read_calls(["~/.claude/projects/p/"])           # transcripts.py
+    subjects = subjects_of_calls(read.calls, to_request, problems)
+    for row in audit(Gate(policy, store), subjects):       # replay.py
+        summary.add(row)                                   # report.py
+    render_html(rows, summary, policy)                     # html.py
+
+`to_request` maps a hook payload to its Request: the host's own mapping
+(`ordinance.cli.audit.claude_code_request` passes Claude Code's in, since
+this layer sits below `serve`, where that mapping lives today).
+"""
+
+from .html import PROOFS, render_html
+from .replay import Audited, Subject, Timeline, answer_of, audit, subjects_of_calls, subjects_of_log
+from .report import Summary, row_json
+from .transcripts import Problem, Read, ToolCall, read_calls, transcript_files
+
+__all__ = [
+    "Audited",
+    "PROOFS",
+    "Problem",
+    "Read",
+    "Subject",
+    "Summary",
+    "Timeline",
+    "ToolCall",
+    "answer_of",
+    "audit",
+    "read_calls",
+    "render_html",
+    "row_json",
+    "subjects_of_calls",
+    "subjects_of_log",
+    "transcript_files",
+]
