@@ -315,8 +315,6 @@ CODES: dict[str, tuple[str, str]] = {
     "hook": ("serve", "the command hook failed while deciding (it denies)"),
     # the command line and its inputs
     "no_decision": ("explain", "no decision is logged at that seq"),
-    "bad_transcript": ("audit", "a transcript line that is not a JSON record (reported and skipped)"),
-    "vacuous": ("fuzz", "an invariant whose body never matched in a fuzz run"),
     "usage": ("cli", "a command was called wrongly"),
     "no_policy": ("cli", "the policy file does not exist"),
     "not_a_fact": ("cli", "an argument is not a fact"),
