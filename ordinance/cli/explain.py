@@ -20,6 +20,7 @@ from ..explain import (
     to_dot,
     to_json,
     to_text,
+    unblock,
 )
 from ..gate import GATE_RELATIONS, Gate, Request, is_request_side
 from ..project import Projector
@@ -123,6 +124,10 @@ def _show(tree: ProofNode | WhyNot, fmt: str | None, annotate: Annotate, program
         click.echo(to_dot(tree, program, annotate))
     else:
         click.echo(to_text(tree, annotate=annotate, program=program))
+        changes = unblock(tree, program) if isinstance(tree, WhyNot) and not tree.holds else ()
+        if changes:
+            click.echo("to make it hold, one of:")
+            click.echo("\n".join(f"  - {c.text}" for c in changes))
 
 
 def show_decision(rebuilt: Rebuilt, fmt: str | None, store: Any, program: CheckedProgram) -> None:
