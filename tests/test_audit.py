@@ -208,3 +208,15 @@ def test_the_decision_log_is_audited_too(project: Path) -> None:
     assert json.loads(hooked.output)["hookSpecificOutput"]["permissionDecision"] == "deny"
     got = rows(run("audit", "--decisions", "--jsonl"))
     assert got["cc-h1"]["happened"] == "logged-deny" and got["cc-h1"]["answer"] == "deny"
+
+
+def test_a_logged_decision_is_audited_over_the_store_at_its_own_revision(project: Path) -> None:
+    with open_store(str(project / "fresh.db"), schema_of(POLICY)) as store:
+        store.assert_facts([("grant", ("claude-code", PROJECT, 1))])
+    db = ["--db", str(project / "fresh.db")]
+    call = {"tool_name": "Read", "tool_input": {"file_path": f"{PROJECT}/a"}, "cwd": PROJECT, "tool_use_id": "h2"}
+    hooked = CliRunner().invoke(cli, ["hook", "claude-code", "--project", PROJECT, *db], input=json.dumps(call))
+    assert json.loads(hooked.output)["hookSpecificOutput"]["permissionDecision"] == "allow", hooked.output
+    assert run("assert", 'stop("everything", 2026-01-01T00:00:00Z).', *db).exit_code == 0  # after the decision
+    got = rows(run("audit", "--decisions", "--jsonl", *db))
+    assert got["cc-h2"]["happened"] == "logged-allow" and got["cc-h2"]["answer"] == "allow"

@@ -15,7 +15,7 @@ is an overlay of the request on it (the gate's warm path).
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..explain import ask_codes
@@ -32,7 +32,8 @@ ToRequest = Callable[[Mapping[str, Any]], Request]  # a hook payload -> its Requ
 @dataclass(frozen=True, slots=True)
 class Subject:
     """What is audited: an `id`, the `tool`, its `session`, the request
-    and its `now`, what `happened` to it, and where it was read (`source`)."""
+    and its `now`, what `happened` to it, where it was read (`source`),
+    and for a logged decision the store revision it was made at."""
 
     id: str
     tool: str
@@ -41,6 +42,7 @@ class Subject:
     now: int
     happened: str
     source: str
+    revision: int | None = None  # a logged decision's own store revision (else: as of `now`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +94,11 @@ class Timeline:
         i = bisect_right(self.times, at)
         return self.seqs[i - 1] if i else 0
 
+    def holding(self, revision: int) -> int:
+        """The newest fact-changing revision <= `revision` (the same facts: one warm model serves both)."""
+        i = bisect_right(self.seqs, revision)
+        return self.seqs[i - 1] if i else 0
+
 
 def subjects_of_calls(calls: Iterable[ToolCall], to_request: ToRequest, problems: list[str]) -> Iterator[Subject]:
     """Transcript calls as subjects; one that has no time or no request is a problem, skipped."""
@@ -108,15 +115,18 @@ def subjects_of_calls(calls: Iterable[ToolCall], to_request: ToRequest, problems
         yield Subject(c.id, c.tool, c.session, request, c.time, c.happened, where)
 
 
-def subjects_of_log(store: Store, asks: frozenset[str]) -> Iterator[Subject]:
-    """The decisions ordinance logged, as subjects (what happened: the logged answer)."""
+def subjects_of_log(store: Store, asks: frozenset[str], declared: Mapping[str, int]) -> Iterator[Subject]:
+    """The decisions ordinance logged, as subjects at their own revision (what
+    happened: the logged answer); request attributes the auditing policy does
+    not declare are dropped, as the hook fills only what a policy declares."""
     for e in store.decisions():
         if e.payload is None:
             continue
         d = Decision.from_payload(e.payload, e.seq)
-        r = d.request
+        r = replace(d.request, attributes=tuple(a for a in d.request.attributes if a[0] in declared))
         session = next((str(a[0]) for rel, a in r.attributes if rel == "request_session" and a), "log")
-        yield Subject(r.id, r.kind, session, r, d.now, f"logged-{answer_of(d, asks)}", f"decision {e.seq}")
+        happened = f"logged-{answer_of(d, asks)}"
+        yield Subject(r.id, r.kind, session, r, d.now, happened, f"decision {e.seq}", d.revision)
 
 
 def audit(
@@ -133,7 +143,7 @@ def audit(
     asks = ask_codes(gate.policy)
     old_asks = ask_codes(against.policy) if against is not None else frozenset()
     for s in subjects:
-        rev = line.revision(s.now)
+        rev = line.revision(s.now) if s.revision is None else line.holding(s.revision)
         d = gate.decide(s.request, s.now, revision=rev)
         was = against.decide(s.request, s.now, revision=rev) if against is not None else None
         yield Audited(s, d, answer_of(d, asks), was, None if was is None else answer_of(was, old_asks))

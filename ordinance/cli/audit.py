@@ -94,7 +94,7 @@ def command(
         to_request = claude_code_request(gate.request_relations, agent, project, epoch)
         subjects = list(subjects_of_calls(read.calls, to_request, problems))
         if decisions:
-            subjects += sorted(subjects_of_log(store, ask_codes(program)), key=lambda s: s.now)
+            subjects += sorted(subjects_of_log(store, ask_codes(program), gate.request_relations), key=lambda s: s.now)
         summary = Summary()
         rows: list[Audited] = []
         keep = html is not None
