@@ -27,7 +27,6 @@ if TYPE_CHECKING:  # (imported when used: a command loads only what it needs)
     from ..rules.checked import CheckedProgram
 
 __all__ = [
-    "progress",
     "DB_ENV",
     "POLICY_ENV",
     "DEFAULT_POLICY",
@@ -50,6 +49,7 @@ __all__ = [
     "print_table",
     "new_table",
     "default_author",
+    "progress",
 ]
 
 DB_ENV = "ORDINANCE_DB"

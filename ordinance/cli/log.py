@@ -69,7 +69,7 @@ Examples:
 @click.option(
     "--explain",
     is_flag=True,
-    help="After the table, each decision shown with its proof, rebuilt (as `why --decision` shows it).",
+    help="Instead of the table, each decision with its proof, rebuilt (as `why --decision` shows it).",
 )
 @json_option
 @db_option
