@@ -4,14 +4,14 @@
     subjects = subjects_of_calls(read.calls, to_request, problems)
     for row in audit(Gate(policy, store), subjects):       # replay.py
         summary.add(row)                                   # report.py
-    render_html(rows, summary, policy)                     # html.py
+    report.add(row); report.html(summary)                  # html.py
 
 `to_request` maps a hook payload to its Request: the host's own mapping
 (`ordinance.cli.audit.claude_code_request` passes Claude Code's in, since
 this layer sits below `serve`, where that mapping lives today).
 """
 
-from .html import PROOFS, render_html
+from .html import PROOFS, Report
 from .replay import Audited, Subject, Timeline, answer_of, audit, subjects_of_calls, subjects_of_log
 from .report import Summary, row_json
 from .transcripts import Problem, Read, ToolCall, read_calls, transcript_files
@@ -21,6 +21,7 @@ __all__ = [
     "PROOFS",
     "Problem",
     "Read",
+    "Report",
     "Subject",
     "Summary",
     "Timeline",
@@ -28,7 +29,6 @@ __all__ = [
     "answer_of",
     "audit",
     "read_calls",
-    "render_html",
     "row_json",
     "subjects_of_calls",
     "subjects_of_log",

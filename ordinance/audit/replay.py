@@ -18,7 +18,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from ..explain import ask_codes
+from ..explain import ask_codes, outcome_word
 from ..facts import FACT_KINDS, Store
 from ..gate import Decision, Gate, Request
 from .transcripts import ToolCall, instant
@@ -69,11 +69,12 @@ class Audited:
         return "changed"
 
 
+_ANSWER = {"allowed": ALLOW, "ask": ASK, "DENIED": DENY, "ERROR": DENY}
+
+
 def answer_of(d: Decision, asks: frozenset[str]) -> str:
-    """allow, ask (allowed with a flag of an ask code) or deny (errors deny)."""
-    if d.errors or not d.allowed:
-        return DENY
-    return ASK if any(f.code in asks for f in d.flags) else ALLOW
+    """What the hook answers: allow, ask (allowed with a flag of an ask code) or deny (errors deny)."""
+    return _ANSWER[outcome_word(d, asks)]
 
 
 class Timeline:

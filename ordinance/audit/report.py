@@ -63,7 +63,8 @@ class Summary:
     tools: Counter[tuple[str, str]] = field(default_factory=Counter)
     sessions: Counter[tuple[str, str]] = field(default_factory=Counter)
     happened: Counter[tuple[str, str]] = field(default_factory=Counter)
-    flips: dict[str, list[Audited]] = field(default_factory=dict)
+    # flip -> (id, was, answer, reasons, action) of each call that flipped (no decision kept)
+    flips: dict[str, list[tuple[str, str, str, str, str]]] = field(default_factory=dict)
     compared: bool = False
 
     def add(self, a: Audited) -> None:
@@ -76,7 +77,14 @@ class Summary:
         if a.was is not None:
             self.compared = True
             if a.flip is not None:
-                self.flips.setdefault(a.flip, []).append(a)
+                shown = (
+                    a.subject.id,
+                    str(a.was_answer),
+                    a.answer,
+                    ", ".join(_reasons(a)) or "-",
+                    action_text(a.subject.request),
+                )
+                self.flips.setdefault(a.flip, []).append(shown)
 
     def json(self) -> dict[str, Any]:
         def pairs(c: Counter[tuple[str, str]]) -> dict[str, dict[str, int]]:
@@ -92,7 +100,7 @@ class Summary:
             "tools": pairs(self.tools),
             "sessions": pairs(self.sessions),
             "happened": pairs(self.happened),
-            "flips": {k: [a.subject.id for a in v] for k, v in sorted(self.flips.items())},
+            "flips": {k: [f[0] for f in v] for k, v in sorted(self.flips.items())},
         }
 
     def text(self) -> str:
@@ -117,12 +125,8 @@ class Summary:
             for flip in ("newly-blocked", "newly-allowed", "changed"):
                 rows = self.flips.get(flip, [])
                 lines.append(f"{flip}: {len(rows)}")
-                for a in rows[:FLIPS_SHOWN]:
-                    why = ", ".join(_reasons(a)) or "-"
-                    lines.append(
-                        f"  {escape(a.subject.id)}  {a.was_answer} -> {a.answer} ({escape(why)})  "
-                        f"{escape(action_text(a.subject.request))}"
-                    )
+                for use, was, now, why, action in rows[:FLIPS_SHOWN]:
+                    lines.append(f"  {escape(use)}  {was} -> {now} ({escape(why)})  {escape(action)}")
                 if len(rows) > FLIPS_SHOWN:
                     lines.append(f"  ... {len(rows) - FLIPS_SHOWN} more (--jsonl lists every call)")
         return "\n".join(lines)

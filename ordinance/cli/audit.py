@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 import click
 
-from ..audit import Audited, Summary, Timeline, audit, read_calls, render_html, row_json
+from ..audit import Report, Summary, Timeline, audit, read_calls, row_json
 from ..audit import subjects_of_calls, subjects_of_log
 from ..explain import annotator, ask_codes
 from ..gate import Gate, Request
@@ -96,19 +96,17 @@ def command(
         if decisions:
             subjects += sorted(subjects_of_log(store, ask_codes(program), gate.request_relations), key=lambda s: s.now)
         summary = Summary()
-        rows: list[Audited] = []
-        keep = html is not None
+        report = Report(program, annotator(store, store.revision())) if html is not None else None
         lines: list[str] = []
         with progress(len(subjects), "auditing") as tick:
             for row in audit(gate, subjects, timeline=Timeline(store), against=was, tick=tick):
                 summary.add(row)
-                if keep:
-                    rows.append(row)
+                if report is not None:
+                    report.add(row)
                 if as_jsonl:
                     lines.append(json.dumps(row_json(row), ensure_ascii=False, sort_keys=True))
-        if html is not None:
-            annotate = annotator(store, store.revision())
-            Path(html).write_text(render_html(rows, summary, program, annotate), encoding="utf-8")
+        if report is not None and html is not None:
+            Path(html).write_text(report.html(summary), encoding="utf-8")
     for p in problems:
         click.echo(f"warning: {escape(p)}", err=True)
     if as_jsonl:

@@ -26,10 +26,9 @@ from typing import Any, Iterable
 from hypothesis import strategies as st
 
 from ..gate.request import REQUEST_RELATIONS, Request, is_request_side
-from ..rules.ast import Atom, Const, Negation, Var
+from ..rules.ast import Atom, Const, Literal, Negation, Var
 from ..rules.checked import CheckedProgram
 from ..rules.depends import depends_on, uses_of
-from ..rules.ast import Literal
 from ..values import FOREVER, parse_instant
 from .history import Advance, Ask, Fact, History, Entry
 
