@@ -144,3 +144,12 @@ def test_the_service_and_mcp_rebuild_a_decision_for_its_agent_and_the_owner_only
                 return (await c.call_tool("why", {"decision": logged.seq})).structured_content
 
         assert asyncio.run(ask())["decision"]["reasons"][0]["code"] == "outside-project"
+
+
+def test_a_policy_without_the_tool_relations_rebuilds_without_error(project: Path) -> None:
+    hook(project, "push")
+    seq = seqs(project)["push"]
+    (project / "policy.rules").write_text('.include "continuity"\n')
+    data = json.loads(run("why", "--decision", str(seq), "--json").output)
+    assert not data["same_policy"] and data["decision"]["errors"] == []
+    assert data["decision"]["allowed"] is True  # the project's grant permits; nothing here reads the command

@@ -97,10 +97,15 @@ class Rebuilt:
 def rebuild(gate: Gate, seq: int) -> Rebuilt:
     """The decision logged at `seq`, decided again by `gate` at its revision and `now`."""
     found = gate.store.events_at([seq]) if isinstance(seq, int) and seq >= 0 else []
-    if not found or found[0].kind != "decision" or found[0].payload is None:
+    if not found or found[0].kind != "decision" or found[0].payload is None or seq in gate.store.purged():
         raise GateError(f"no decision is logged at seq `{seq}`", code="no_decision")
-    payload = found[0].payload
+    payload = dict(found[0].payload)
     logged = Decision.from_payload(payload, seq)
+    if logged.policy_hash != gate.policy.source_hash:  # another policy reads only the attributes it declares
+        request = dict(payload["request"])
+        attributes = request.get("attributes") or {}
+        request["attributes"] = {k: v for k, v in attributes.items() if k in gate.request_relations}
+        payload["request"] = request
     again = gate.replay(payload, what_if=True)
     object.__setattr__(again, "seq", seq)
     return Rebuilt(seq, logged, again)
