@@ -241,7 +241,7 @@ def test_check_json_has_exactly_the_documented_shape(project: Path) -> None:
     data = json.loads(result.output)
     assert set(data) == {"request", "allowed", "reasons", "flags", "errors", "revision", "policy_hash", "now", "seq"}
     assert data["allowed"] is False and data["now"] == NOW and data["revision"] == 2
-    assert [set(r) for r in data["reasons"]] == [{"code", "detail", "kind", "proof"}]
+    assert [set(r) for r in data["reasons"]] == [{"code", "detail", "kind", "proof", "unblock"}]
     assert (data["reasons"][0]["code"], data["reasons"][0]["detail"]) == ("frozen", "prod")
     assert data["reasons"][0]["proof"]["relation"] == "forbid"
 
