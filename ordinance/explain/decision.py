@@ -20,7 +20,9 @@ from ..values import escape, format_instant
 from .proof import Annotate, Renderer, proof_json, text_lines, why_not_json
 from .unblock import unblock
 
-__all__ = ["explain_text", "decision_json", "reason_title"]
+__all__ = ["explain_text", "decision_json", "reason_title", "UNBLOCK_SHOWN"]
+
+UNBLOCK_SHOWN = 8  # changes that would unblock, listed per reason in text
 
 
 def _headline(d: Decision) -> list[str]:
@@ -60,7 +62,9 @@ def explain_text(d: Decision, annotate: Annotate | None = None, program: Checked
             changes = unblock(proof, program) if r.kind in (FORBID, MISSING_PERMIT) else ()
             if changes:
                 lines.append("      to unblock, one of:")
-                lines.extend(f"        - {c.text}" for c in changes)
+                lines.extend(f"        - {c.text}" for c in changes[:UNBLOCK_SHOWN])
+                if len(changes) > UNBLOCK_SHOWN:
+                    lines.append(f"        ... {len(changes) - UNBLOCK_SHOWN} more (--json lists them all)")
         elif r.kind != "error" and r.prover is not None:
             lines.append(f"      (no proof: {escape(str(r.proof_error))})")
     if d.allowed and not d.flags:
