@@ -320,6 +320,7 @@ CODES: dict[str, tuple[str, str]] = {
     "unreachable": ("serve", "the gate server did not answer"),
     "hook": ("serve", "the command hook failed while deciding (it denies)"),
     # the command line and its inputs
+    "no_decision": ("explain", "no decision is logged at that seq"),
     "usage": ("cli", "a command was called wrongly"),
     "no_policy": ("cli", "the policy file does not exist"),
     "not_a_fact": ("cli", "an argument is not a fact"),

@@ -21,7 +21,8 @@ from ordinance.gate import Request, is_request_side
 from ordinance.rules import compile_text
 from ordinance.serve import Principal, Service, Tokens
 from ordinance.serve.app import create_app
-from ordinance.serve.claude_code import handle
+from ordinance.hosts import claude_code as _cc
+from ordinance.hosts.flow import handle as _handle
 from ordinance.serve.mcp import create_mcp
 from ordinance.values import format_instant
 
@@ -137,7 +138,7 @@ def test_no_write_by_an_agent_turns_a_denial_into_an_allow(steps: list[tuple[str
                     asyncio.run(call())
                 elif path == "hook":
                     for event in ("PreToolUse", "PostToolUse"):
-                        handle(service, ALICE, _hook(event, "/" + target.strip("/"), n), now=T)
+                        _handle(_cc, service, ALICE, _hook(event, "/" + target.strip("/"), n), now=T)
                 else:
                     service.gate.guard(Request(f"g{n}", "write", target, "alice", 1), lambda: None, T)
         allowed = [r.id for r in DENIED if service.gate.decide(r, T).allowed]

@@ -242,7 +242,7 @@ def test_check_json_has_exactly_the_documented_shape(project: Path) -> None:
     fields = {"request", "allowed", "reasons", "flags", "errors", "revision", "policy_hash", "now", "clock", "seq"}
     assert set(data) == fields and data["clock"] == "owner"  # the CLI is the local owner: its `--now` decides
     assert data["allowed"] is False and data["now"] == NOW and data["revision"] == 2
-    assert [set(r) for r in data["reasons"]] == [{"code", "detail", "kind", "proof"}]
+    assert [set(r) for r in data["reasons"]] == [{"code", "detail", "kind", "proof", "unblock"}]
     assert (data["reasons"][0]["code"], data["reasons"][0]["detail"]) == ("frozen", "prod")
     assert data["reasons"][0]["proof"]["relation"] == "forbid"
 

@@ -83,3 +83,28 @@ def test_fuzz_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     assert "fuzzing" in terminal and "/60" in terminal
     counts = [int(n) for n in re.findall(r"(\d+)/60", terminal)]
     assert counts and max(counts) <= 60  # shrinking runs more histories: the bar never passes its total
+
+
+def test_audit_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    import json
+
+    from ordinance.cli.init import CLAUDE_CODE_POLICY
+
+    (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
+    open_store(str(tmp_path / "ordinance.db"), schema_of(compile_text(CLAUDE_CODE_POLICY))).close()
+    records = [
+        {
+            "type": "assistant",
+            "timestamp": f"2026-06-01T10:{n // 60:02d}:{n % 60:02d}Z",
+            "cwd": "/p",
+            "message": {
+                "content": [{"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {"file_path": "/p/a"}}]
+            },
+        }
+        for n in range(300)  # the bar starts at 200 calls
+    ]
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    status, out, terminal = on_a_terminal(["audit", "s.jsonl"], tmp_path)
+    assert status == 0, out + terminal
+    assert out.startswith("300 tool calls: 300 deny")  # (no grant in the store)
+    assert "auditing" in terminal and "/300" in terminal

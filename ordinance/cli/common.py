@@ -8,10 +8,11 @@ written in the rule language, and one-line errors.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 import click
 
@@ -48,6 +49,7 @@ __all__ = [
     "print_table",
     "new_table",
     "default_author",
+    "progress",
 ]
 
 DB_ENV = "ORDINANCE_DB"
@@ -248,3 +250,30 @@ def fail(exc: BaseException) -> int:
 
         traceback.print_exception(exc, file=sys.stderr)
     return 2
+
+
+@contextlib.contextmanager
+def progress(total: int, label: str, least: int = 200) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr for a run of `total` steps (at least
+    `least`) when stderr is a terminal; yields the function a step calls.
+    A run that takes more steps than `total` (shrinking) stops at the total."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    if total < least or not console.is_terminal:
+        yield lambda: None
+        return
+    with Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console, transient=True
+    ) as bar:
+        task = bar.add_task(label, total=total)
+        done = 0
+
+        def tick() -> None:
+            nonlocal done
+            done += 1
+            if done <= total:
+                bar.advance(task)
+
+        yield tick

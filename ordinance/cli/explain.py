@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, Callable, Iterator
 
 import click
 
 from ..engine import Model, ProofNode, WhyNot, model_for, parse_pattern, why, why_not
-from ..explain import Annotate, annotator, to_dot, to_json, to_text
+from ..explain import (
+    Annotate,
+    Rebuilt,
+    annotator,
+    rebuild,
+    rebuilt_dot,
+    rebuilt_json,
+    rebuilt_text,
+    to_dot,
+    to_json,
+    to_text,
+    unblock,
+)
 from ..gate import GATE_RELATIONS, Gate, Request, is_request_side
 from ..project import Projector
 from ..rules.checked import CheckedProgram
@@ -25,12 +38,12 @@ from .common import (
 )
 from .state import audience_option
 
-__all__ = ["commands", "why_command", "why_not_command"]
+__all__ = ["commands", "show_decision", "why_command", "why_not_command"]
 
 
-def _options(f: Callable[..., Any]) -> Callable[..., Any]:
+def _options(f: Callable[..., Any], fact_required: bool = True) -> Callable[..., Any]:
     for option in (
-        click.argument("fact"),
+        click.argument("fact", required=fact_required),
         click.option(
             "--given",
             "-g",
@@ -111,6 +124,27 @@ def _show(tree: ProofNode | WhyNot, fmt: str | None, annotate: Annotate, program
         click.echo(to_dot(tree, program, annotate))
     else:
         click.echo(to_text(tree, annotate=annotate, program=program))
+        changes = unblock(tree, program) if isinstance(tree, WhyNot) and not tree.holds else ()
+        if changes:
+            click.echo("to make it hold, one of:")
+            click.echo("\n".join(f"  - {c.text}" for c in changes))
+
+
+def show_decision(rebuilt: Rebuilt, fmt: str | None, store: Any, program: CheckedProgram) -> None:
+    """A rebuilt logged decision in text, JSON or DOT (`why --decision`, `log --explain`)."""
+    annotate = annotator(store, rebuilt.again.revision)
+    if fmt == "json":
+        print_json(rebuilt_json(rebuilt, annotate, program))
+    elif fmt == "dot":
+        click.echo(rebuilt_dot(rebuilt, annotate, program))
+    else:
+        click.echo(rebuilt_text(rebuilt, annotate, program))
+
+
+def _why_decision(seq: int, fmt: str | None, db: str, policy: str) -> None:
+    program = load_policy(policy)
+    with open_db(db, program) as store:
+        show_decision(rebuild(Gate(program, store, limits=limits(), eager=False), seq), fmt, store, program)
 
 
 @click.command(
@@ -118,22 +152,48 @@ def _show(tree: ProofNode | WhyNot, fmt: str | None, annotate: Annotate, program
     epilog="""\b
 Examples:
   ordinance why 'superseded("c1")'
+  ordinance why --decision 42             the proof of the decision logged at seq 42
   ordinance why 'forbid("a1", "stale-epoch", "job")' \\
                 --given 'request("a1", "write", "job", "alice", 1).' --now 2026-08-14T23:00:00Z
   ordinance why 'current("c2")' --dot | dot -Tsvg > proof.svg
   ordinance why 'current("c2")' --audience public
 """,
 )
-@_options
+@click.option(
+    "--decision",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="SEQ",
+    help="Instead of FACT: the proof of the decision logged at SEQ (see `ordinance log`).",
+)
+@partial(_options, fact_required=False)
 def why_command(
-    fact: str, given: tuple[str, ...], fmt: str | None, audience: str | None, now: int | None, db: str, policy: str
+    decision: int | None,
+    fact: str | None,
+    given: tuple[str, ...],
+    fmt: str | None,
+    audience: str | None,
+    now: int | None,
+    db: str,
+    policy: str,
 ) -> None:
     """Show why FACT holds: the proof tree of rules and stored facts.
 
     Each rule node shows the rule and its bindings; each stored fact shows
     the revision, author and source that put it there. Exits 1 if FACT does
     not hold (then try `ordinance why-not`).
+
+    With --decision SEQ, the logged decision's proof, rebuilt from its
+    request at its revision and `now` under the policy (which says so, and
+    shows the logged answer too, if the policy changed since).
     """
+    if decision is not None:
+        if fact is not None or given or audience is not None or now is not None:
+            raise click.UsageError("--decision takes no FACT, --given, --audience or --now")
+        _why_decision(decision, fmt, db, policy)
+        return
+    if fact is None:
+        raise click.UsageError("give a FACT, or --decision SEQ")
     with _model(policy, db, now, given, fact, False, audience) as (program, relation, t, model, annotate):
         proof = why(model, relation, t)
         if proof is not None:

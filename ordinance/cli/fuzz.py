@@ -6,8 +6,7 @@ one is broken (the shrunk counterexample is printed), 2 on an error.
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import click
 
@@ -15,6 +14,7 @@ from ..rules import format_atom
 from ..rules.invariants import DEFAULT_EXAMPLES
 from ..rules.loader import STDLIB_PREFIX
 from ..values import escape, format_value
+from .common import progress
 
 __all__ = ["command"]
 
@@ -61,6 +61,9 @@ Examples:
     help="Replay a saved fixture instead of generating histories.",
 )
 @click.option("--all", "everything", is_flag=True, help="Also fuzz the invariants of the included standard library.")
+@click.option(
+    "--allow-vacuous", is_flag=True, help="Exit 0 even if an invariant stayed vacuous (its body never matched whole)."
+)
 def command(
     policy: str,
     examples: int,
@@ -69,6 +72,7 @@ def command(
     save_to: str | None,
     replay_from: str | None,
     everything: bool,
+    allow_vacuous: bool,
 ) -> None:
     """Run every `.invariant` of POLICY against generated event histories.
 
@@ -77,11 +81,12 @@ def command(
     replayed through a real store and the gate; an invariant is broken by
     any binding that makes its body true. A broken invariant is reported
     with the shrunk history, the binding and the proof of each fact in it.
-    An invariant one of whose body atoms never matched anything in any
-    history is reported as vacuous: it was not exercised (add facts or a
-    `.hint` so it is). Request kinds and other constants are drawn from the
+    An invariant whose body never matched whole (an atom never matched, or
+    never together with the atoms before it) in any history is reported as
+    vacuous, naming that atom: it was not exercised (add facts or a `.hint`
+    so it is). Request kinds and other constants are drawn from the
     policy's own rules. The standard library's invariants run with --all.
-    Exits 1 if an invariant is broken.
+    Exits 1 if an invariant is broken, or stayed vacuous (unless --allow-vacuous).
     """
     # imported here: every other command starts without loading hypothesis
     from ..fuzz import Harness, load_history, outcomes, report, run_history, save
@@ -105,12 +110,18 @@ def command(
         return
     click.echo(escape(f"fuzzing {len(targets)} invariant(s) of {policy}, {examples} histories each, seed {seed}"))
     broken = vacuous = 0
-    with _progress(len(targets) * examples) as tick:
+    with progress(len(targets) * examples, "fuzzing", 50) as tick:
         for outcome in outcomes(harness, examples=examples, seed=seed, targets=targets, on_example=tick):
             target, found = outcome.target, outcome.counterexample
             if found is None and outcome.vacuous:
-                atoms = ", ".join(f"`{escape(format_atom(a))}`" for a in outcome.unmatched)
-                click.echo(f"  VACUOUS {format_value(target.name)}  (never matched in {examples} histories: {atoms})")
+                if outcome.unmatched:
+                    atoms = ", ".join(f"`{escape(format_atom(a))}`" for a in outcome.unmatched)
+                    why = f"never matched in {examples} histories: {atoms}"
+                else:
+                    assert outcome.unjoined is not None
+                    atom = escape(format_atom(outcome.unjoined))
+                    why = f"`{atom}` never matched together with the atoms before it in {examples} histories"
+                click.echo(f"  VACUOUS {format_value(target.name)}  ({why})")
                 vacuous += 1
                 continue
             if found is None:
@@ -128,34 +139,9 @@ def command(
     held = len(targets) - broken - vacuous
     note = f", {vacuous} vacuous (not exercised)" if vacuous else ""
     click.echo(f"{held} held, {broken} broken{note}")
-    if broken:
+    if broken or (vacuous and not allow_vacuous):
         raise click.exceptions.Exit(1)
 
 
 def _stdlib(target: Any) -> bool:
     return (target.invariant.span.file or "").startswith(STDLIB_PREFIX)
-
-
-@contextlib.contextmanager
-def _progress(total: int) -> Iterator[Callable[[], None]]:
-    """A progress bar on stderr while histories run, when it is a terminal."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    console = Console(stderr=True)
-    if total < 50 or not console.is_terminal:
-        yield lambda: None
-        return
-    with Progress(
-        TextColumn("fuzzing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console, transient=True
-    ) as bar:
-        task = bar.add_task("fuzz", total=total)
-        done = 0
-
-        def tick() -> None:  # shrinking runs more histories than generating: never past the total
-            nonlocal done
-            done += 1
-            if done <= total:
-                bar.advance(task)
-
-        yield tick

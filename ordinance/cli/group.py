@@ -39,6 +39,7 @@ COMMAND_MODULES = (
     "state",
     "rehydrate",
     "records",
+    "audit",
 )
 # commands whose module has another name; the rest live in the module of their name
 _MODULE_OF = {"assert": "facts", "load": "facts", "why": "explain", "why-not": "explain", "replay": "log"}

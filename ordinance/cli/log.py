@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
+import os
 from typing import Any
 
 import click
-from ..explain import decision_json
+
+from ..diagnostics import OrdinanceError
+from ..rules.checked import CheckedProgram
+from ..explain import action_text, annotator, ask_codes, decision_json, outcome_word, rebuild, rebuilt_json
 from ..gate import Decision, Gate, Replayed, replay_log
-from ..gate.replay import PAGE
 from ..values import format_instant
 from .deadline import limits
+from .explain import show_decision
 from .common import (
     Instant,
     db_option,
@@ -21,6 +24,7 @@ from .common import (
     policy_option,
     print_json,
     print_table,
+    progress,
 )
 
 __all__ = ["commands", "log_command", "replay_command"]
@@ -39,6 +43,7 @@ Examples:
   ordinance log --since 2026-08-14T00:00:00Z --limit 200
   ordinance log --after 1200              the page after seq 1200, oldest first
   ordinance log --request d1 --json
+  ordinance log --request cc-toolu_H4 --explain   its proof, rebuilt
 """,
 )
 @click.option("--denied", is_flag=True, help="Only denied decisions.")
@@ -61,8 +66,14 @@ Examples:
     show_default=True,
     help="At most this many decisions (the newest, unless --after).",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Instead of the table, each decision with its proof, rebuilt (as `why --decision` shows it).",
+)
 @json_option
 @db_option
+@policy_option
 def log_command(
     denied: bool,
     agent: str | None,
@@ -70,8 +81,10 @@ def log_command(
     since: int | None,
     after: int | None,
     limit: int,
+    explain: bool,
     as_json: bool,
     db: str,
+    policy: str,
 ) -> None:
     """Show the decision log, oldest first, filtered and paged in the store.
 
@@ -79,10 +92,12 @@ def log_command(
     decision: the request, allowed or not, the reason codes, and the store
     revision, policy hash and `now` it was made at. Without --after the
     newest --limit decisions are shown; a full page ends with the command
-    for the next one.
+    for the next one. A Bash call shows its command; an allowed call with
+    a flag the policy asks on (`ask_code`) shows as `ask`.
     """
+    program = load_policy(policy) if explain else _quiet_policy(policy)
     since_text = None if since is None else format_instant(since).removesuffix("Z") + ".000000Z"
-    with open_db(db) as store:
+    with open_db(db, program if explain else None) as store:
         decisions = store.decision_page(
             after=after or 0,
             limit=limit,
@@ -92,11 +107,15 @@ def log_command(
             request=request_id,
             since=since_text,
         )
+        if explain and decisions and program is not None:
+            _explain(decisions, store, program, "json" if as_json else None)
+            return
+    asks = ask_codes(program)
     if as_json:
         print_json(
             [
-                {**decision_json(Decision.from_payload(e.payload or {}, e.seq), proofs=False), "time": e.time}
-                for e in decisions
+                {**decision_json(d, proofs=False), "answer": outcome_word(d, asks), "time": e.time}
+                for d, e in ((Decision.from_payload(e.payload or {}, e.seq), e) for e in decisions)
             ]
         )
         return
@@ -112,8 +131,8 @@ def log_command(
         table.add_row(  # plain strings: new_table shows them escaped, never as markup
             str(e.seq),
             r.id,
-            f"{r.agent} {r.kind} {r.target}",
-            "allowed" if d.allowed else "DENIED",
+            action_text(r),
+            outcome_word(d, asks),
             ", ".join(d.codes) or "-",
             format_instant(d.now),
             str(d.revision),
@@ -127,22 +146,25 @@ def log_command(
         )
 
 
-def _progress(total: int) -> Any:
-    """A progress bar on stderr for a long run on a terminal, else nothing."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    console = Console(stderr=True)
-    if total < 200 or not console.is_terminal:
+def _quiet_policy(path: str) -> CheckedProgram | None:
+    """The policy (for its ask codes) if there is one that loads; the log reads without one."""
+    try:
+        return load_policy(path) if os.path.exists(path) else None
+    except OrdinanceError:
         return None
-    return Progress(
-        TextColumn("replaying"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
+
+
+def _explain(decisions: list[Any], store: Any, program: Any, fmt: str | None) -> None:
+    """Each decision rebuilt with its proofs: text blocks, or one JSON list."""
+    gate = Gate(program, store, limits=limits(), eager=False)
+    rebuilt = [rebuild(gate, e.seq) for e in decisions]
+    if fmt == "json":
+        print_json([rebuilt_json(r, annotator(store, r.again.revision), program) for r in rebuilt])
+        return
+    for n, r in enumerate(rebuilt):
+        if n:
+            click.echo("")
+        show_decision(r, None, store, program)
 
 
 def _row(r: Replayed) -> dict[str, Any]:
@@ -203,16 +225,10 @@ def replay_command(revision: int | None, as_json: bool, db: str, policy: str) ->
     rows: list[dict[str, Any]] = []
     with open_db(db, program) as store:
         gate = Gate(program, store, limits=limits())
-        total = store.count("decision")
-        progress = _progress(total)
-        task = progress.add_task("replay", total=total) if progress else None
-        with progress or contextlib.nullcontext():
+        with progress(store.count("decision"), "replaying") as tick:
             for replayed in replay_log(gate, revision=revision, what_if=True):
                 rows.append(_row(replayed))
-                if progress is not None and len(rows) % PAGE == 0:
-                    progress.advance(task, PAGE)
-            if progress is not None:
-                progress.advance(task, len(rows) % PAGE)
+                tick()
     differ = [r for r in rows if not r["same"]]
     if as_json:
         print_json(rows)

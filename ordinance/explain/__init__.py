@@ -12,13 +12,24 @@ says, for each fact leaf, which store event wrote it.
 
 from .annotate import annotator
 from .decision import decision_json, explain_text, reason_title
+from .logged import Rebuilt, action_text, ask_codes, outcome_word, rebuild, rebuilt_dot, rebuilt_json, rebuilt_text
+from .unblock import Change, unblock
 from .proof import MAX_INDENT, MAX_JSON_DEPTH, Annotate, Renderer, graph_to_dot, text_lines, to_dot, to_json, to_text
 
 __all__ = [
     "Annotate",
+    "Change",
     "MAX_INDENT",
     "MAX_JSON_DEPTH",
+    "Rebuilt",
     "Renderer",
+    "ask_codes",
+    "outcome_word",
+    "rebuild",
+    "rebuilt_dot",
+    "rebuilt_json",
+    "rebuilt_text",
+    "action_text",
     "annotator",
     "decision_json",
     "explain_text",
@@ -28,4 +39,5 @@ __all__ = [
     "to_dot",
     "to_json",
     "to_text",
+    "unblock",
 ]

@@ -14,12 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.provenance import WhyNot
-from ..gate.decision import Decision, Reason
+from ..gate.decision import FORBID, MISSING_PERMIT, Decision, Reason
 from ..rules.checked import CheckedProgram
 from ..values import escape, format_instant
 from .proof import Annotate, Renderer, proof_json, text_lines, why_not_json
+from .unblock import unblock
 
-__all__ = ["explain_text", "decision_json", "reason_title"]
+__all__ = ["explain_text", "decision_json", "reason_title", "UNBLOCK_SHOWN"]
+
+UNBLOCK_SHOWN = 8  # changes that would unblock, listed per reason in text
 
 
 def _headline(d: Decision) -> list[str]:
@@ -56,6 +59,12 @@ def explain_text(d: Decision, annotate: Annotate | None = None, program: Checked
         proof = r.proof
         if proof is not None:
             lines.extend(text_lines(proof, renderer, 3))
+            changes = unblock(proof, program) if r.kind in (FORBID, MISSING_PERMIT) else ()
+            if changes:
+                lines.append("      to unblock, one of:")
+                lines.extend(f"        - {c.text}" for c in changes[:UNBLOCK_SHOWN])
+                if len(changes) > UNBLOCK_SHOWN:
+                    lines.append(f"        ... {len(changes) - UNBLOCK_SHOWN} more (--json lists them all)")
         elif r.kind != "error" and r.prover is not None:
             lines.append(f"      (no proof: {escape(str(r.proof_error))})")
     if d.allowed and not d.flags:
@@ -69,6 +78,8 @@ def _reason_json(r: Reason, renderer: Renderer | None) -> dict[str, Any]:
         proof = r.proof
         if proof is not None:
             out["proof"] = why_not_json(proof, renderer) if isinstance(proof, WhyNot) else proof_json(proof, renderer)
+            if r.kind in (FORBID, MISSING_PERMIT):
+                out["unblock"] = [c.to_json() for c in unblock(proof, renderer.program)]
         elif r.kind != "error" and r.prover is not None:
             out["proof"] = {"kind": "error", "text": str(r.proof_error)}
     return out

@@ -86,7 +86,7 @@ class _Replay:
         model = self.model(now, ask)
         if self.matched is not None:
             for target in self.targets:
-                for relation, _ in target.candidates:
+                for relation, _ in target.candidates + target.joined:
                     if relation not in self.matched and model.tuples(relation):
                         self.matched.add(relation)
         for target in self.targets:
@@ -169,7 +169,9 @@ def search(
     looking for one that breaks `target`; return it shrunk, or None.
     `matched` collects the body atoms seen matching; `on_example` is called
     after each history."""
-    strategy = strategies.histories(harness.program, harness.relevant(target), gated=harness.gated, max_steps=max_steps)
+    strategy = strategies.histories(
+        harness.program, harness.relevant(target), gated=harness.gated, max_steps=max_steps, body=target.invariant.body
+    )
 
     @seed_decorator(seed)
     @settings(
@@ -216,16 +218,20 @@ def minimize(harness: Harness, target: InvariantRule, history: History, breach: 
 class Outcome:
     """What fuzzing one invariant found: a counterexample, or that it held;
     `unmatched` lists the body atoms that never had a matching tuple in any
-    generated history (if any, the invariant held vacuously: it was never
-    exercised, and says nothing)."""
+    generated history, `unjoined` (when each did) the first atom that never
+    matched together with the atoms before it: either way the invariant held
+    vacuously (its body never matched whole, so it was never exercised and
+    says nothing)."""
 
     target: InvariantRule
     counterexample: Counterexample | None
     unmatched: tuple[Atom, ...]
+    # when every atom matched alone: the first that never matched together with the atoms before it
+    unjoined: Atom | None = None
 
     @property
     def vacuous(self) -> bool:
-        return self.counterexample is None and bool(self.unmatched)
+        return self.counterexample is None and (bool(self.unmatched) or self.unjoined is not None)
 
 
 def outcomes(
@@ -242,7 +248,10 @@ def outcomes(
         matched: set[str] = set()
         found = search(harness, target, examples=examples, seed=seed, matched=matched, on_example=on_example)
         unmatched = () if found is not None else tuple(a for rel, a in target.candidates if rel not in matched)
-        yield Outcome(target, found, unmatched)
+        unjoined = None
+        if found is None and not unmatched:
+            unjoined = next((a for rel, a in target.joined if rel not in matched), None)
+        yield Outcome(target, found, unmatched, unjoined)
 
 
 def fuzz(

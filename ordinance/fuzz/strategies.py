@@ -9,7 +9,13 @@ relations (e.g. `claim_source` kinds), then from the parameter's name
 hours around `BASE`; `to`/`expires` may also be `forever`. A step may borrow
 values from an earlier fact (see "borrowing"), so that a request meets a grant
 and an observation its receipt. Only the input relations an invariant depends
-on are generated for it (`depends_on`).
+on are generated for it (`depends_on`), and, given the invariant's body,
+aimed at it (`aimed`): the positions a body variable joins share one pool
+(a request's path meets a lease's work), the relations the body reads
+itself are drawn more often than those a rule reads for it, and more
+often than the rest of what it depends on; a request carries the
+request-side attributes the policy declares (`request_tool`,
+`request_path`, ... of stdlib tools.rules), those the body reads always.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from typing import Any, Iterable
 from hypothesis import strategies as st
 
 from ..gate.request import REQUEST_RELATIONS, Request, is_request_side
-from ..rules.ast import Atom, Const, Negation
+from ..rules.ast import Atom, Const, Literal, Negation, Var
 from ..rules.checked import CheckedProgram
 from ..rules.depends import depends_on, uses_of
 from ..values import FOREVER, parse_instant
@@ -39,6 +45,11 @@ __all__ = [
     "requests",
     "steps",
     "histories",
+    "aimed",
+    "joined_pools",
+    "distances",
+    "attribute_relations",
+    "WEIGHTS",
 ]
 
 BASE = parse_instant("2026-08-14T12:00:00Z")
@@ -155,6 +166,69 @@ def policy_constants(program: CheckedProgram) -> dict[tuple[str, int], tuple[Any
     return {key: tuple(values) for key, values in found.items()}
 
 
+WEIGHTS = (6, 3)  # how often a relation the body reads (then one a rule reads for it) is drawn, to 1 for the rest
+
+
+def joined_pools(pool: Pools, body: Iterable[Literal]) -> Pools:
+    """`pool` with the positions each body variable joins sharing one pool
+    (the union of theirs), so generated facts meet where the body joins."""
+    positions: dict[str, list[tuple[str, int]]] = {}
+    for lit in body:
+        atom = lit.atom if isinstance(lit, Negation) else lit
+        if isinstance(atom, Atom) and atom.relation in pool:
+            for i, arg in enumerate(atom.args):
+                if isinstance(arg, Var) and arg.name != "_" and i < len(pool[atom.relation]):
+                    positions.setdefault(arg.name, []).append((atom.relation, i))
+    out = {rel: list(p) for rel, p in pool.items()}
+    for places in positions.values():
+        if len(places) < 2:
+            continue
+        union = tuple(dict.fromkeys(v for rel, i in places for v in pool[rel][i]))
+        kinds = {type(v) for v in union}
+        if len(kinds) > 1:  # positions of different types: leave them apart
+            continue
+        for rel, i in places:
+            out[rel][i] = union
+    return {rel: tuple(p) for rel, p in out.items()}
+
+
+def distances(program: CheckedProgram, body: Iterable[Literal]) -> dict[str, int]:
+    """Relation -> how many rules away from the body it is read (0: the body reads it)."""
+    found: dict[str, int] = {}
+    layer = {use[0] for use in uses_of(body)}
+    depth = 0
+    while layer:
+        for rel in layer:
+            found.setdefault(rel, depth)
+        nxt: set[str] = set()
+        for rel in layer:
+            for rid in program.rules_for(rel):
+                nxt.update(u[0] for u in uses_of(program.rules[rid].body) if u[0] not in found)
+        layer, depth = nxt, depth + 1
+    return found
+
+
+def _weight(distance: int | None) -> int:
+    return WEIGHTS[distance] if distance is not None and distance < len(WEIGHTS) else 1
+
+
+def attribute_relations(program: CheckedProgram, relevant: set[str] | None) -> tuple[str, ...]:
+    """The request-side relations of the policy's own (not `request` and its
+    built-in fields, not derived) a request carries: those relevant."""
+    heads = {r.head.relation for r in program.rules}
+    return tuple(
+        sorted(
+            name
+            for name, rel in program.relations.items()
+            if is_request_side(name, rel)
+            and name not in REQUEST_RELATIONS
+            and name not in heads
+            and rel.arity >= 2
+            and (relevant is None or name in relevant)
+        )
+    )
+
+
 def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:
     """Relations the store feeds: no rule and no fact for them in the policy
     (and, when requests go through the gate, not a request relation; not a
@@ -174,19 +248,35 @@ def input_relations(program: CheckedProgram, gated: bool) -> tuple[str, ...]:
 # ---------------------------------------------------------------- strategies
 
 
-def facts(relations: Iterable[str], pool: Pools) -> st.SearchStrategy[Fact]:
-    """One fact of one of `relations`, every argument from its pool."""
+def facts(relations: Iterable[str], pool: Pools, weights: dict[str, int] | None = None) -> st.SearchStrategy[Fact]:
+    """One fact of one of `relations`, every argument from its pool; a
+    relation of weight w is drawn w times as often (the heaviest first, so
+    shrinking goes toward them)."""
 
     def of(rel: str) -> st.SearchStrategy[Fact]:
         return st.tuples(*(st.sampled_from(p) for p in pool[rel])).map(lambda args: Fact(rel, args))
 
-    options = [of(rel) for rel in sorted(relations)]
-    return st.one_of(options) if options else st.nothing()
+    ordered = sorted(relations, key=lambda r: (-(weights or {}).get(r, 1), r))
+    if not ordered:
+        return st.nothing()
+    drawn = [rel for rel in ordered for _ in range((weights or {}).get(rel, 1))]
+    strategies = {rel: of(rel) for rel in ordered}
+    return st.sampled_from(drawn).flatmap(lambda rel: strategies[rel])
 
 
-def requests(used: set[str], pool: Pools) -> st.SearchStrategy[Request]:
+def requests(
+    used: set[str], pool: Pools, attributes: tuple[str, ...] = (), read: frozenset[str] = frozenset()
+) -> st.SearchStrategy[Request]:
     """A request; only the request relations in `used` get values (beyond
-    the `request` fields and the authority scope)."""
+    the `request` fields and the authority scope); it carries up to two
+    facts of each of `attributes` (at least one of those the body reads)."""
+
+    def attribute(rel: str) -> st.SearchStrategy[tuple[tuple[str, tuple[Any, ...]], ...]]:
+        row = st.tuples(*(st.sampled_from(p) for p in pool[rel][1:]))
+        many = st.lists(row, min_size=1 if rel in read else 0, max_size=2, unique=True)
+        return many.map(lambda rows: tuple((rel, r) for r in rows))
+
+    attrs = st.tuples(*(attribute(rel) for rel in attributes)).map(lambda groups: tuple(x for g in groups for x in g))
 
     def of(rel: str, i: int) -> st.SearchStrategy[Any]:
         return st.sampled_from(pool[rel][i]) if rel in pool else st.nothing()
@@ -212,6 +302,7 @@ def requests(used: set[str], pool: Pools) -> st.SearchStrategy[Request]:
         requires=some("request_requires", of("request_requires", 1)),
         irreversible=optional("request_irreversible", st.booleans(), False),
         key=optional("request_key", st.none() | of("request_key", 1), None),
+        attributes=attrs,
     ).map(lambda r: r if r.scope is not None else replace(r, scope=r.target))  # as a fixture spells it
 
 
@@ -339,17 +430,34 @@ def _drafts(step: st.SearchStrategy[Any]) -> st.SearchStrategy[_Draft]:
     return st.builds(_Draft, step, st.none() | st.integers(1, 4), st.sampled_from(_ADVANCING))
 
 
-def steps(program: CheckedProgram, relevant: set[str] | None, gated: bool) -> st.SearchStrategy[Any]:
-    """One drafted step: a fact of a relevant input relation or (when the
-    policy is gated and requests matter) a request, maybe then time advancing."""
+def aimed(program: CheckedProgram, body: Iterable[Literal] | None) -> tuple[Pools, dict[str, int]]:
+    """The pools (joined where the invariant's body joins) and the weight of each relation."""
     pool = pools(program)
+    if body is None:
+        return pool, {}
+    body = tuple(body)
+    return joined_pools(pool, body), {rel: _weight(d) for rel, d in distances(program, body).items()}
+
+
+def steps(
+    program: CheckedProgram,
+    relevant: set[str] | None,
+    gated: bool,
+    body: Iterable[Literal] | None = None,
+    aim: tuple[Pools, dict[str, int]] | None = None,
+) -> st.SearchStrategy[Any]:
+    """One drafted step: a fact of a relevant input relation or (when the
+    policy is gated and requests matter) a request, maybe then time
+    advancing; aimed at `body` when given."""
+    pool, weights = aim if aim is not None else aimed(program, body)
     inputs = [r for r in input_relations(program, gated) if relevant is None or r in relevant]
     options: list[st.SearchStrategy[Any]] = []
     if inputs:
-        options.append(_drafts(facts(inputs, pool)))
+        options.append(_drafts(facts(inputs, pool, weights)))
     used = _used_requests(program, relevant)
     if gated and used:
-        options.append(_drafts(requests(used, pool)))
+        read = frozenset(rel for rel, w in weights.items() if w == WEIGHTS[0])
+        options.append(_drafts(requests(used, pool, attribute_relations(program, relevant), read)))
     if not options:  # nothing to write or ask: only time passes
         options.append(st.sampled_from(ADVANCES).map(Advance))
     return st.one_of(options)
@@ -357,6 +465,8 @@ def steps(program: CheckedProgram, relevant: set[str] | None, gated: bool) -> st
 
 def _used_requests(program: CheckedProgram, relevant: set[str] | None) -> set[str]:
     used = set(REQUEST_RELATIONS & (set(program.relations) if relevant is None else relevant))
+    if attribute_relations(program, relevant):
+        used.add("request")
     return used | {"request"} if used else used
 
 
@@ -366,9 +476,11 @@ def histories(
     *,
     gated: bool = False,
     max_steps: int = MAX_STEPS,
+    body: Iterable[Literal] | None = None,
 ) -> st.SearchStrategy[History]:
-    """Histories of up to `max_steps` steps starting at `BASE`."""
-    used, pool = _used_requests(program, relevant), pools(program)
-    return st.lists(steps(program, relevant, gated), max_size=max_steps).map(
+    """Histories of up to `max_steps` steps starting at `BASE` (aimed at the invariant's `body`, if given)."""
+    aim = aimed(program, body)
+    used, pool = _used_requests(program, relevant), aim[0]
+    return st.lists(steps(program, relevant, gated, aim=aim), max_size=max_steps).map(
         lambda raw: History(BASE, _resolve(program, pool, raw, used))
     )

@@ -19,7 +19,7 @@ from .checks.walk import term_vars
 from .depends import depends_on
 from .loader import decode
 
-__all__ = ["InvariantRule", "Harness", "invariant_head", "candidate_head", "DEFAULT_EXAMPLES"]
+__all__ = ["InvariantRule", "Harness", "invariant_head", "candidate_head", "joined_head", "DEFAULT_EXAMPLES"]
 
 DEFAULT_EXAMPLES = 200  # histories the fuzzer tries per invariant unless told
 
@@ -36,6 +36,12 @@ class InvariantRule:
     # atom has a matching tuple, so the fuzzer can tell an invariant that was
     # exercised from one whose body never had a candidate binding (vacuous)
     candidates: tuple[tuple[str, Atom], ...] = ()
+    # one (relation, atom) per positive body atom k >= 1: the relation holds
+    # iff body atoms 0..k match together (one binding), so an invariant whose
+    # atoms each matched but never all at once is told apart (still vacuous);
+    # up to the last positive atom when negations or comparisons follow, else
+    # the one before it (all of them together would be a breach)
+    joined: tuple[tuple[str, Atom], ...] = ()
 
     @property
     def name(self) -> str:
@@ -50,6 +56,11 @@ def invariant_head(n: int) -> str:
 def candidate_head(n: int, k: int) -> str:
     """The relation that holds when body atom `k` of invariant `n` matches."""
     return f"invariant_{n}_atom_{k}"
+
+
+def joined_head(n: int, k: int) -> str:
+    """The relation that holds when body atoms 0..k of invariant `n` match together."""
+    return f"invariant_{n}_join_{k}"
 
 
 def _body_variables(body: tuple[Any, ...]) -> dict[str, None]:
@@ -99,14 +110,22 @@ class Harness:
             head = invariant_head(n)
             names = tuple(v for v in _body_variables(inv.body) if _is_bound(v, inv.body))
             extra.append(Rule(Atom(head, tuple(Var(v) for v in names)), inv.body, inv.span))
-            atoms = tuple((candidate_head(n, k), a) for k, a in enumerate(a for a in inv.body if isinstance(a, Atom)))
+            positive = [a for a in inv.body if isinstance(a, Atom)]
+            atoms = tuple((candidate_head(n, k), a) for k, a in enumerate(positive))
             extra.extend(Rule(Atom(rel, (Const(1, "number"),)), (a,), inv.span) for rel, a in atoms)
-            compiled.append((inv, head, names, atoms))
+            # all positive atoms together, when negations or comparisons follow (else that join is a breach)
+            last = len(positive) if len(positive) < len(inv.body) else len(positive) - 1
+            joins = tuple((joined_head(n, k), positive[k]) for k in range(1, last))
+            extra.extend(
+                Rule(Atom(rel, (Const(1, "number"),)), tuple(positive[: k + 1]), inv.span)
+                for k, (rel, _) in enumerate(joins, 1)
+            )
+            compiled.append((inv, head, names, atoms, joins))
         checked = check(replace(program, items=program.items + tuple(extra)))
         targets = []
-        for inv, head, names, atoms in compiled:
+        for inv, head, names, atoms, joins in compiled:
             types = checked.body_types(inv.body)
-            targets.append(InvariantRule(inv, head, names, tuple(types.get(v) for v in names), atoms))
+            targets.append(InvariantRule(inv, head, names, tuple(types.get(v) for v in names), atoms, joins))
         gated = "permit" in checked.relations and "forbid" in checked.relations
         return cls(checked, tuple(targets), gated)
 

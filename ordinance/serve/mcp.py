@@ -94,12 +94,18 @@ def create_mcp(
 
     @server.tool(
         description='The proof that a fact holds, e.g. `forbid("a1", "stale-epoch", "job")`; '
-        "optionally with a request's facts in the model."
+        "optionally with a request's facts in the model. Or, given `decision` (a seq from the log) "
+        "instead of `fact`, the proof of that logged decision, rebuilt."
     )
     def why(
-        fact: str, request: dict[str, Any] | None = None, now: str | None = None, audience: str | None = None
+        fact: str | None = None,
+        request: dict[str, Any] | None = None,
+        now: str | None = None,
+        audience: str | None = None,
+        decision: int | None = None,
     ) -> dict[str, Any]:
-        return run(lambda p: service.why(p, {"fact": fact, "request": request, "now": now, "audience": audience}))
+        asked = {"fact": fact, "request": request, "now": now, "audience": audience, "decision": decision}
+        return run(lambda p: service.why(p, asked))
 
     @server.tool(description="Why a fact does not hold, and what would make it hold (`_` leaves an argument open).")
     def why_not(

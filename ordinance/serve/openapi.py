@@ -73,8 +73,14 @@ ROUTES: tuple[tuple[str, str, str, dict[str, Any] | None, bool], ...] = (
     (
         "post",
         "/why",
-        "The proof of a fact",
-        {"fact": {"type": "string"}, "request": _REQUEST, "now": _NOW, "audience": _AUDIENCE},
+        "The proof of a fact, or (given `decision`, a logged seq) of that decision, rebuilt",
+        {
+            "fact": {"type": "string"},
+            "request": _REQUEST,
+            "now": _NOW,
+            "audience": _AUDIENCE,
+            "decision": {"type": "integer", "description": "a decision's seq in the log (instead of `fact`)"},
+        },
         True,
     ),
     (

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..diagnostics import OrdinanceError, StaleEpochError, StoreError, arity_message
 from ..engine import Pattern, answers, parse_pattern, why, why_not
-from ..explain import decision_json, to_json
+from ..explain import annotator, decision_json, rebuild, rebuilt_json, to_json
 from ..engine import evaluate
 from ..facts import FACT_KINDS, Event, Store
 from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
@@ -431,11 +431,28 @@ class Service:
         return {"relation": asked.relation, "answers": found, "holds": bool(found)}
 
     def why(self, principal: Principal, body: Any) -> dict[str, Any]:
+        """The proof of `fact`, or, given `decision` (a seq), of that logged decision, rebuilt."""
         body = _object(body)
+        if body.get("decision") is not None:
+            return self.why_decision(principal, body["decision"])
         asked = self._pattern(body.get("fact"), ground=True)
         with self.lock:
             proof = why(self._model(principal, body), asked.relation, asked.values)
             return {"holds": proof is not None, "proof": None if proof is None else to_json(proof, program=self.policy)}
+
+    def why_decision(self, principal: Principal, seq: Any) -> dict[str, Any]:
+        """A logged decision rebuilt (`ordinance why --decision`): the owner's
+        or, for its own decisions, an agent's; the proofs only for a principal
+        that sees every layer (a proof shows the facts it rests on)."""
+        if type(seq) is not int:
+            raise BadRequest("`decision` is the seq of a logged decision")
+        with self.lock:
+            rebuilt = rebuild(self.gate, seq)
+            if not principal.owner and rebuilt.logged.request.agent != principal.name:
+                raise Forbidden(f"decision `{seq}` is not of principal `{principal.name}`")
+            if self.audience(principal) is not None:
+                return {**rebuilt_json(rebuilt), "decision": decision_json(rebuilt.again, proofs=False)}
+            return rebuilt_json(rebuilt, annotator(self.store, rebuilt.again.revision), self.policy)
 
     def why_not(self, principal: Principal, body: Any) -> dict[str, Any]:
         body = _object(body)
