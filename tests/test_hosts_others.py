@@ -240,3 +240,71 @@ def test_the_cli_subcommand_answers_in_process(tmp_path: Path) -> None:
     )
     out = json.loads(done.stdout)
     assert done.returncode == 0 and out["decision"] == "deny" and "error[bad_hook_payload]" in out["reason"]
+
+
+DENIED = {  # each host's fixture of a forbidden call, and its deny read in the host's shape
+    "gemini": ("before_tool_shell_force_push", lambda out: out["decision"] == "deny" and out["reason"]),
+    "codex": (
+        "pre_tool_use_bash",
+        lambda out: (
+            out["hookSpecificOutput"]["permissionDecision"] == "deny"
+            and out["hookSpecificOutput"]["permissionDecisionReason"]
+        ),
+    ),
+    "cursor": ("before_shell_execution", lambda out: out["permission"] == "deny" and out["agent_message"]),
+    "copilot": (
+        "pre_tool_use_bash",
+        lambda out: out["permissionDecision"] == "deny" and out["permissionDecisionReason"],
+    ),
+}
+
+
+def test_every_host_is_served_and_asks_the_server_as_claude_code_does(tmp_path: Path) -> None:
+    """/hooks/HOST on a running server, and `ordinance hook HOST --server URL
+    --token-file FILE` both through the standard-library fast path and
+    through the click command (an option the fast path does not take)."""
+    from tests.served import AGENT, OWNER, Served, write_tokens
+
+    (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
+    tokens = write_tokens(tmp_path / "tokens.toml")
+    token_file = tmp_path / "agent.token"
+    token_file.write_text(AGENT + "\n")
+    with Served(tmp_path / "policy.rules", str(tmp_path / "o.db"), tokens, extra=("--project", PROJECT)) as server:
+        assert server.post("/assert", OWNER, json={"text": f'grant("claude-code", "{PROJECT}", 1).'}).status_code == 200
+
+        def hook(host: str, data: bytes, *options: str) -> Any:
+            run = subprocess.run(
+                [sys.executable, "-c", "from ordinance.cli import main; main()", "hook", host, "--server", server.url]
+                + list(options),
+                input=data,
+                capture_output=True,
+                timeout=60,
+                env={"PATH": ""},  # no ORDINANCE_TOKEN
+            )
+            assert run.returncode == 0, run.stderr
+            return json.loads(run.stdout)
+
+        for host, (fixture, denied) in DENIED.items():
+            data = body(host, fixture)
+            out = server.post(f"/hooks/{host}", AGENT, content=data).json()
+            assert denied(out) and "force-push-main" in json.dumps(out), (host, out)
+            out = hook(host, data, "--token-file", str(token_file))
+            assert denied(out) and "force-push-main" in json.dumps(out), (host, out)
+            out = hook(host, data, "--token-file", str(token_file), "--agent", "ignored-with-a-server")  # click
+            assert denied(out) and "force-push-main" in json.dumps(out), (host, out)
+            out = hook(host, data, "--token-file", str(tmp_path / "nope"))
+            assert denied(out) and "cannot be read" in json.dumps(out), (host, out)
+            out = server.post(f"/hooks/{host}", "stolen", content=data).json()
+            assert denied(out) and "unauthorized" in json.dumps(out), (host, out)
+        permitted = hook("gemini", body("gemini", "before_tool_shell"), "--token-file", str(token_file))
+        assert "decision" not in permitted  # deferred: Gemini CLI's own approval decides
+        fast = subprocess.run(  # the fast path: neither click nor the library is loaded
+            [sys.executable, "-X", "importtime", "-c", "from ordinance.cli import main; main()", "hook", "codex"]
+            + ["--server", server.url, "--token-file", str(token_file)],
+            input=body("codex", "pre_tool_use_bash"),
+            capture_output=True,
+            timeout=60,
+        )
+        assert DENIED["codex"][1](json.loads(fast.stdout))
+        loaded = fast.stderr.decode()
+        assert "ordinance.cli.hook_client" in loaded and "click" not in loaded and "ordinance.hosts" not in loaded
