@@ -24,14 +24,6 @@ from .hook_client import HOSTS, SERVER_ENV, TIMEOUT_S, TOKEN_ENV, answer, ask_se
 
 __all__ = ["command"]
 
-SUMMARIES = {  # each of hook_client.HOSTS: what it is and what it reads
-    "claude-code": "Claude Code (PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied; `permissionDecision`)",
-    "codex": "Codex CLI (Claude-compatible PreToolUse/PostToolUse; only a deny is honoured)",
-    "gemini": "Gemini CLI (BeforeTool/AfterTool; a top-level `decision`)",
-    "cursor": "Cursor (beforeShellExecution, beforeReadFile, beforeMCPExecution, after*; `permission`)",
-    "copilot": "GitHub Copilot CLI (preToolUse/postToolUse; a flat `permissionDecision`, only a deny is honoured)",
-}
-
 
 def _local(
     body: bytes, agent: str, project: str | None, epoch: int, db: str, policy: str, name: str = "claude-code"
@@ -68,7 +60,7 @@ def command() -> None:
 
 
 def _host_command(name: str) -> click.Command:
-    summary = SUMMARIES[name]
+    summary = HOSTS[name]
 
     @click.command(
         name,

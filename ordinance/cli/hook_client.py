@@ -24,7 +24,13 @@ __all__ = ["SERVER_ENV", "TOKEN_ENV", "TIMEOUT_S", "HOSTS", "answer", "ask_serve
 SERVER_ENV = "ORDINANCE_SERVER"  # the server, when --server is not given
 TOKEN_ENV = "ORDINANCE_TOKEN"  # the default of --token-env: the variable holding the bearer token
 TIMEOUT_S = 5.0  # the default of --timeout
-HOSTS = ("claude-code", "codex", "gemini", "cursor", "copilot")  # `ordinance hook HOST` takes a payload on stdin
+HOSTS = {  # `ordinance hook HOST`: a host's payload on stdin (ordinance/hosts/HOST.py), what it reads
+    "claude-code": "Claude Code (PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied; `permissionDecision`)",
+    "codex": "Codex CLI (Claude-compatible PreToolUse/PostToolUse; only a deny is honoured)",
+    "gemini": "Gemini CLI (BeforeTool/AfterTool; a top-level `decision`)",
+    "cursor": "Cursor (beforeShellExecution, beforeReadFile, beforeMCPExecution, after*; `permission`)",
+    "copilot": "GitHub Copilot CLI (preToolUse/postToolUse; a flat `permissionDecision`, only a deny is honoured)",
+}
 
 
 def failure(host: str, reason: str, body: bytes = b"") -> object:
