@@ -7,8 +7,9 @@ every call's path: `fast` answers that command line without importing click
 or the library (a plain HTTP/1.1 POST of the host's payload to
 /hooks/HOST over a socket; https through http.client) and prints the
 server's answer as it is; hook.py's click commands call the same `answer`.
-Whatever goes wrong is the host's fail-closed answer (`failure`), unless
-`fail_open`: only then is the library loaded, for the other hosts' shapes.
+Whatever goes wrong is the host's fail-closed answer (`failure`, which
+loads the host's module for a host other than Claude Code), unless
+`fail_open`.
 """
 
 from __future__ import annotations
@@ -219,7 +220,7 @@ def fast(host: str, args: list[str]) -> None:
         reason = f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}"
         try:
             out = failure(host, reason, body)
-        except Exception:  # no host shape (the library will not load): exit 2, which the hosts read as a block
+        except Exception:  # no host shape (the library will not load): exit 2, a block to Claude Code, Codex, Gemini CLI
             sys.stderr.write(reason.encode("ascii", "backslashreplace").decode() + "\n")
             sys.exit(2)
     if out is not None:  # JSON is UTF-8, whatever the locale's encoding
