@@ -220,7 +220,7 @@ def fast(host: str, args: list[str]) -> None:
         reason = f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}"
         try:
             out = failure(host, reason, body)
-        except Exception:  # no host shape (the library will not load): exit 2, a block to Claude Code, Codex, Gemini CLI
+        except Exception:  # no host shape (no library): exit 2, a block to Claude Code, Codex, Gemini CLI
             sys.stderr.write(reason.encode("ascii", "backslashreplace").decode() + "\n")
             sys.exit(2)
     if out is not None:  # JSON is UTF-8, whatever the locale's encoding
