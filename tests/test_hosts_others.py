@@ -16,14 +16,12 @@ from typing import Any, Iterator
 import pytest
 
 from ordinance.cli.hook_client import answer
-from ordinance.cli.hook_hosts import respond
 from ordinance.cli.init import CLAUDE_CODE_POLICY
 from ordinance.facts import open_store, schema_of
-from ordinance.hosts import codex, copilot, cursor, gemini
-from ordinance.hosts.shape import verdict
+from ordinance.hosts import Verdict, codex, copilot, cursor, gemini
+from ordinance.hosts.flow import handle
 from ordinance.rules import compile_text
 from ordinance.serve import Principal, Service
-from ordinance.serve.claude_code import handle
 from ordinance.values import parse_instant
 
 HERE = Path(__file__).parent / "hosts_fixtures"
@@ -38,16 +36,27 @@ def body(host: str, name: str, **change: Any) -> bytes:
     return json.dumps(payload).encode()
 
 
+def served(tmp_path: Path, policy: Any) -> Iterator[Service]:
+    with open_store(str(tmp_path / "hosts.db"), schema_of(policy)) as store:
+        store.assert_facts([("grant", ("claude-code", PROJECT, 1))], source="init", author="jw")
+        yield Service(policy, store)
+
+
 @pytest.fixture()
 def service(tmp_path: Path) -> Iterator[Service]:
-    with open_store(str(tmp_path / "hosts.db"), schema_of(POLICY)) as store:
-        store.assert_facts([("grant", ("claude-code", PROJECT, 1))], source="init", author="jw")
-        yield Service(POLICY, store)
+    yield from served(tmp_path, POLICY)
+
+
+def decoded(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None  # as `ordinance hook HOST` hands on a body that is not JSON
 
 
 def ask(service: Service, host: ModuleType, data: bytes) -> dict[str, Any]:
-    agent = Principal("claude-code")
-    return respond(host, data, lambda call: handle(service, agent, json.loads(call), project=PROJECT, now=NOW))
+    """The host's answer through the one flow (what /hooks/HOST and `ordinance hook HOST` run)."""
+    return handle(host, service, Principal("claude-code"), decoded(data), project=PROJECT, now=NOW)
 
 
 def test_gemini_force_push_is_denied_in_its_shape(service: Service) -> None:
@@ -69,13 +78,15 @@ def test_gemini_permitted_call_is_not_refused_and_its_after_tool_closes_the_inte
 
 
 def test_gemini_tools_become_claude_codes() -> None:
-    (call,) = gemini.requests(json.loads(body("gemini", "before_tool_write_outside")))
-    assert call["tool_name"] == "Write" and call["tool_input"]["file_path"] == "/tmp/e2e/outside/x.txt"
-    (call,) = gemini.requests(
+    call = gemini.call(json.loads(body("gemini", "before_tool_write_outside")), PROJECT)
+    assert call.tool == "Write" and call.inputs["file_path"] == "/tmp/e2e/outside/x.txt"
+    assert call.writes == ("/tmp/e2e/outside/x.txt",) and call.contents == ("content",)
+    call = gemini.call(
         {"hook_event_name": "BeforeTool", "cwd": PROJECT, "tool_name": "run_shell_command"}
-        | {"tool_input": {"command": "ls", "dir_path": "sub"}}
+        | {"tool_input": {"command": "ls", "dir_path": "sub"}},
+        PROJECT,
     )
-    assert call["tool_name"] == "Bash" and call["cwd"] == PROJECT + "/sub"
+    assert call.tool == "Bash" and call.cwd == PROJECT + "/sub" and call.shell == "ls"
 
 
 @pytest.mark.parametrize("data", [b"not json", b"[]", b'{"hook_event_name": "BeforeTool", "tool_input": 3}'])
@@ -92,15 +103,15 @@ def test_an_unreachable_gate_is_each_hosts_deny() -> None:
         port = s.getsockname()[1]
     gate = f"http://127.0.0.1:{port}"
 
-    def closed(host: ModuleType, data: bytes) -> dict[str, Any]:
-        return respond(host, data, lambda call: answer(gate, call, None, 2.0, False))
+    def closed(host: str, data: bytes, fail_open: bool = False) -> Any:
+        return answer(gate, data, None, 2.0, fail_open, host=host)
 
-    assert closed(gemini, body("gemini", "before_tool_shell"))["decision"] == "deny"
-    assert closed(codex, body("codex", "pre_tool_use_bash"))["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert closed(cursor, body("cursor", "before_shell_execution"))["permission"] == "deny"
-    assert closed(copilot, body("copilot", "pre_tool_use_bash"))["permissionDecision"] == "deny"
-    # --fail-open leaves the call to the host
-    assert respond(gemini, body("gemini", "before_tool_shell"), lambda call: None) == {}
+    assert closed("gemini", body("gemini", "before_tool_shell"))["decision"] == "deny"
+    assert closed("codex", body("codex", "pre_tool_use_bash"))["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert closed("cursor", body("cursor", "before_shell_execution"))["permission"] == "deny"
+    assert closed("copilot", body("copilot", "pre_tool_use_bash"))["permissionDecision"] == "deny"
+    # --fail-open leaves the call to the host (no answer printed)
+    assert closed("gemini", body("gemini", "before_tool_shell"), fail_open=True) is None
 
 
 def test_codex_force_push_is_denied(service: Service) -> None:
@@ -114,9 +125,9 @@ def test_codex_permitted_push_is_left_to_codex(service: Service) -> None:
 
 
 def test_codex_apply_patch_asks_about_every_file_it_touches(service: Service) -> None:
-    calls = codex.requests(json.loads(body("codex", "pre_tool_use_apply_patch")))
-    assert [c["tool_input"]["file_path"] for c in calls] == ["src/app.py", "../outside/x.txt"]
-    assert {c["tool_name"] for c in calls} == {"Edit"} and calls[0]["tool_use_id"] != calls[1]["tool_use_id"]
+    call = codex.call(json.loads(body("codex", "pre_tool_use_apply_patch")), PROJECT)
+    assert call.writes == call.paths == ("src/app.py", "../outside/x.txt")
+    assert call.tool == "Edit" and call.id == "codex-call_patch" and call.contents == ("patch",)
     out = ask(service, codex, body("codex", "pre_tool_use_apply_patch"))["hookSpecificOutput"]
     assert out["permissionDecision"] == "deny" and "outside-project" in out["permissionDecisionReason"]
 
@@ -137,8 +148,8 @@ def test_cursor_force_push_through_cd_is_denied(service: Service) -> None:
 def test_cursor_permitted_read_is_left_to_cursor(service: Service) -> None:
     out = ask(service, cursor, body("cursor", "before_read_file"))
     assert out.get("permission") in (None, "allow"), out
-    (call,) = cursor.requests(json.loads(body("cursor", "before_read_file")))
-    assert call["tool_name"] == "Read" and call["session_id"] == "conv-e2e"
+    call = cursor.call(json.loads(body("cursor", "before_read_file")), PROJECT)
+    assert call.tool == "Read" and call.session == "conv-e2e" and call.paths == ("/tmp/e2e/project/src/app.py",)
 
 
 def test_cursor_after_shell_execution_closes_the_intent_of_its_before(service: Service) -> None:
@@ -157,24 +168,55 @@ def test_copilot_force_push_and_write_outside_are_denied(service: Service) -> No
     assert out["permissionDecision"] == "deny" and "outside-project" in out["permissionDecisionReason"]
 
 
-def test_copilot_post_tool_use_is_never_a_deny() -> None:
+def test_copilot_post_tool_use_is_never_a_deny(service: Service) -> None:
     data = body("copilot", "pre_tool_use_bash", toolResult={"resultType": "success"}, toolArgs="{bad")
-    assert respond(copilot, data, lambda call: None) == {}
+    assert ask(service, copilot, data) == {}  # unreadable after the fact: nothing to refuse
+    assert answer("http://127.0.0.1:9", data, None, 2.0, False, host="copilot") == {}
 
 
-def test_verdict_deny_wins_then_ask_and_allow_needs_every_answer() -> None:
-    def a(decision: str | None, reason: str = "r") -> dict[str, Any]:
-        out: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecisionReason": reason}
-        if decision:
-            out["permissionDecision"] = decision
-        return {"hookSpecificOutput": out}
+PATCH = "*** Begin Patch\n*** Add File: {}\n+x\n*** Add File: {}\n+y\n*** End Patch\n"
 
-    assert verdict([a("allow"), a("deny", "no")]).decision == "deny"
-    assert verdict([a("allow"), a("ask")]).decision == "ask"
-    assert verdict([a("allow"), a(None)]).decision is None
-    assert verdict([a("allow"), a("allow")]).decision == "allow"
-    assert verdict([a("maybe")]).decision == "deny"  # an answer the hook does not know fails closed
-    assert verdict([a("deny", "\x1b[2Jgone")]).reason == "\\x1b[2Jgone"
+
+def test_one_call_of_several_files_deny_wins_then_ask(service: Service) -> None:
+    """A patch of several files is one call: a forbidden file denies it
+    whatever the others are, a flagged one asks (Codex: refuses, saying so)."""
+
+    def patched(*files: str) -> dict[str, Any]:
+        data = body("codex", "pre_tool_use_apply_patch", tool_input={"command": PATCH.format(*files)})
+        return dict(ask(service, codex, data).get("hookSpecificOutput") or {})
+
+    out = patched(".env", "../outside/x.txt")
+    assert out["permissionDecision"] == "deny" and "outside-project" in out["permissionDecisionReason"]
+    assert "cannot ask" not in out["permissionDecisionReason"]
+    out = patched("src/a.py", ".env")
+    assert out["permissionDecision"] == "deny" and "secret-file" in out["permissionDecisionReason"]
+    assert "cannot ask" in out["permissionDecisionReason"]
+    assert patched("src/a.py", "src/b.py") == {}  # permitted: Codex decides
+
+
+def test_allow_only_when_the_policy_auto_allows(tmp_path: Path) -> None:
+    """A permitted call gets no decision in any host's shape; one the policy
+    auto-allows is each host's allow (Codex has none: still no decision)."""
+    policy = compile_text(CLAUDE_CODE_POLICY + '\nauto_allow(A) :- request_tool(A, "Read").\n')
+    read = {"hook_event_name": "BeforeTool", "cwd": PROJECT, "tool_name": "read_file"}
+    for service in served(tmp_path, policy):
+        out = ask(service, gemini, json.dumps(read | {"tool_input": {"absolute_path": PROJECT + "/a"}}).encode())
+        assert out["decision"] == "allow"
+        out = ask(service, gemini, body("gemini", "before_tool_shell"))
+        assert "decision" not in out  # permitted, not auto-allowed: the host's own flow
+        assert ask(service, cursor, body("cursor", "before_read_file"))["permission"] == "allow"
+        view = body("copilot", "pre_tool_use_bash", toolName="view", toolArgs=json.dumps({"path": PROJECT + "/a"}))
+        assert ask(service, copilot, view) == {"permissionDecision": "allow"}
+        data = body("codex", "pre_tool_use_bash", tool_name="Read", tool_input={"file_path": PROJECT + "/a"})
+        assert ask(service, codex, data) == {}
+
+
+@pytest.mark.parametrize("host", [gemini, codex, cursor, copilot])
+def test_a_verdict_no_host_knows_fails_closed_and_reasons_are_escaped(host: ModuleType) -> None:
+    with pytest.raises(ValueError):
+        Verdict("maybe")  # flow.handle answers the host's failure
+    shown = json.dumps(host.render(Verdict("deny", "\x1b[2Jgone")), ensure_ascii=False)
+    assert "\x1b" not in shown and "[2Jgone" in shown  # no control character an agent wrote reaches the terminal
 
 
 def test_the_cli_subcommand_answers_in_process(tmp_path: Path) -> None:
@@ -191,3 +233,78 @@ def test_the_cli_subcommand_answers_in_process(tmp_path: Path) -> None:
     )
     out = json.loads(done.stdout)
     assert out["decision"] == "deny" and "force-push-main" in out["reason"]
+    done = subprocess.run(
+        [ordinance, "hook", "gemini", "--db", str(db), "--policy", str(policy), "--project", PROJECT],
+        input=b"not json",
+        capture_output=True,
+    )
+    out = json.loads(done.stdout)
+    assert done.returncode == 0 and out["decision"] == "deny" and "error[bad_hook_payload]" in out["reason"]
+
+
+DENIED = {  # each host's fixture of a forbidden call, and its deny read in the host's shape
+    "gemini": ("before_tool_shell_force_push", lambda out: out["decision"] == "deny" and out["reason"]),
+    "codex": (
+        "pre_tool_use_bash",
+        lambda out: (
+            out["hookSpecificOutput"]["permissionDecision"] == "deny"
+            and out["hookSpecificOutput"]["permissionDecisionReason"]
+        ),
+    ),
+    "cursor": ("before_shell_execution", lambda out: out["permission"] == "deny" and out["agent_message"]),
+    "copilot": (
+        "pre_tool_use_bash",
+        lambda out: out["permissionDecision"] == "deny" and out["permissionDecisionReason"],
+    ),
+}
+
+
+def test_every_host_is_served_and_asks_the_server_as_claude_code_does(tmp_path: Path) -> None:
+    """/hooks/HOST on a running server, and `ordinance hook HOST --server URL
+    --token-file FILE` both through the standard-library fast path and
+    through the click command (an option the fast path does not take)."""
+    from tests.served import AGENT, OWNER, Served, write_tokens
+
+    (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
+    tokens = write_tokens(tmp_path / "tokens.toml")
+    token_file = tmp_path / "agent.token"
+    token_file.write_text(AGENT + "\n")
+    with Served(tmp_path / "policy.rules", str(tmp_path / "o.db"), tokens, extra=("--project", PROJECT)) as server:
+        assert server.post("/assert", OWNER, json={"text": f'grant("claude-code", "{PROJECT}", 1).'}).status_code == 200
+
+        def hook(host: str, data: bytes, *options: str) -> Any:
+            run = subprocess.run(
+                [sys.executable, "-c", "from ordinance.cli import main; main()", "hook", host, "--server", server.url]
+                + list(options),
+                input=data,
+                capture_output=True,
+                timeout=60,
+                env={"PATH": ""},  # no ORDINANCE_TOKEN
+            )
+            assert run.returncode == 0, run.stderr
+            return json.loads(run.stdout)
+
+        for host, (fixture, denied) in DENIED.items():
+            data = body(host, fixture)
+            out = server.post(f"/hooks/{host}", AGENT, content=data).json()
+            assert denied(out) and "force-push-main" in json.dumps(out), (host, out)
+            out = hook(host, data, "--token-file", str(token_file))
+            assert denied(out) and "force-push-main" in json.dumps(out), (host, out)
+            out = hook(host, data, "--token-file", str(token_file), "--agent", "ignored-with-a-server")  # click
+            assert denied(out) and "force-push-main" in json.dumps(out), (host, out)
+            out = hook(host, data, "--token-file", str(tmp_path / "nope"))
+            assert denied(out) and "cannot be read" in json.dumps(out), (host, out)
+            out = server.post(f"/hooks/{host}", "stolen", content=data).json()
+            assert denied(out) and "unauthorized" in json.dumps(out), (host, out)
+        permitted = hook("gemini", body("gemini", "before_tool_shell"), "--token-file", str(token_file))
+        assert "decision" not in permitted  # deferred: Gemini CLI's own approval decides
+        fast = subprocess.run(  # the fast path: neither click nor the library is loaded
+            [sys.executable, "-X", "importtime", "-c", "from ordinance.cli import main; main()", "hook", "codex"]
+            + ["--server", server.url, "--token-file", str(token_file)],
+            input=body("codex", "pre_tool_use_bash"),
+            capture_output=True,
+            timeout=60,
+        )
+        assert DENIED["codex"][1](json.loads(fast.stdout))
+        loaded = fast.stderr.decode()
+        assert "ordinance.cli.hook_client" in loaded and "click" not in loaded and "ordinance.hosts" not in loaded

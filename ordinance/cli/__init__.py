@@ -5,10 +5,11 @@ by group.py. Commands never print tracebacks: library errors become one
 line on stderr and an exit code (0 ok, 1 a finding such as a blocked request
 or a lint error, 2 a usage or runtime error).
 
-Importing this package loads nothing else: `ordinance hook claude-code
---server URL`, which Claude Code runs once per tool call, asks the server
-with the standard library alone (hook_client.py) and never imports click or
-the library; every other command line goes to the click group.
+Importing this package loads nothing else: `ordinance hook HOST --server
+URL` (claude-code, codex, gemini, cursor, copilot), which the host runs once
+per tool call, asks the server with the standard library alone
+(hook_client.py) and never imports click or the library; every other
+command line goes to the click group.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ __all__ = ["main", "cli", "COMMAND_MODULES"]
 
 
 def main() -> None:
-    if sys.argv[1:3] == ["hook", "claude-code"]:
-        from .hook_client import fast
+    if sys.argv[1:2] == ["hook"] and len(sys.argv) > 2:
+        from .hook_client import HOSTS, fast
 
-        fast(sys.argv[3:])  # exits, unless the command line needs the full command (no server, other options)
+        if sys.argv[2] in HOSTS:
+            fast(sys.argv[2], sys.argv[3:])  # exits, unless the command line needs click (no server, other options)
     from .group import cli
 
     cli()

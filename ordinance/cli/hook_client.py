@@ -1,11 +1,15 @@
-"""Asking a running `ordinance serve` for a Claude Code hook answer, with
-the standard library alone.
+"""Asking a running `ordinance serve` for a host's hook answer, with the
+standard library alone.
 
-Claude Code starts `ordinance hook claude-code --server URL` once per tool
-call, so its start-up is on every call's path: `fast` answers that command
-line without importing click or the library (a plain HTTP/1.1 POST over a
-socket; https through http.client), and hook.py's click command calls the
-same `answer`. Whatever goes wrong denies, unless `fail_open`.
+A host (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI) starts
+`ordinance hook HOST --server URL` once per tool call, so its start-up is on
+every call's path: `fast` answers that command line without importing click
+or the library (a plain HTTP/1.1 POST of the host's payload to
+/hooks/HOST over a socket; https through http.client) and prints the
+server's answer as it is; hook.py's click commands call the same `answer`.
+Whatever goes wrong is the host's fail-closed answer (`failure`, which
+loads the host's module for a host other than Claude Code), unless
+`fail_open`.
 """
 
 from __future__ import annotations
@@ -16,24 +20,37 @@ import socket
 import sys
 from urllib.parse import urlsplit
 
-__all__ = ["SERVER_ENV", "TOKEN_ENV", "TIMEOUT_S", "answer", "ask_server", "deny", "fast", "token_of"]
+__all__ = ["SERVER_ENV", "TOKEN_ENV", "TIMEOUT_S", "HOSTS", "answer", "ask_server", "failure", "fast", "token_of"]
 
 SERVER_ENV = "ORDINANCE_SERVER"  # the server, when --server is not given
 TOKEN_ENV = "ORDINANCE_TOKEN"  # the default of --token-env: the variable holding the bearer token
 TIMEOUT_S = 5.0  # the default of --timeout
-_PATH = "/hooks/claude-code"
+HOSTS = {  # `ordinance hook HOST`: a host's payload on stdin (ordinance/hosts/HOST.py), what it reads
+    "claude-code": "Claude Code (PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied; `permissionDecision`)",
+    "codex": "Codex CLI (Claude-compatible PreToolUse/PostToolUse; only a deny is honoured)",
+    "gemini": "Gemini CLI (BeforeTool/AfterTool; a top-level `decision`)",
+    "cursor": "Cursor (beforeShellExecution, beforeReadFile, beforeMCPExecution, after*; `permission`)",
+    "copilot": "GitHub Copilot CLI (preToolUse/postToolUse; a flat `permissionDecision`, only a deny is honoured)",
+}
 
 
-def deny(reason: str, body: bytes = b"") -> dict[str, object]:
-    """What Claude Code reads when the gate gave no answer to the call in
-    `body`: a deny, or, after the tool has run (PostToolUse), a
-    `systemMessage` that its outcome receipt was not recorded. The shape
-    hosts/claude_code.failure gives a server's failures, kept apart so this
-    module loads nothing of the library."""
+def failure(host: str, reason: str, body: bytes = b"") -> object:
+    """What `host` reads when the gate gave no answer to the call in `body`:
+    its fail-closed answer (hosts/HOST.failure). Claude Code's is kept here
+    too (hosts/claude_code.failure's shape), so that its path loads nothing
+    of the library: a deny, or, after the tool has run, a `systemMessage`
+    that its outcome receipt was not recorded."""
     try:
-        event = json.loads(body).get("hook_event_name")
-    except (ValueError, AttributeError):
-        event = None
+        payload = json.loads(body)
+    except ValueError:
+        payload = None
+    if host != "claude-code":
+        from ..hosts import event_of
+        from ..hosts import host as module
+
+        found = module(host)
+        return found.failure(event_of(found, payload), reason)
+    event = payload.get("hook_event_name") if isinstance(payload, dict) else None
     if event in ("PostToolUse", "PostToolUseFailure", "PermissionDenied"):  # after the fact: nothing to deny
         return {"systemMessage": f"{reason} (the outcome receipt was not recorded)"}
     return {
@@ -64,8 +81,8 @@ def token_of(token_file: str | None, token_env: str) -> str | None:
     return os.environ.get(token_env) or None
 
 
-def ask_server(server: str, body: bytes, token: str | None, timeout: float, path: str = _PATH) -> object:
-    """POST the hook input to `server`'s /hooks/claude-code (or `path`); the JSON answer.
+def ask_server(server: str, body: bytes, token: str | None, timeout: float, path: str) -> object:
+    """POST the hook input to `server`'s `path` (/hooks/HOST); the JSON answer.
     `server` is http://host:port, https://host:port or unix:/path/to.sock.
     OSError or ValueError if there is no 200 answer in JSON."""
     headers = {"Content-Type": "application/json"}
@@ -133,28 +150,34 @@ def _https(host: str, port: int | None, path: str, body: bytes, headers: dict[st
 
 
 def answer(
-    server: str, body: bytes, token: str | None, timeout: float, fail_open: bool, token_env: str = TOKEN_ENV
+    server: str,
+    body: bytes,
+    token: str | None,
+    timeout: float,
+    fail_open: bool,
+    token_env: str = TOKEN_ENV,
+    host: str = "claude-code",
 ) -> object | None:
-    """The server's answer to one hook call; a deny if it cannot be had,
-    or None (let the call through) with `fail_open`. A call refused as
-    unauthorized without a token says where the token was looked for."""
+    """The server's answer to one hook call of `host`; the host's deny if it
+    cannot be had, or None (let the call through) with `fail_open`. A call
+    refused as unauthorized without a token says where the token was looked for."""
     try:
-        out = ask_server(server, body, token, timeout)
+        out = ask_server(server, body, token, timeout, f"/hooks/{host}")
         if token is None and isinstance(out, dict) and "error[unauthorized]" in json.dumps(out):
-            return deny(
-                f"ordinance: error[unauthorized]: no token (neither --token-file nor ${token_env} is set)", body
+            return failure(
+                host, f"ordinance: error[unauthorized]: no token (neither --token-file nor ${token_env} is set)", body
             )
         return out
     except (OSError, ValueError) as exc:
         if fail_open:
             return None
-        return deny(f"ordinance: error[unreachable]: the gate at {server} did not answer ({exc})", body)
+        return failure(host, f"ordinance: error[unreachable]: the gate at {server} did not answer ({exc})", body)
     except Exception as exc:  # fail closed: a broken hook never lets a call through
-        return deny(f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}", body)
+        return failure(host, f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}", body)
 
 
-def fast(args: list[str]) -> None:
-    """Answer `ordinance hook claude-code ARGS` and exit, if ARGS (and the
+def fast(host: str, args: list[str]) -> None:
+    """Answer `ordinance hook HOST ARGS` and exit, if ARGS (and the
     environment) name a server and hold only the options this module
     knows (--server, --token-env, --token-file, --timeout, --fail-open); otherwise return,
     and the click command takes the command line (help, errors, no server)."""
@@ -190,11 +213,16 @@ def fast(args: list[str]) -> None:
         try:
             token = token_of(token_file, token_env)
         except ValueError as exc:
-            out: object | None = deny(f"ordinance: error[unauthorized]: {exc}", body)
+            out: object | None = failure(host, f"ordinance: error[unauthorized]: {exc}", body)
         else:
-            out = answer(server, body, token, timeout, fail_open, token_env)
+            out = answer(server, body, token, timeout, fail_open, token_env, host)
     except Exception as exc:  # fail closed: an exit status other than 0 or 2 would let the call through
-        out = deny(f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}", body)
+        reason = f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}"
+        try:
+            out = failure(host, reason, body)
+        except Exception:  # no host shape (no library): exit 2, a block to Claude Code, Codex, Gemini CLI
+            sys.stderr.write(reason.encode("ascii", "backslashreplace").decode() + "\n")
+            sys.exit(2)
     if out is not None:  # JSON is UTF-8, whatever the locale's encoding
         sys.stdout.buffer.write(json.dumps(out, ensure_ascii=False).encode() + b"\n")
         sys.stdout.flush()

@@ -12,6 +12,9 @@ One module per host (`claude_code`, `pre_push` (git's hook), and `gemini`,
     render(verdict: Verdict) -> dict            the answer in the host's shape
     failure(event: str | None, reason) -> dict  the fail-closed answer when no verdict
                                                 could be had (server down, bad token, a bug)
+    event(payload) -> str | None                optional: the event a payload reports, for a
+                                                host whose payload does not name it in
+                                                `hook_event_name` (Copilot CLI)
 
 `Call` is what every host reads from its payload: which phase of the call
 (`PRE` before the tool runs, `POST` after it ran, `FAILED` it ran and failed,
@@ -34,7 +37,8 @@ text read by bash's grammar (bash.py, git.py).
     "none"   after the tool ran: nothing to answer (`note` may tell the user something)
 
 A host never gets more than it would grant without us: permitted is "defer"
-unless the policy auto-allows.
+unless the policy auto-allows. A host that cannot ask from a hook renders
+"ask" as its deny, saying so: "ask first" never becomes "go".
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Mapping
 
-__all__ = ["Call", "Verdict", "PRE", "POST", "FAILED", "DENIED", "OTHER", "KINDS", "host"]
+__all__ = ["Call", "Verdict", "PRE", "POST", "FAILED", "DENIED", "OTHER", "KINDS", "host", "event_of"]
 
 PRE, POST, FAILED, DENIED, OTHER = "pre", "post", "failed", "denied", "other"
 KINDS = ("defer", "allow", "ask", "deny", "none")
@@ -78,6 +82,10 @@ class Verdict:
     note: str | None = None  # told to the user besides the answer
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:  # a kind no host renders fails closed (flow.handle: the host's failure)
+            raise ValueError(f"unknown verdict kind {self.kind!r}")
+
 
 def host(name: str) -> ModuleType:
     """The module of host `name` (`claude-code` -> ordinance.hosts.claude_code)."""
@@ -91,3 +99,11 @@ def host(name: str) -> ModuleType:
     if not all(hasattr(found, f) for f in ("NAME", "call", "render", "failure")):
         raise KeyError(name)  # a shared module (bash, flow, ...), not a host
     return found
+
+
+def event_of(host: ModuleType, payload: Any) -> str | None:
+    """The event `payload` of `host` reports: its `hook_event_name`, unless the host reads it otherwise."""
+    if hasattr(host, "event"):
+        return host.event(payload)  # type: ignore[no-any-return]
+    event = payload.get("hook_event_name") if isinstance(payload, Mapping) else None
+    return event if isinstance(event, str) else None

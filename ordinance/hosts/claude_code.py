@@ -28,27 +28,61 @@ from ..gate import Request
 from . import DENIED, FAILED, OTHER, POST, PRE, Call, Verdict
 from .request import request_of
 
-__all__ = ["NAME", "call", "render", "failure", "tool_request", "EVENTS", "WRITERS"]
+__all__ = ["NAME", "call", "render", "failure", "tool_request", "tool_call", "call_id", "short", "EVENTS", "WRITERS"]
 
 NAME = "claude-code"
 EVENTS = {"PreToolUse": PRE, "PostToolUse": POST, "PostToolUseFailure": FAILED, "PermissionDenied": DENIED}
 WRITERS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 PATH_FIELDS = ("file_path", "notebook_path", "path")
 TARGET_FIELDS = ("url", "pattern")
-CONTENT_FIELDS = ("content", "new_string", "old_string", "edits", "new_source")
+CONTENT_FIELDS = ("content", "new_string", "old_string", "edits", "new_source", "patch")  # patch: a Codex apply_patch
 SHELLS = frozenset({"Bash", "Monitor", "PowerShell"})
 _REASON = 300  # characters of a reason Claude Code shows
 
 
-def call_id(payload: Mapping[str, Any]) -> str:
-    """The same id for a call's PreToolUse and PostToolUse."""
-    use = payload.get("tool_use_id")
+def call_id(prefix: str, use: Any, *seen: Any) -> str:
+    """The same id for a call before and after it runs: `PREFIX-USE` for the
+    host's own id of the call, else a digest of what it runs (`seen`)."""
     if isinstance(use, str) and use:
-        return f"cc-{use}"
-    seen = json.dumps(
-        [payload.get("session_id"), payload.get("tool_name"), payload.get("tool_input")], sort_keys=True, default=str
+        return f"{prefix}-{use}"
+    return f"{prefix}-" + hashlib.sha256(json.dumps(list(seen), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def tool_call(
+    phase: str,
+    event: str,
+    tool: str,
+    inputs: Mapping[str, Any],
+    *,
+    id: str,
+    cwd: Any,
+    project: str | None,
+    session: Any = None,
+    writes: tuple[str, ...] | None = None,
+) -> Call:
+    """The Call of Claude Code's tool `tool` with `inputs`: its files, shell
+    text and contents read from Claude Code's fields. The other hosts name
+    their tools as Claude Code's (Bash, Write, Edit, Read, ...) and call it,
+    so one policy reads every host; `writes`: the files, when the host names
+    them itself (every file of a Codex patch)."""
+    named = tuple(inputs[f] for f in PATH_FIELDS if isinstance(inputs.get(f), str) and inputs[f])
+    command = inputs.get("command")
+    cwd = cwd if isinstance(cwd, str) and cwd else None
+    return Call(
+        phase=phase,
+        event=event,
+        id=id,
+        tool=tool,
+        inputs=inputs,
+        cwd=str(cwd or project or "/"),
+        project=project or str(cwd or "/"),
+        session=session if isinstance(session, str) and session else None,
+        shell=command if tool in SHELLS and isinstance(command, str) else None,
+        paths=named if writes is None else writes,
+        writes=(named if tool in WRITERS else ()) if writes is None else writes,
+        target=next((str(inputs[f]) for f in TARGET_FIELDS if inputs.get(f)), None),
+        contents=tuple(f for f in CONTENT_FIELDS if f in inputs),
     )
-    return "cc-" + hashlib.sha256(seen.encode()).hexdigest()[:16]
 
 
 def call(payload: Mapping[str, Any], project: str | None) -> Call:
@@ -60,28 +94,23 @@ def call(payload: Mapping[str, Any], project: str | None) -> Call:
     inputs = payload.get("tool_input") or {}
     if not isinstance(inputs, Mapping):
         raise OrdinanceError("the hook payload's `tool_input` is not an object", code="bad_hook_payload")
-    named = tuple(inputs[f] for f in PATH_FIELDS if isinstance(inputs.get(f), str) and inputs[f])
-    command = inputs.get("command")
     session = payload.get("session_id")
-    return Call(
-        phase=EVENTS.get(event, OTHER),
-        event=event,
-        id=call_id(payload),
-        tool=tool,
-        inputs=inputs,
-        cwd=str(payload.get("cwd") or project or "/"),
-        project=project or str(payload.get("cwd") or "/"),
-        session=session if isinstance(session, str) else None,
-        shell=command if tool in SHELLS and isinstance(command, str) else None,
-        paths=named,
-        writes=named if tool in WRITERS else (),
-        target=next((str(inputs[f]) for f in TARGET_FIELDS if inputs.get(f)), None),
-        contents=tuple(f for f in CONTENT_FIELDS if f in inputs),
+    return tool_call(
+        EVENTS.get(event, OTHER),
+        event,
+        tool,
+        inputs,
+        id=call_id("cc", payload.get("tool_use_id"), session, tool, payload.get("tool_input")),
+        cwd=payload.get("cwd"),
+        project=project,
+        session=session,
     )
 
 
-def _short(reason: str) -> str:
-    reason = escape(reason)  # Claude Code shows it: no control character an agent wrote reaches the terminal
+def short(reason: str) -> str:
+    """`reason` as a host shows it: escaped (no control character an agent
+    wrote reaches the terminal) and at most 300 characters."""
+    reason = escape(reason)  # the host shows it: no control character an agent wrote reaches the terminal
     return reason if len(reason) <= _REASON else reason[: _REASON - 1] + "…"
 
 
@@ -91,10 +120,10 @@ def render(verdict: Verdict) -> dict[str, Any]:
         out["hookSpecificOutput"] = {
             "hookEventName": verdict.event,
             "permissionDecision": verdict.kind,
-            "permissionDecisionReason": _short(verdict.reason),
+            "permissionDecisionReason": short(verdict.reason),
         }
     elif verdict.kind == "defer" and verdict.reason:
-        out["hookSpecificOutput"] = {"hookEventName": verdict.event, "additionalContext": _short(verdict.reason)}
+        out["hookSpecificOutput"] = {"hookEventName": verdict.event, "additionalContext": short(verdict.reason)}
     if verdict.note:
         out["systemMessage"] = escape(verdict.note)
     return out

@@ -1,4 +1,4 @@
-"""GitHub Copilot CLI's hooks in the gate's terms.
+"""GitHub Copilot CLI's hooks.
 
 Copilot CLI (`.github/hooks/*.json`, `"version": 1`, a `preToolUse` entry
 `{"type": "command", "bash": ...}`; docs.github.com/en/copilot/reference/
@@ -6,9 +6,10 @@ hooks-configuration) posts `{timestamp, cwd, toolName, toolArgs}` with
 `toolArgs` a JSON text, and reads a flat `{"permissionDecision",
 "permissionDecisionReason"}`; only "deny" is processed, so an ask is
 answered as a deny whose reason says so. `postToolUse` adds `toolResult`
-(there is no event name in the payload). Its tools become Claude Code's:
-bash -> Bash, create -> Write (`path`, `file_text`), edit -> Edit,
-view -> Read. Failing closed: every failure is a deny, exit 0.
+(there is no event name in the payload, nor a call id: a call is named by
+its tool and arguments). Its tools are named as Claude Code's: bash ->
+Bash, create -> Write (`path`, `file_text`), edit -> Edit, view -> Read.
+Failing closed: every failure is a deny, exit 0 (after the tool ran, `{}`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from .shape import BadPayload, Verdict, call
+from ..diagnostics import OrdinanceError
+from . import POST, PRE, Call, Verdict
+from .claude_code import call_id, short, tool_call
 
-__all__ = ["requests", "reply", "refuse", "TOOLS"]
+__all__ = ["NAME", "call", "render", "failure", "event", "TOOLS"]
 
+NAME = "copilot"
 TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "bash": ("Bash", {}),
     "create": ("Write", {"path": "file_path", "file_text": "content"}),
@@ -29,31 +33,48 @@ TOOLS: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 
-def requests(payload: Any) -> list[dict[str, Any]]:
+def event(payload: Any) -> str | None:
+    """`postToolUse` if the payload holds the tool's result, else `preToolUse`."""
     if not isinstance(payload, Mapping):
-        raise BadPayload("the hook input is not a JSON object")
+        return None
+    return "postToolUse" if "toolResult" in payload else "preToolUse"
+
+
+def call(payload: Mapping[str, Any], project: str | None) -> Call:
     name, args = payload.get("toolName"), payload.get("toolArgs")
     if isinstance(args, str):
         try:
             args = json.loads(args) if args else {}
         except ValueError:
-            raise BadPayload("the hook input's `toolArgs` is not JSON") from None
+            raise OrdinanceError("the hook input's `toolArgs` is not JSON", code="bad_hook_payload") from None
     if not isinstance(name, str) or not name or not isinstance(args, Mapping):
-        raise BadPayload("the hook input has no `toolName` or its `toolArgs` is not an object")
-    event = "PostToolUse" if "toolResult" in payload else "PreToolUse"
+        raise OrdinanceError(
+            "the hook input has no `toolName` or its `toolArgs` is not an object", code="bad_hook_payload"
+        )
     tool, renamed = TOOLS.get(name, (name, {}))
     fields = {renamed.get(str(k), str(k)): v for k, v in args.items()}
-    return [call(event, tool, fields, cwd=payload.get("cwd"))]
+    kind = event(payload) or "preToolUse"
+    return tool_call(
+        POST if kind == "postToolUse" else PRE,
+        kind,
+        tool,
+        fields,
+        id=call_id(NAME, None, payload.get("cwd"), tool, fields),
+        cwd=payload.get("cwd"),
+        project=project,
+    )
 
 
-def reply(v: Verdict, payload: Any) -> dict[str, Any]:
-    if v.decision == "deny" or v.decision == "ask":
-        reason = v.reason if v.decision == "deny" else f"{v.reason} (Copilot CLI cannot ask from a hook: refused)"
+def render(verdict: Verdict) -> dict[str, Any]:
+    if verdict.kind in ("deny", "ask"):
+        reason = short(verdict.reason)
+        if verdict.kind == "ask":
+            reason += " (Copilot CLI cannot ask from a hook: refused)"
         return {"permissionDecision": "deny", "permissionDecisionReason": reason}
-    return {"permissionDecision": "allow"} if v.decision == "allow" else {}
+    return {"permissionDecision": "allow"} if verdict.kind == "allow" else {}
 
 
-def refuse(reason: str, payload: Any) -> dict[str, Any]:
-    if isinstance(payload, Mapping) and "toolResult" in payload:
+def failure(event: Any, reason: str) -> dict[str, Any]:
+    if event == "postToolUse":  # after the fact there is nothing to refuse
         return {}
-    return reply(Verdict("deny", reason), payload)
+    return render(Verdict("deny", reason))

@@ -1,4 +1,4 @@
-"""Cursor's hooks in the gate's terms.
+"""Cursor's hooks.
 
 Cursor (`.cursor/hooks.json` or `~/.cursor/hooks.json`, `"version": 1`;
 cursor.com/docs/agent/hooks) runs `beforeShellExecution` with
@@ -6,74 +6,94 @@ cursor.com/docs/agent/hooks) runs `beforeShellExecution` with
 command, cwd}`, `beforeReadFile` with `{file_path, content}` and
 `beforeMCPExecution` with `{tool_name, tool_input}`, and reads
 `{"permission": "allow"|"deny"|"ask", "user_message", "agent_message"}`.
-They become Bash, Read and MCP-named requests (`mcp__cursor__TOOL`).
-A call the policy permits answers `{}`: Cursor's own allow list and
-prompts decide. Failing closed: every failure is `permission: deny`, exit 0.
-`after*` events are recorded as PostToolUse and answered `{}`.
+They become Bash, Read and MCP-named calls (`mcp__cursor__TOOL`);
+`afterShellExecution` and `afterMCPExecution` are their POST (answered
+`{}`). Cursor gives no call id: a call is named by its generation and what
+it runs. A call the policy permits answers `{}`: Cursor's own allow list
+and prompts decide. Failing closed: every failure is `permission: deny`,
+exit 0 (after the tool ran, `{}`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Mapping
 
-from .shape import BadPayload, Verdict, call
+from ..diagnostics import OrdinanceError
+from . import OTHER, POST, PRE, Call, Verdict
+from .claude_code import call_id, short, tool_call
 
-__all__ = ["requests", "reply", "refuse"]
+__all__ = ["NAME", "call", "render", "failure", "EVENTS"]
 
-_BEFORE = {"beforeShellExecution", "beforeReadFile", "beforeMCPExecution"}
+NAME = "cursor"
+EVENTS = {
+    "beforeShellExecution": PRE,
+    "beforeReadFile": PRE,
+    "beforeMCPExecution": PRE,
+    "afterShellExecution": POST,
+    "afterMCPExecution": POST,
+}
 
 
-def _use_id(payload: Mapping[str, Any], what: Any) -> str | None:
-    gen = payload.get("generation_id")
-    if not isinstance(gen, str) or not gen:
-        return None
-    digest = hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:12]
-    return f"{gen}-{digest}"  # Cursor has no call id: the generation and what it runs
+def _bad(message: str) -> OrdinanceError:
+    return OrdinanceError(message, code="bad_hook_payload")
 
 
-def requests(payload: Any) -> list[dict[str, Any]]:
-    if not isinstance(payload, Mapping):
-        raise BadPayload("the hook input is not a JSON object")
-    name = str(payload.get("hook_event_name", ""))
-    event = "PreToolUse" if name in _BEFORE else "PostToolUse"
-    roots = payload.get("workspace_roots")
-    cwd = payload.get("cwd") or (roots[0] if isinstance(roots, list) and roots else None)
-    common = {"cwd": cwd, "session": payload.get("conversation_id")}
+def _tool(name: str, payload: Mapping[str, Any]) -> tuple[str, Mapping[str, Any], Any]:
+    """The Claude Code tool, its inputs, and what names the call in its generation."""
     if name in ("beforeShellExecution", "afterShellExecution"):
         command = payload.get("command")
         if not isinstance(command, str):
-            raise BadPayload("the hook input has no `command`")
-        return [call(event, "Bash", {"command": command}, use_id=_use_id(payload, command), **common)]
+            raise _bad("the hook input has no `command`")
+        return "Bash", {"command": command}, command
     if name == "beforeReadFile":
         path = payload.get("file_path")
         if not isinstance(path, str) or not path:
-            raise BadPayload("the hook input has no `file_path`")
-        return [call(event, "Read", {"file_path": path}, use_id=_use_id(payload, path), **common)]
-    if name in ("beforeMCPExecution", "afterMCPExecution"):
-        tool, inputs = payload.get("tool_name"), payload.get("tool_input") or {}
-        if isinstance(inputs, str):  # some versions send the arguments as JSON text
-            try:
-                inputs = json.loads(inputs)
-            except ValueError:
-                raise BadPayload("the hook input's `tool_input` is not JSON") from None
-        if not isinstance(tool, str) or not tool or not isinstance(inputs, Mapping):
-            raise BadPayload("the hook input has no `tool_name` or its `tool_input` is not an object")
-        return [call(event, f"mcp__cursor__{tool}", inputs, use_id=_use_id(payload, [tool, inputs]), **common)]
-    return []
+            raise _bad("the hook input has no `file_path`")
+        return "Read", {"file_path": path}, path
+    tool, inputs = payload.get("tool_name"), payload.get("tool_input") or {}
+    if isinstance(inputs, str):  # some versions send the arguments as JSON text
+        try:
+            inputs = json.loads(inputs)
+        except ValueError:
+            raise _bad("the hook input's `tool_input` is not JSON") from None
+    if not isinstance(tool, str) or not tool or not isinstance(inputs, Mapping):
+        raise _bad("the hook input has no `tool_name` or its `tool_input` is not an object")
+    return f"mcp__cursor__{tool}", inputs, [tool, inputs]
 
 
-def reply(v: Verdict, payload: Any) -> dict[str, Any]:
-    if v.decision is None:
+def call(payload: Mapping[str, Any], project: str | None) -> Call:
+    name = str(payload.get("hook_event_name", ""))
+    roots = payload.get("workspace_roots")
+    cwd = payload.get("cwd") or (roots[0] if isinstance(roots, list) and roots else None)
+    session = payload.get("conversation_id")
+    if name not in EVENTS:
+        return Call(phase=OTHER, event=name, id="", tool="", inputs={}, cwd=str(cwd or "/"), project=project or "/")
+    tool, inputs, what = _tool(name, payload)
+    gen = payload.get("generation_id")
+    named = [gen, what] if isinstance(gen, str) and gen else [session, tool, inputs]
+    return tool_call(
+        EVENTS[name],
+        name,
+        tool,
+        inputs,
+        id=call_id(NAME, None, *named),
+        cwd=cwd,
+        project=project,
+        session=session,
+    )
+
+
+def render(verdict: Verdict) -> dict[str, Any]:
+    if verdict.kind not in ("allow", "ask", "deny"):
         return {}
-    out: dict[str, Any] = {"permission": v.decision}
-    if v.reason:
-        out["user_message"] = out["agent_message"] = v.reason
+    out: dict[str, Any] = {"permission": verdict.kind}
+    if verdict.reason:
+        out["user_message"] = out["agent_message"] = short(verdict.reason)
     return out
 
 
-def refuse(reason: str, payload: Any) -> dict[str, Any]:
-    if isinstance(payload, Mapping) and str(payload.get("hook_event_name", "")).startswith("after"):
+def failure(event: Any, reason: str) -> dict[str, Any]:
+    if isinstance(event, str) and event.startswith("after"):  # after the fact there is nothing to refuse
         return {}
-    return reply(Verdict("deny", reason), payload)
+    return render(Verdict("deny", reason))

@@ -30,7 +30,7 @@ from ..diagnostics import OrdinanceError
 from ..gate import OWNER_CLOCK, SERVER_CLOCK, Decision, Request
 from ..gate.decision import error_pair
 from ..gate.guard import intent_batch, outcome
-from . import DENIED, FAILED, POST, PRE, Call, Verdict
+from . import DENIED, FAILED, POST, PRE, Call, Verdict, event_of
 from .request import SHELL_TOOLS, digest, request_of
 
 __all__ = ["handle", "decide", "verdict_of", "AUTO_ALLOW"]
@@ -138,7 +138,7 @@ def handle(
     """Any hook event of `host`: PRE decides, the others record; errors are the host's failure."""
     if not isinstance(payload, Mapping):
         return host.failure(None, "ordinance: error[bad_hook_payload]: the hook input is not a JSON object")
-    event = payload.get("hook_event_name")
+    event = event_of(host, payload)
     at = int(time.time()) if now is None else now
     try:
         call = host.call(payload, project)

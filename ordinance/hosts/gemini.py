@@ -1,18 +1,21 @@
-"""Gemini CLI's hooks (`BeforeTool`, `AfterTool`) in the gate's terms.
+"""Gemini CLI's hooks (`BeforeTool`, `AfterTool`).
 
 Gemini CLI (0.61.0, read in its bundle and captured in
 tests/hosts_fixtures/gemini/) posts `{session_id, transcript_path, cwd,
 hook_event_name, timestamp, tool_name, tool_input}` (AfterTool adds
 `tool_response`) and reads a top-level `decision`: "deny" or "block"
-refuses the call with `reason`, "ask" forces its confirmation; any other
-answer leaves the call to its own policy and approval mode. Its tools are
-mapped to Claude Code's (run_shell_command -> Bash, write_file -> Write,
-replace -> Edit, read_file -> Read, web_fetch -> WebFetch), so one policy
-reads every host; other tools keep their name.
+refuses the call with `reason`, "ask" forces its confirmation, "allow"
+skips it; no decision leaves the call to its own policy and approval mode.
+Its tools are named as Claude Code's (run_shell_command -> Bash,
+write_file -> Write, replace -> Edit, read_file -> Read, web_fetch ->
+WebFetch), so one policy reads every host; other tools keep their name. It
+gives no call id: a call is named by its session, tool and inputs (the same
+in its BeforeTool and AfterTool).
 
 Failing closed: Gemini CLI treats a hook's exit status other than 0 and 2,
 and a hook that cannot start or times out, as a warning and runs the call,
-so the hook always exits 0 with a `deny` when anything goes wrong.
+so every failure is a `deny` with exit status 0. After the tool ran there is
+nothing to refuse: a failure is a `systemMessage`.
 """
 
 from __future__ import annotations
@@ -20,10 +23,14 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Mapping
 
-from .shape import BadPayload, Verdict, call
+from ..diagnostics import OrdinanceError
+from . import OTHER, POST, PRE, Call, Verdict
+from .claude_code import call_id, short, tool_call
 
-__all__ = ["requests", "reply", "refuse", "TOOLS"]
+__all__ = ["NAME", "call", "render", "failure", "TOOLS", "EVENTS"]
 
+NAME = "gemini"
+EVENTS = {"BeforeTool": PRE, "AfterTool": POST}
 # Gemini CLI tool -> (Claude Code tool, {Gemini field: Claude field})
 TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "run_shell_command": ("Bash", {}),
@@ -36,41 +43,45 @@ TOOLS: dict[str, tuple[str, dict[str, str]]] = {
     "glob": ("Glob", {"dir_path": "path"}),
     "search_file_content": ("Grep", {"dir_path": "path"}),
 }
-EVENTS = {"BeforeTool": "PreToolUse", "AfterTool": "PostToolUse"}
 
 
-def requests(payload: Any) -> list[dict[str, Any]]:
-    """The gate's calls for one Gemini CLI hook input (none for an event
-    the gate does not read)."""
-    if not isinstance(payload, Mapping):
-        raise BadPayload("the hook input is not a JSON object")
-    event = EVENTS.get(str(payload.get("hook_event_name", "BeforeTool")))
-    if event is None:
-        return []
+def call(payload: Mapping[str, Any], project: str | None) -> Call:
+    event = str(payload.get("hook_event_name", "BeforeTool"))
     name, inputs = payload.get("tool_name"), payload.get("tool_input") or {}
     if not isinstance(name, str) or not name or not isinstance(inputs, Mapping):
-        raise BadPayload("the hook input has no `tool_name` or its `tool_input` is not an object")
+        raise OrdinanceError(
+            "the hook input has no `tool_name` or its `tool_input` is not an object", code="bad_hook_payload"
+        )
     tool, renamed = TOOLS.get(name, (name, {}))
     fields = {renamed.get(str(k), str(k)): v for k, v in inputs.items()}
     cwd = payload.get("cwd")
     if tool == "Bash" and isinstance(inputs.get("dir_path"), str) and isinstance(cwd, str):
         cwd = posixpath.normpath(posixpath.join(cwd, inputs["dir_path"]))  # the command runs there
-    return [call(event, tool, fields, cwd=cwd, session=payload.get("session_id"))]
+    session = payload.get("session_id")
+    return tool_call(
+        EVENTS.get(event, OTHER),
+        event,
+        tool,
+        fields,
+        id=call_id(NAME, None, session, tool, fields),
+        cwd=cwd,
+        project=project,
+        session=session,
+    )
 
 
-def reply(v: Verdict, payload: Any) -> dict[str, Any]:
-    if v.decision in ("deny", "ask"):
-        out: dict[str, Any] = {"decision": v.decision, "reason": v.reason}
-        if v.decision == "ask":
-            out["systemMessage"] = v.reason
-        return out
-    out = {"decision": "allow", "reason": v.reason} if v.decision == "allow" else {}
-    if v.notice:
-        out["systemMessage"] = v.notice
+def render(verdict: Verdict) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if verdict.kind in ("deny", "ask", "allow"):
+        out = {"decision": verdict.kind, "reason": short(verdict.reason)}
+        if verdict.kind == "ask":
+            out["systemMessage"] = out["reason"]
+    if verdict.note:
+        out["systemMessage"] = short(verdict.note)
     return out
 
 
-def refuse(reason: str, payload: Any) -> dict[str, Any]:
-    if isinstance(payload, Mapping) and payload.get("hook_event_name") == "AfterTool":
-        return {"systemMessage": reason}  # after the fact there is nothing to refuse
-    return reply(Verdict("deny", reason), payload)
+def failure(event: Any, reason: str) -> dict[str, Any]:
+    if event == "AfterTool":  # after the fact there is nothing to refuse
+        return {"systemMessage": short(reason)}
+    return render(Verdict("deny", reason))

@@ -28,6 +28,7 @@ from starlette.routing import Route
 from ..diagnostics import CheckError, GateError, OrdinanceError, ParseError, StaleEpochError, StoreError
 from ..explain import decision_json
 from ..facts import decode_text
+from ..hosts import event_of
 from ..hosts import host as host_module
 from ..hosts.flow import handle as handle_hook
 from .identity import AuthError, Principal, Tokens
@@ -207,8 +208,7 @@ def create_app(
             who = principal(req)
         except Exception as exc:  # unreadable or unauthenticated: fail, with a 200 the host reads
             err = error_data(exc)["error"]
-            event = data.get("hook_event_name") if isinstance(data, dict) else None
-            return _json(host.failure(event, f"ordinance: error[{err['code']}]: {err['message']}"))
+            return _json(host.failure(event_of(host, data), f"ordinance: error[{err['code']}]: {err['message']}"))
         # in a worker thread, so the event loop keeps taking requests; then, with
         # the answer sent, the model takes in the receipt before the next call
         reply = await asyncio.to_thread(handle_hook, host, service, who, data, project=project, epoch=epoch)
