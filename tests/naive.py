@@ -15,6 +15,8 @@ constructor with unbound variables is a pattern, matched field by field.
 
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from dataclasses import replace
 from typing import Any, Iterable, Iterator, Mapping
@@ -169,7 +171,10 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
                 return
         if isinstance(lit, Predicate) and all(_ready(a, b, uses) for a in lit.args):
             values = [_value(a, b, now, db, uses) for a in lit.args]
-            if bool(PREDICATES[lit.name].fn(*values)) != lit.negated:
+            result = PREDICATES[lit.name].fn(*values)
+            if result is None and lit.name == "match" and isinstance(lit.args[0], Const):
+                result = re.fullmatch(values[0], values[1]) is not None  # lint allowed it: Python's `re`
+            if result is not None and bool(result) != lit.negated:  # None: an invalid pattern decides nothing
                 yield from _solve(rest, b, db, now, uses)
             return
         if isinstance(lit, Comparison):

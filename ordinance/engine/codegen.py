@@ -19,7 +19,7 @@ from itertools import islice
 from typing import Any, Callable, Sequence
 
 from ..rules.ast import BinOp, Branch, Call, Comparison, Const, Now, Record, Term, Var, var_names
-from ..rules.functors import FUNCTORS, OPERATOR_NAMES, c_div, c_mod, namespace
+from ..rules.functors import FUNCTORS, OPERATOR_NAMES, c_div, c_mod, namespace, predicate_name
 from ..values import Branch as BranchValue
 from ..values import Record as RecordValue
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Unpack
@@ -172,8 +172,8 @@ class _Gen:
                 elif isinstance(c, Comparison):
                     self.items.append(f"if {self.term(c.left)} {_CMP[c.op]} {self.term(c.right)}")
                 else:
-                    test = f"p_{c.name}({', '.join(self.term(a) for a in c.args)})"
-                    self.items.append(f"if not {test}" if c.negated else f"if {test}")
+                    test = f"{predicate_name(c)}({', '.join(self.term(a) for a in c.args)})"
+                    self.items.append(f"if {test} is False" if c.negated else f"if {test}")
             elif isinstance(step, Assign):
                 values = self.term(step.expr) if _multi(step.expr) else f"[{self.term(step.expr)}]"
                 self.items.append(f"for {self.var(step.var)} in {values}")

@@ -7,15 +7,16 @@ the operators Python has as they are); program facts, explanations and the
 reference evaluator go through `evaluate`.
 
 Soufflé's conventions: `/` and `%` truncate toward zero; a constraint takes its
-pattern first (`contains(Sub, S)`, `match(Regex, S)`). `match` is Python's
-`re.fullmatch` (Soufflé's full match). `glob(Pattern, Path)` matches a path:
+pattern first (`contains(Sub, S)`, `match(Regex, S)`). `match` is a full
+match on RE2 (regex.py says where the dialect is Soufflé's). `glob(Pattern, Path)` matches a path:
 `*` and `?` never cross `/`, `**` does (`a/**/b` also matches `a/b`), every
 other character stands for itself.
 
-A functor with no value for its arguments (`to_number("x")`, an invalid
-regular expression held by a variable) raises `FunctorError`, which the engine
-reports as an evaluation error naming the rule: a policy never silently drops
-a constraint it cannot decide.
+A functor with no value for its arguments (`to_number("x")`) raises
+`FunctorError`, which the engine reports as an evaluation error naming the
+rule. The one exception is Soufflé's: `match` of an invalid pattern held by a
+variable is neither true nor false (both `match` and `!match` fail), with a
+warning.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
+import re2
+
 from ..values import Branch, Record
 from . import ast
+from .regex import InvalidPattern, backtracking_regex, clip, compile_regex, warn_invalid
 
 __all__ = [
     "Builtin",
@@ -48,6 +52,7 @@ __all__ = [
     "OPERAND",
     "regex",
     "glob_regex",
+    "predicate_name",
     "namespace",
     "Ticket",
 ]
@@ -406,25 +411,24 @@ def _range(a: Any, b: Any, step: Any = None) -> Iterator[Any]:
         x = x + step
 
 
-def _clip(s: str, limit: int = 24) -> str:
-    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+_clip = clip
 
 
-@functools.lru_cache(maxsize=1024)
-def regex(pattern: str) -> re.Pattern[str]:
-    """A compiled regular expression; FunctorError when it does not compile."""
+def regex(pattern: str) -> Any:
+    """A pattern's RE2 program; FunctorError when RE2 cannot run it (regex.py)."""
     try:
-        return re.compile(pattern)
-    except re.error as e:
-        raise FunctorError(
-            code="invalid_regex", message=f"invalid regular expression `{_clip(pattern)}`: {e.msg}"
-        ) from None
+        return compile_regex(pattern)
+    except InvalidPattern as e:
+        raise FunctorError(code=e.code, message=e.message) from None
+
+
+_GLOB_OPTIONS = re2.Options()
+_GLOB_OPTIONS.dot_nl = True
 
 
 @functools.lru_cache(maxsize=1024)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob as a regular expression: `**/` is any number of whole
+def glob_regex(pattern: str) -> Any:
+    """A path glob as an RE2 program: `**/` is any number of whole
     directories, `**` anything, `*` anything but `/`, `?` one character but `/`."""
     out: list[str] = []
     i = 0
@@ -444,7 +448,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out), re.S)
+    return re2.compile("".join(out), _GLOB_OPTIONS)
 
 
 def _strings(name: str, a: Any, b: Any) -> None:
@@ -457,9 +461,23 @@ def _contains(sub: str, s: str) -> bool:
     return sub in s
 
 
-def _match(pattern: str, s: str) -> bool:
+def _match(pattern: str, s: str) -> bool | None:
+    """None, neither true nor false, for a pattern that is no regular
+    expression (only a pattern from data: lint refuses a constant one)."""
     _strings("match", pattern, s)
-    return regex(pattern).fullmatch(s) is not None
+    try:
+        compiled = compile_regex(pattern)
+    except InvalidPattern as e:
+        warn_invalid(e)
+        return None
+    return compiled.fullmatch(s) is not None
+
+
+def _match_constant(pattern: str, s: str) -> bool:
+    """`match` of a constant pattern, which lint checked: on RE2, or on
+    Python's `re` where only a backtracking engine can run it."""
+    _strings("match", pattern, s)
+    return backtracking_regex(pattern).fullmatch(s) is not None
 
 
 def _starts_with(prefix: str, s: str) -> bool:
@@ -520,7 +538,16 @@ def namespace() -> dict[str, Any]:
     names["U"] = Unsigned
     names.update({f"f_{name}": b.fn for name, b in FUNCTORS.items()})
     names.update({f"p_{name}": b.fn for name, b in PREDICATES.items()})
+    names["p_match_constant"] = _match_constant
     return names
+
+
+def predicate_name(lit: ast.Predicate) -> str:
+    """The name generated code calls for a built-in constraint: a constant
+    pattern of `match` has its own (`p_match_constant`)."""
+    if lit.name == "match" and lit.args and isinstance(lit.args[0], ast.Const):
+        return "p_match_constant"
+    return f"p_{lit.name}"
 
 
 def evaluate(term: ast.Term, binding: Mapping[str, Any], now: int) -> Any:
@@ -582,6 +609,8 @@ def constant(c: ast.Const) -> Any:
 
 
 def holds(lit: ast.Predicate, binding: Mapping[str, Any], now: int) -> bool:
-    """Whether a built-in constraint holds (negation applied)."""
-    result = bool(PREDICATES[lit.name].fn(*(evaluate(a, binding, now) for a in lit.args)))
-    return result != lit.negated
+    """Whether a built-in constraint holds (negation applied). A constraint
+    that decides nothing (`match` of an invalid pattern) holds neither way."""
+    fn = _match_constant if predicate_name(lit) == "p_match_constant" else PREDICATES[lit.name].fn
+    result = fn(*(evaluate(a, binding, now) for a in lit.args))
+    return result is not None and bool(result) != lit.negated

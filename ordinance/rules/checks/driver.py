@@ -122,6 +122,7 @@ def check(
 ) -> CheckedProgram:
     """Resolve includes and run every static pass; raise with all findings.
 
+    Warnings (severity `warning`) do not raise: the program keeps them.
     Raises ParseError when an included file does not parse, CheckError for
     any other finding (SafetyViolationError when one of them is a safety
     diagnostic); `.code` is the first diagnostic's code.
@@ -131,6 +132,8 @@ def check(
     if flat.diagnostics:
         raise (ParseError if flat.syntax else CheckError)(flat.diagnostics)
     found, strata = run_passes(flat.items, extensional, existential_negation)
+    warnings = tuple(d for d in found if d.severity == "warning")
+    found = [d for d in found if d.severity != "warning"]
     if found:
         if any(d.code in SAFETY_CODES for d in found):
             raise SafetyViolationError(found)
@@ -154,6 +157,7 @@ def check(
         files=flat.files,
         subsumptions=tuple(i for i in flat.items if isinstance(i, ast.Subsumption)),
         structures=structured,
+        warnings=warnings,
     )
 
 

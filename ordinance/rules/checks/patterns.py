@@ -1,6 +1,7 @@
 """Pattern constants: a regular expression written as a constant in
-`match(Regex, S)` compiles, so a typo is a lint error, not a failing decision.
-Code: `invalid_regex`."""
+`match(Regex, S)` compiles, so a typo is a lint error, not a failing decision;
+one that only Python's backtracking `re` can run is a warning (rules/regex.py).
+Codes: `invalid_regex`, `backtracking_regex` (a warning)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Iterator
 
 from ...diagnostics import Diagnostic
 from .. import ast
-from ..functors import FunctorError, regex
+from ..regex import Backtracking, InvalidPattern, compile_regex
 from .walk import literal_terms, subterms
 
 __all__ = ["check_patterns"]
@@ -35,7 +36,9 @@ def check_patterns(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
             pattern = lit.args[0]
             if isinstance(pattern, ast.Const) and isinstance(pattern.value, str):
                 try:
-                    regex(pattern.value)
-                except FunctorError as e:
+                    compile_regex(pattern.value)
+                except Backtracking as e:
+                    found.append(Diagnostic(e.code, e.message, pattern.span, severity="warning"))
+                except InvalidPattern as e:
                     found.append(Diagnostic(e.code, e.message, pattern.span))
     return found
