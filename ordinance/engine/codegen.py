@@ -209,10 +209,11 @@ class _Gen:
                 targets.append(t)
                 later.append((t, a))
         self.items.append(f"for {', '.join(targets)}, in [{value}]")
+        nested = [(t, a) for t, a in later if isinstance(a, (Record, Branch)) and not set(var_names(a, True)) <= bound]
+        for t, a in nested:  # first what binds, then what tests (`[X + 1, [X]]`)
+            self.unpack(t, a, bound)
         for t, a in later:
-            if isinstance(a, (Record, Branch)) and not all(v in bound for v in var_names(a, True)):
-                self.unpack(t, a, bound)
-            else:
+            if (t, a) not in nested:
                 self.items.append(f"if {t} == {self.term(a)}")
 
     def scan(self, step: Scan, bound: set[str]) -> None:

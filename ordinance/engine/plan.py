@@ -367,6 +367,32 @@ def _is_bound(term: Term, bound: set[str]) -> bool:
     return all(v in bound for v in var_names(term, True))
 
 
+def _fields(pattern: Record | Branch) -> Iterator[Term]:
+    """The fields of a pattern that are neither variables nor patterns, nested ones too."""
+    for a in pattern.args:
+        if isinstance(a, (Record, Branch)):
+            yield from _fields(a)
+        elif not isinstance(a, Var):
+            yield a
+
+
+def _direct(pattern: Record | Branch) -> Iterator[Var]:
+    """The variable fields of a pattern, nested ones too: what matching binds."""
+    for a in pattern.args:
+        if isinstance(a, (Record, Branch)):
+            yield from _direct(a)
+        elif isinstance(a, Var):
+            yield a
+
+
+def _unpacks(pattern: Record | Branch, bound: set[str]) -> bool:
+    """Whether matching a bound value against `pattern` can run now: a field
+    that is an expression (`[X + 0, 1]`) binds nothing, so its variables are
+    bound already or by a variable field of the same pattern."""
+    own = {a.name for a in _direct(pattern)}
+    return all(_is_bound(e, bound | own) for e in _fields(pattern))
+
+
 def _score(
     i: int, atom: Atom, bound: set[str], sizes: Mapping[str, int], delta: int | None
 ) -> tuple[float, ...] | None:
@@ -403,9 +429,9 @@ def _ready_filter(
         left_ok, right_ok = _is_bound(lit.left, bound), _is_bound(lit.right, bound)
         if left_ok and right_ok:
             return Filter(i, lit)
-        if lit.op == "=" and isinstance(lit.right, (Record, Branch)) and left_ok:
+        if lit.op == "=" and isinstance(lit.right, (Record, Branch)) and left_ok and _unpacks(lit.right, bound):
             return Unpack(i, lit.left, lit.right)
-        if lit.op == "=" and isinstance(lit.left, (Record, Branch)) and right_ok:
+        if lit.op == "=" and isinstance(lit.left, (Record, Branch)) and right_ok and _unpacks(lit.left, bound):
             return Unpack(i, lit.right, lit.left)
         if lit.op == "=":
             if isinstance(lit.left, Var) and right_ok and lit.left.name not in results:

@@ -284,8 +284,8 @@ def check_types(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
         if isinstance(item, ast.Rule):
             rule = _Rule(decls, types, found, structs)
             rule.outside = outside_vars(item.head.args, item.body)
+            rule.body(item.body)  # first: the body's kinds type the head's arithmetic (`r(V + W)` of floats)
             rule.atom(item.head)
-            rule.body(item.body)
         elif isinstance(item, ast.Invariant):
             rule = _Rule(decls, types, found, structs)
             rule.outside = outside_vars((), item.body)
