@@ -6,8 +6,8 @@ new appears. Slow and obviously correct is the point.
 
 Semantics shared with the engine: a variable of a negated atom that occurs
 nowhere else in the rule is existential; an aggregate's variables that also
-occur outside every aggregate, except a target variable, are bound from
-outside (Soufflé's scoping); count and sum over nothing are 0,
+occur in the body outside every aggregate (not as the variable an aggregate
+sets), except a target variable, are bound from outside (Soufflé's scoping); count and sum over nothing are 0,
 min and max over nothing make the rule fail; `/` and `%` truncate toward zero.
 Records are tuples and ADT values `Branch`es (ordinance.values); a record or
 constructor with unbound variables is a pattern, matched field by field.
@@ -146,7 +146,10 @@ def _fire(rule: Rule, db: DB, now: int) -> Iterator[tuple[Any, ...]]:
     rule = _rename_wildcards(rule)
     # Soufflé's scoping: an aggregate sees the clause's variables that occur
     # outside every aggregate, except its target variable
-    uses = Counter(v for part in (rule.head, *rule.body) for v in _outside(part))
+    uses = _Uses(v for part in (rule.head, *rule.body) for v in _outside(part))
+    # ... that the body gives a value outside every aggregate, other than as
+    # the variable an aggregate sets (`Y = min Z + Y : {...}`: the inner Y is local)
+    uses.feeds = {v for lit in rule.body if not _sets_aggregate(lit) for v in _outside(lit)}
     for b in _solve(list(rule.body), {}, db, now, uses):
         yield tuple(_value(a, b, now) for a in rule.head.args)
 
@@ -212,9 +215,21 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
     raise ValueError(f"no literal can be evaluated next in {lits}")
 
 
+class _Uses(Counter[str]):
+    feeds: set[str] | None = None  # what may feed an aggregate (None: everything used)
+
+
+def _sets_aggregate(lit: Literal) -> bool:
+    if not (isinstance(lit, Comparison) and lit.op == "="):
+        return False
+    sides = (lit.left, lit.right)
+    return any(isinstance(x, Var) for x in sides) and any(isinstance(x, Aggregate) for x in sides)
+
+
 def _injected(t: Aggregate, uses: Counter[str]) -> set[str]:
     target = t.target.name if isinstance(t.target, Var) else None
-    return {v for v in _vars(t) if uses[v] > 0 and v != target}
+    feeds = getattr(uses, "feeds", None)
+    return {v for v in _vars(t) if uses[v] > 0 and v != target and (feeds is None or v in feeds)}
 
 
 def _values(t: Term, b: dict[str, Any], now: int, db: DB, uses: Counter[str]) -> list[Any]:

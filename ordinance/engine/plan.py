@@ -51,7 +51,7 @@ from ..rules.ast import (
     rename_vars,
 )
 from ..rules.printer import format_literal, format_rule
-from ..rules.scope import local_vars, outside_vars
+from ..rules.scope import feeding_vars, local_vars
 
 __all__ = ["Scan", "AntiJoin", "Filter", "Assign", "AggStep", "Unpack", "Step", "JoinPlan", "plan_rule"]
 
@@ -189,7 +189,7 @@ def plan_rule(
     """`source_order` keeps positive literals in the order written (explanations)."""
     fresh = _Fresh()
     aggs: list[tuple[str, Aggregate]] = []
-    outside = outside_vars(rule.head.args, rule.body)
+    outside = feeding_vars(rule.body)
     head = tuple(_lift(a, fresh, aggs, outside) for a in rule.head.args)
     body = [_normal_literal(lit, fresh, aggs, outside) for lit in rule.body]
     return _plan(format_rule(rule), rule_id, body, head, aggs, delta, sizes or {}, (), fresh, source_order)

@@ -16,7 +16,7 @@ from ...diagnostics import Diagnostic, Related, Span
 from .. import ast
 from ..functors import FUNCTORS, OPERAND, PREDICATES, Builtin
 from ..printer import format_term
-from ..scope import local_vars, outside_vars
+from ..scope import feeding_vars, local_vars
 from .records import Structures, branch_kind, expect_structured, structures
 from .typedecls import kind_of_type, resolve_types
 
@@ -283,12 +283,12 @@ def check_types(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
     for item in items:
         if isinstance(item, ast.Rule):
             rule = _Rule(decls, types, found, structs)
-            rule.outside = outside_vars(item.head.args, item.body)
+            rule.outside = feeding_vars(item.body)
             rule.body(item.body)  # first: the body's kinds type the head's arithmetic (`r(V + W)` of floats)
             rule.atom(item.head)
         elif isinstance(item, ast.Invariant):
             rule = _Rule(decls, types, found, structs)
-            rule.outside = outside_vars((), item.body)
+            rule.outside = feeding_vars(item.body)
             rule.body(item.body)
         elif isinstance(item, ast.TestBlock):
             for atom in [f.head for f in item.facts] + [e.atom for e in item.expects]:
