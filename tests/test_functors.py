@@ -17,6 +17,7 @@ from ordinance.rules import ast, compile_text, format_program, parse
 from ordinance.cli import cli
 from ordinance.rules.functors import glob_regex
 from ordinance.rules.regex import InvalidPatternWarning
+from ordinance.values import parse_instant
 
 PATHS = ("src/a.py", "src/x/b.py", "src/x/y/c.py", "README.md", "docs/a.md", "a/b")
 
@@ -264,3 +265,53 @@ def test_why_and_why_not_show_constraints_and_functor_values() -> None:
     assert "N = 8  holds" in proof
     answer = to_text(why_not(model, "doc", ("README.md",)))
     assert 'fails at starts_with("docs/", "README.md"): is false' in answer
+
+
+@pytest.mark.parametrize(
+    ("at", "weekday", "hour", "day"),
+    [
+        ("2026-08-14T23:00:00Z", 5, 23, "2026-08-14"),  # a Friday
+        ("2026-08-16T00:59:59Z", 7, 0, "2026-08-16"),  # a Sunday
+        ("1970-01-01T00:00:00Z", 4, 0, "1970-01-01"),  # a Thursday
+        ("1969-12-31T23:00:00Z", 3, 23, "1969-12-31"),  # before the epoch
+    ],
+)
+def test_weekday_hour_and_date_of_a_time(at: str, weekday: int, hour: int, day: str) -> None:
+    text = (
+        f".decl t(at: time)\nt({at}).\n"
+        "w(D, H, S) :- t(T), D = weekday(T), H = hour(T), S = date(T).\n"
+        "now_too(D) :- D = weekday($now).\n"
+        "soon(T) :- t(T), T + 24h > $now, $now - T < 7d.\n"
+    )
+    out = run(text)
+    assert out["w"] == {(weekday, hour, day)}
+    program = compile_text(text)
+    model = evaluate(program, now=parse_instant(at))
+    assert set(model.tuples("now_too")) == {(weekday,)}
+    assert set(model.tuples("soon")) == {(parse_instant(at),)}
+    assert format_program(parse(text)) == format_program(parse(format_program(parse(text))))
+
+
+def test_a_time_functor_of_forever_is_an_evaluation_error() -> None:
+    with pytest.raises(EvaluationError) as info:
+        evaluate(compile_text(".decl t(at: time)\nt(forever).\nw(D) :- t(T), D = weekday(T)."))
+    assert info.value.code == "time_range"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("$now < 24h", "comparison `<` of a time with a duration"),
+        ("X = T + $now, X > 0", "`+` of two times"),
+        ("X = T * 2, X > 0", "`*` on a time"),
+        ("X = 1h - T, X > 0", "a duration minus a time"),
+    ],
+)
+def test_time_and_duration_arithmetic_is_type_checked(body: str, message: str) -> None:
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(f".decl t(at: time)\nt(2026-08-14T23:00:00Z).\nbad(T) :- t(T), {body}.")
+    assert info.value.code == "type_mismatch"
+    assert message in str(info.value)
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(".decl t(at: time)\n.decl d(x: duration)\nt(2026-08-14T23:00:00Z).\nd(T) :- t(T).")
+    assert "argument 1 of `d` is declared `duration`, got a time" in str(info.value)

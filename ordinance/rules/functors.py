@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import re2
 
-from ..values import Branch, Record
+from ..values import FOREVER, MAX_INSTANT, MIN_INSTANT, Branch, Record, format_instant
 from . import ast
 from .regex import InvalidPattern, backtracking_regex, clip, compile_regex, warn_invalid
 
@@ -490,6 +490,33 @@ def _glob(pattern: str, path: str) -> bool:
     return glob_regex(pattern).fullmatch(path) is not None
 
 
+# ---------------------------------------------------------------- time
+
+
+def _instant(name: str, t: Any) -> int:
+    if not isinstance(t, int) or isinstance(t, Unsigned):
+        raise TypeError(f"`{name}` of a value that is not a time")
+    if not MIN_INSTANT <= t <= MAX_INSTANT:
+        shown = "forever" if t >= FOREVER else str(t)
+        raise FunctorError(code="time_range", message=f"`{name}` of `{shown}`: not a time in years 1 to 9999")
+    return t
+
+
+def _weekday(t: Any) -> int:
+    """The ISO day of the week, UTC: 1 Monday ... 5 Friday, 6 Saturday, 7 Sunday."""
+    return (_instant("weekday", t) // 86400 + 3) % 7 + 1  # 1970-01-01 was a Thursday
+
+
+def _hour(t: Any) -> int:
+    """The hour of the day, UTC: 0 ... 23."""
+    return _instant("hour", t) // 3600 % 24
+
+
+def _date(t: Any) -> str:
+    """The day, UTC, as a symbol: `2026-08-14`."""
+    return format_instant(_instant("date", t))[:10]
+
+
 class Ticket(tuple):  # type: ignore[type-arg]
     """What `autoinc()` gives while a round runs: the derivation it stands
     for, numbered once the round is over (engine/qualify.py)."""
@@ -518,6 +545,9 @@ FUNCTORS: dict[str, Builtin] = {
         Builtin("bnot", ("integral",), "same", _bnot),
         Builtin("lnot", ("integral",), "same", _lnot),
         Builtin("autoinc", (), "number", _ticket),
+        Builtin("weekday", ("number",), "number", _weekday),
+        Builtin("hour", ("number",), "number", _hour),
+        Builtin("date", ("number",), "symbol", _date),
     )
 }
 

@@ -19,6 +19,7 @@ from .relations import check_relations
 from .records import structures
 from .safety import SAFETY_CODES, check_safety
 from .stratify import stratify
+from .timing import check_timing
 from .typedecls import resolve_types
 from .types import check_types
 
@@ -36,6 +37,7 @@ def run_passes(
     found += check_arity(items, extensional)
     found += check_safety(items, existential_negation)
     found += check_types(items)
+    found += check_timing(items)
     found += check_patterns(items)
     found += check_relations(items, extensional)
     found += check_io(items, extensional)
