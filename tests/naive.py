@@ -16,6 +16,7 @@ constructor with unbound variables is a pattern, matched field by field.
 from __future__ import annotations
 
 import re
+import statistics
 
 from collections import Counter
 from dataclasses import replace
@@ -342,7 +343,7 @@ def _value(t: Term, b: dict[str, Any], now: int, db: DB | None = None, uses: Cou
         outer = {v: b[v] for v in _injected(t, uses)}
         local = sorted(v for v in inner if v not in outer)
         rows = set()
-        inside = Counter(v for lit in t.body for v in _outside(lit)) + Counter(outer)
+        inside = Counter(v for lit in t.body for v in _outside(lit)) + Counter(list(outer))
         if t.target is not None:
             inside += Counter(_outside(t.target))
         for sol in _solve(list(t.body), outer, db, now, inside):
@@ -355,5 +356,7 @@ def _value(t: Term, b: dict[str, Any], now: int, db: DB | None = None, uses: Cou
             return sum(values)
         if not values:
             return None
+        if t.func == "mean":
+            return statistics.fmean(values)
         return min(values) if t.func == "min" else max(values)
     raise ValueError(f"cannot evaluate {t!r}")

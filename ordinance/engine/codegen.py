@@ -304,7 +304,7 @@ class _Gen:
         outer = self.key([self.var(v) for v in step.outer]) if step.outer else "()"
         name = self.var(step.var)
         self.items.append(f"for {name} in [{fn}({outer})]")
-        if step.aggregate.func in ("min", "max"):
+        if step.aggregate.func in ("min", "max", "mean"):  # over nothing: no value
             self.items.append(f"if {name} is not None")
 
 
@@ -408,6 +408,7 @@ def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
                 "sum": f"    return sum({value})",
                 "min": f"    return min(({value}), default=None)",
                 "max": f"    return max(({value}), default=None)",
+                "mean": f"    return MEAN([{value}])",
             }[aggregate]
         ]
     label = plan.label.replace("\n", " ")

@@ -49,7 +49,7 @@ from ..rules.ast import (
     Wildcard,
     var_names,
 )
-from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, match, values
+from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, match, mean, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
 from ..values import format_value
@@ -231,6 +231,8 @@ class _Interp:
         values = [t[-1] for t in seen]
         if func == "sum":
             return sum(values)
+        if func == "mean":
+            return mean(values)
         if not values:
             return None
         return min(values) if func == "min" else max(values)

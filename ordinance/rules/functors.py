@@ -53,6 +53,7 @@ __all__ = [
     "regex",
     "glob_regex",
     "predicate_name",
+    "mean",
     "namespace",
     "Ticket",
 ]
@@ -562,6 +563,17 @@ PREDICATES: dict[str, Builtin] = {
 }
 
 
+def mean(values: list[Any]) -> float | None:
+    """The `mean` aggregate: a float, as in Soufflé; None (no value, the rule
+    does not fire) over nothing."""
+    if not values:
+        return None
+    for v in values:
+        if isinstance(v, str):
+            raise TypeError("`mean` of a symbol")
+    return math.fsum(float(v) for v in values) / len(values)
+
+
 def namespace() -> dict[str, Any]:
     """The names generated code calls: `op_div`, `f_cat`, `p_match`, `U`..."""
     names: dict[str, Any] = {f"op_{OPERATOR_NAMES[op]}": fn for op, fn in OPERATORS.items()}
@@ -569,6 +581,7 @@ def namespace() -> dict[str, Any]:
     names.update({f"f_{name}": b.fn for name, b in FUNCTORS.items()})
     names.update({f"p_{name}": b.fn for name, b in PREDICATES.items()})
     names["p_match_constant"] = _match_constant
+    names["MEAN"] = mean
     return names
 
 

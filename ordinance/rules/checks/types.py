@@ -228,13 +228,13 @@ class _Rule:
         self.env.update(hidden)
         if term.target is None:
             return "number"
-        if term.func == "sum" and target == "symbol":
-            self.mismatch("`sum` over a symbol", term.target.span)
+        if term.func in ("sum", "mean") and target == "symbol":
+            self.mismatch(f"`{term.func}` over a symbol", term.target.span)
             return "number"
         if target in self.structs or isinstance(term.target, (ast.Record, ast.Branch)):
             self.mismatch(f"`{term.func}` over {_ARTICLE[target or 'record']}", term.target.span)
             return None
-        return target
+        return "float" if term.func == "mean" else target
 
     def body(self, body: tuple[ast.Literal, ...]) -> None:
         for lit in body:
