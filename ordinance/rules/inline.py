@@ -62,7 +62,8 @@ def _expand(rule: ast.Rule, rules: dict[str, list[ast.Rule]], inline: set[str]) 
                     for a, h in zip(lit.args, definition.head.args)
                     if not isinstance(a, ast.Wildcard)
                 ]
-                out += _expand(replace(rule, body=rule.body[:i] + tuple(body + equal) + rule.body[i + 1 :]), rules, inline)
+                spliced = rule.body[:i] + tuple(body + equal) + rule.body[i + 1 :]
+                out += _expand(replace(rule, body=spliced), rules, inline)
                 if len(out) > _MAX_RULES:
                     break
             return out
@@ -91,7 +92,8 @@ def _used_otherwise(name: str, items: list[ast.Item]) -> bool:
             for lit in item.body:
                 if isinstance(lit, ast.Negation) and lit.atom.relation == name:
                     return True
-                if any(_reads(sub, name) for t in ast.literal_terms(lit) for sub in ast.subterms(t, into_aggregates=True)):
+                terms = (sub for t in ast.literal_terms(lit) for sub in ast.subterms(t, into_aggregates=True))
+                if any(_reads(sub, name) for sub in terms):
                     return True
     return False
 
@@ -108,7 +110,9 @@ def inline_relations(items: list[ast.Item], diagnostics: list[Diagnostic]) -> li
         if _recursive(name, rules, inline):
             decl = next(i for i in items if isinstance(i, ast.Decl) and i.name == name)
             diagnostics.append(
-                Diagnostic("unsupported", f"`{name}` is `inline` and depends on itself: it cannot be inlined", decl.span)
+                Diagnostic(
+                    "unsupported", f"`{name}` is `inline` and depends on itself: it cannot be inlined", decl.span
+                ),
             )
             return items
     kept = {name for name in inline if _used_otherwise(name, items)}
