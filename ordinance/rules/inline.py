@@ -56,8 +56,8 @@ def _expand(rule: ast.Rule, rules: dict[str, list[ast.Rule]], inline: set[str]) 
                 def rename(t: ast.Term) -> ast.Term:
                     return ast.rename_vars(t, lambda n: renamed.get(n, n))
 
-                body = [ast.map_terms(b, rename) for b in definition.body]
-                equal = [
+                body: list[ast.Literal] = [ast.map_terms(b, rename) for b in definition.body]
+                equal: list[ast.Literal] = [
                     ast.Comparison("=", a, rename(h), a.span)
                     for a, h in zip(lit.args, definition.head.args)
                     if not isinstance(a, ast.Wildcard)
