@@ -26,7 +26,15 @@ import re2
 
 from ..diagnostics import Diagnostic
 
-__all__ = ["Backtracking", "InvalidPattern", "InvalidPatternWarning", "compile_regex", "backtracking_regex", "clip"]
+__all__ = [
+    "Backtracking",
+    "InvalidPattern",
+    "InvalidPatternWarning",
+    "compile_regex",
+    "backtracking_regex",
+    "clip",
+    "warn_invalid",
+]
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would print every refused pattern on stderr
@@ -128,7 +136,19 @@ def backtracking_regex(pattern: str) -> re.Pattern[str]:
         return re.compile(pattern)
 
 
+_WARNED: set[str] = set()  # the patterns warned of (bounded: data may hold any number of them)
+_MOST_WARNED = 100
+
+
 def warn_invalid(e: InvalidPattern) -> None:
-    """Say, once per pattern, that a pattern from data decided nothing."""
-    message = f"{e.message}: `match` and `!match` are both false for it"
+    """Say that a pattern from data decided nothing: once per pattern, for the
+    first hundred; then one warning for all the rest (Python's warnings
+    registry keeps every distinct message: data must not grow it)."""
+    if e.message in _WARNED:
+        return
+    if len(_WARNED) < _MOST_WARNED:
+        _WARNED.add(e.message)
+        message = f"{e.message}: `match` and `!match` are both false for it"
+    else:
+        message = "more invalid regular expressions from data: `match` and `!match` are both false for each"
     warnings.warn(InvalidPatternWarning(Diagnostic("invalid_regex", message, severity="warning")), stacklevel=3)
