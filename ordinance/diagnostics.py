@@ -240,6 +240,8 @@ CODES: dict[str, tuple[str, str]] = {
     "unsupported": ("check", "a construct the engine does not run"),
     "unknown_functor": ("parse", "a call of a built-in functor that does not exist"),
     "invalid_regex": ("check", "a regular expression that does not compile"),
+    "swapped_arguments": ("check", "a warning: a string built-in with a variable pattern and a constant subject"),
+    "backtracking_regex": ("check", "a warning: a regular expression only Python's backtracking `re` can run"),
     "range_position": ("check", "`range` where it cannot give several values"),
     "cyclic_type": ("check", "a `.type` defined in terms of itself"),
     "duplicate_attribute": ("check", "a `.decl` names an attribute twice"),

@@ -6,14 +6,17 @@ new appears. Slow and obviously correct is the point.
 
 Semantics shared with the engine: a variable of a negated atom that occurs
 nowhere else in the rule is existential; an aggregate's variables that also
-occur outside every aggregate, except a target variable, are bound from
-outside (Soufflé's scoping); count and sum over nothing are 0,
+occur in the body outside every aggregate (not as the variable an aggregate
+sets), except a target variable, are bound from outside (Soufflé's scoping); count and sum over nothing are 0,
 min and max over nothing make the rule fail; `/` and `%` truncate toward zero.
 Records are tuples and ADT values `Branch`es (ordinance.values); a record or
 constructor with unbound variables is a pattern, matched field by field.
 """
 
 from __future__ import annotations
+
+import re
+import statistics
 
 from collections import Counter
 from dataclasses import replace
@@ -144,7 +147,10 @@ def _fire(rule: Rule, db: DB, now: int) -> Iterator[tuple[Any, ...]]:
     rule = _rename_wildcards(rule)
     # Soufflé's scoping: an aggregate sees the clause's variables that occur
     # outside every aggregate, except its target variable
-    uses = Counter(v for part in (rule.head, *rule.body) for v in _outside(part))
+    uses = _Uses(v for part in (rule.head, *rule.body) for v in _outside(part))
+    # ... that the body gives a value outside every aggregate, other than as
+    # the variable an aggregate sets (`Y = min Z + Y : {...}`: the inner Y is local)
+    uses.feeds = {v for lit in rule.body if not _sets_aggregate(lit) for v in _outside(lit)}
     for b in _solve(list(rule.body), {}, db, now, uses):
         yield tuple(_value(a, b, now) for a in rule.head.args)
 
@@ -169,7 +175,10 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
                 return
         if isinstance(lit, Predicate) and all(_ready(a, b, uses) for a in lit.args):
             values = [_value(a, b, now, db, uses) for a in lit.args]
-            if bool(PREDICATES[lit.name].fn(*values)) != lit.negated:
+            result = PREDICATES[lit.name].fn(*values)
+            if result is None and lit.name == "match" and isinstance(lit.args[0], Const):
+                result = re.fullmatch(values[0], values[1]) is not None  # lint allowed it: Python's `re`
+            if result is not None and bool(result) != lit.negated:  # None: an invalid pattern decides nothing
                 yield from _solve(rest, b, db, now, uses)
             return
         if isinstance(lit, Comparison):
@@ -207,9 +216,21 @@ def _solve(lits: list[Literal], b: dict[str, Any], db: DB, now: int, uses: Count
     raise ValueError(f"no literal can be evaluated next in {lits}")
 
 
+class _Uses(Counter[str]):
+    feeds: set[str] | None = None  # what may feed an aggregate (None: everything used)
+
+
+def _sets_aggregate(lit: Literal) -> bool:
+    if not (isinstance(lit, Comparison) and lit.op == "="):
+        return False
+    sides = (lit.left, lit.right)
+    return any(isinstance(x, Var) for x in sides) and any(isinstance(x, Aggregate) for x in sides)
+
+
 def _injected(t: Aggregate, uses: Counter[str]) -> set[str]:
     target = t.target.name if isinstance(t.target, Var) else None
-    return {v for v in _vars(t) if uses[v] > 0 and v != target}
+    feeds = getattr(uses, "feeds", None)
+    return {v for v in _vars(t) if uses[v] > 0 and v != target and (feeds is None or v in feeds)}
 
 
 def _values(t: Term, b: dict[str, Any], now: int, db: DB, uses: Counter[str]) -> list[Any]:
@@ -322,7 +343,7 @@ def _value(t: Term, b: dict[str, Any], now: int, db: DB | None = None, uses: Cou
         outer = {v: b[v] for v in _injected(t, uses)}
         local = sorted(v for v in inner if v not in outer)
         rows = set()
-        inside = Counter(v for lit in t.body for v in _outside(lit)) + Counter(outer)
+        inside = Counter(v for lit in t.body for v in _outside(lit)) + Counter(list(outer))
         if t.target is not None:
             inside += Counter(_outside(t.target))
         for sol in _solve(list(t.body), outer, db, now, inside):
@@ -335,5 +356,7 @@ def _value(t: Term, b: dict[str, Any], now: int, db: DB | None = None, uses: Cou
             return sum(values)
         if not values:
             return None
+        if t.func == "mean":
+            return statistics.fmean(values)
         return min(values) if t.func == "min" else max(values)
     raise ValueError(f"cannot evaluate {t!r}")

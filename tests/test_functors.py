@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from naive import naive_evaluate
 from ordinance.diagnostics import EvaluationError, OrdinanceError
 from ordinance.engine import evaluate, why, why_not
 from ordinance.explain import to_text
 from ordinance.rules import ast, compile_text, format_program, parse
+from ordinance.cli import cli
 from ordinance.rules.functors import glob_regex
+from ordinance.rules.regex import InvalidPatternWarning
+from ordinance.values import parse_instant
 
 PATHS = ("src/a.py", "src/x/b.py", "src/x/y/c.py", "README.md", "docs/a.md", "a/b")
 
@@ -116,11 +122,86 @@ def test_to_number_of_a_non_numeral_is_an_evaluation_error() -> None:
     assert "n(N) :- w(S), N = to_number(S)." in str(info.value)
 
 
-def test_a_regex_held_by_a_variable_that_does_not_compile_is_an_evaluation_error() -> None:
-    program = compile_text('.decl r(s: symbol)\nr("[").\nm(R) :- r(R), match(R, "a").')
-    with pytest.raises(EvaluationError) as info:
-        evaluate(program)
+def test_a_regex_from_data_that_does_not_compile_is_no_match_either_way_with_a_warning() -> None:
+    # issue 24 (3): Soufflé warns, and both `match` and `!match` are false
+    text = 'p("a"). p("[").\nhit(P) :- p(P), match(P, "a").\nmiss(P) :- p(P), !match(P, "a").'
+    with pytest.warns(InvalidPatternWarning) as caught:
+        out = run(text)
+    assert out["hit"] == {("a",)}
+    assert out["miss"] == set()
+    assert any(w.message.diagnostic.code == "invalid_regex" for w in caught)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "subject", "hit"),
+    [
+        ("a[[:digit:]]+", "a12", True),  # POSIX classes, as Soufflé's std::regex has them
+        ("a[[:digit:]]+", "ab", False),
+        ("[[:alpha:]_][[:alnum:]_]*", "x_1", True),
+        ("[^[:space:]]+", "a b", False),
+        ("a{2,3}", "aaa", True),
+        ("a{2}", "aaa", False),
+    ],
+)
+def test_the_regex_dialect_is_soufflés(pattern: str, subject: str, hit: bool) -> None:
+    out = run(f'.decl s(x: symbol)\ns("{subject}").\nhit(X) :- s(X), match("{pattern}", X).')
+    assert out["hit"] == ({(subject,)} if hit else set())
+
+
+def test_a_brace_that_begins_no_repetition_is_an_invalid_pattern() -> None:
+    # issue 24 (4): `!match("a{x}", X)` is false in Soufflé: the pattern is invalid
+    with pytest.raises(OrdinanceError) as info:
+        compile_text('s("a{x}").\nn(X) :- s(X), !match("a{x}", X).')
     assert info.value.code == "invalid_regex"
+    with pytest.warns(InvalidPatternWarning):
+        out = run('s("a{x}"). p("a{x}").\nn(X) :- s(X), p(P), !match(P, X).\ny(X) :- s(X), p(P), match(P, X).')
+    assert out["n"] == set() and out["y"] == set()
+    assert run('s("a{x}").\ny(X) :- s(X), match("a\\\\{x\\\\}", X).')["y"] == {("a{x}",)}
+
+
+def test_a_backreference_runs_on_pythons_re_and_lint_warns(tmp_path: Any) -> None:
+    program = compile_text('s("abab"). s("abba").\nhit(X) :- s(X), match("(ab)\\\\1", X).')
+    assert [d.code for d in program.warnings] == ["backtracking_regex"]
+    assert program.warnings[0].severity == "warning"
+    assert set(evaluate(program).tuples("hit")) == {("abab",)}
+    f = tmp_path / "p.rules"
+    f.write_text('s("abab").\nhit(X) :- s(X), match("a(?=b)b.*", X).\n')
+    result = CliRunner().invoke(cli, ["lint", str(f)])
+    assert result.exit_code == 0, result.output
+    assert "warning[backtracking_regex]" in result.output and "lookaround" in result.output
+
+
+def test_a_backreference_from_data_is_an_invalid_pattern() -> None:
+    with pytest.warns(InvalidPatternWarning):
+        out = run('s("abab"). p("(ab)\\\\1").\nhit(X) :- s(X), p(P), match(P, X).')
+    assert out["hit"] == set()
+
+
+PATHOLOGICAL = """
+import sys
+from ordinance.engine import evaluate
+from ordinance.rules import compile_text
+a = "a" * 40
+word = "-" + "x" * 48_000
+program = compile_text(
+    f's("{a}"). w("{word}"). p("(a|aa)*b").\\n'
+    'hit(X) :- s(X), match("(a|aa)*b", X).\\n'
+    'data(X) :- s(X), p(P), match(P, X).\\n'
+    'flag(W) :- w(W), match("-[a-zA-Z]*f[a-zA-Z]*", W).\\n'
+    'found(W) :- w(W), match(".*-[a-zA-Z]*f[a-zA-Z]*.*", W).\\n'
+    'paths(W) :- w(W), glob("*x*x*x*x*x*x*x*x*x*x*y", W).\\n'
+)
+model = evaluate(program)
+print(sorted(len(model.tuples(r)) for r in ("hit", "data", "flag", "found", "paths")))
+"""
+
+
+def test_pathological_patterns_run_in_linear_time() -> None:
+    # each took minutes on Python's backtracking `re` (issue 19); the timeout
+    # is generous: the subprocess fails only if matching backtracks
+    done = subprocess.run([sys.executable, "-c", PATHOLOGICAL], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[0, 0, 0, 0, 0]"
 
 
 @pytest.mark.parametrize(
@@ -184,3 +265,53 @@ def test_why_and_why_not_show_constraints_and_functor_values() -> None:
     assert "N = 8  holds" in proof
     answer = to_text(why_not(model, "doc", ("README.md",)))
     assert 'fails at starts_with("docs/", "README.md"): is false' in answer
+
+
+@pytest.mark.parametrize(
+    ("at", "weekday", "hour", "day"),
+    [
+        ("2026-08-14T23:00:00Z", 5, 23, "2026-08-14"),  # a Friday
+        ("2026-08-16T00:59:59Z", 7, 0, "2026-08-16"),  # a Sunday
+        ("1970-01-01T00:00:00Z", 4, 0, "1970-01-01"),  # a Thursday
+        ("1969-12-31T23:00:00Z", 3, 23, "1969-12-31"),  # before the epoch
+    ],
+)
+def test_weekday_hour_and_date_of_a_time(at: str, weekday: int, hour: int, day: str) -> None:
+    text = (
+        f".decl t(at: time)\nt({at}).\n"
+        "w(D, H, S) :- t(T), D = weekday(T), H = hour(T), S = date(T).\n"
+        "now_too(D) :- D = weekday($now).\n"
+        "soon(T) :- t(T), T + 24h > $now, $now - T < 7d.\n"
+    )
+    out = run(text)
+    assert out["w"] == {(weekday, hour, day)}
+    program = compile_text(text)
+    model = evaluate(program, now=parse_instant(at))
+    assert set(model.tuples("now_too")) == {(weekday,)}
+    assert set(model.tuples("soon")) == {(parse_instant(at),)}
+    assert format_program(parse(text)) == format_program(parse(format_program(parse(text))))
+
+
+def test_a_time_functor_of_forever_is_an_evaluation_error() -> None:
+    with pytest.raises(EvaluationError) as info:
+        evaluate(compile_text(".decl t(at: time)\nt(forever).\nw(D) :- t(T), D = weekday(T)."))
+    assert info.value.code == "time_range"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("$now < 24h", "comparison `<` of a time with a duration"),
+        ("X = T + $now, X > 0", "`+` of two times"),
+        ("X = T * 2, X > 0", "`*` on a time"),
+        ("X = 1h - T, X > 0", "a duration minus a time"),
+    ],
+)
+def test_time_and_duration_arithmetic_is_type_checked(body: str, message: str) -> None:
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(f".decl t(at: time)\nt(2026-08-14T23:00:00Z).\nbad(T) :- t(T), {body}.")
+    assert info.value.code == "type_mismatch"
+    assert message in str(info.value)
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(".decl t(at: time)\n.decl d(x: duration)\nt(2026-08-14T23:00:00Z).\nd(T) :- t(T).")
+    assert "argument 1 of `d` is declared `duration`, got a time" in str(info.value)

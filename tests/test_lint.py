@@ -168,3 +168,16 @@ def test_no_input_crashes_lint(tmp_path_factory: object, data: bytes) -> None:
     assert result.exit_code in (0, 1)
     if result.exit_code == 1:
         assert codes_of(result)
+
+
+def test_a_string_builtin_with_a_variable_pattern_and_a_constant_subject_warns(tmp_path: Path) -> None:
+    # issue 24: `glob(P, "**/.env")` passed lint and never matched
+    f = tmp_path / "p.rules"
+    f.write_text('path("x/.env").\nsecret(P) :- path(P), glob(P, "**/.env").\nok(P) :- path(P), glob("**/.env", P).\n')
+    result = CliRunner().invoke(command, [str(f)])
+    assert result.exit_code == 0  # a warning, not an error
+    assert result.output.count("warning[swapped_arguments]") == 1
+    assert 'swap them: `glob("**/.env", P)`' in result.output
+    for builtin in ("contains", "starts_with", "match"):
+        f.write_text(f'path("x").\nhit(P) :- path(P), {builtin}(P, "abc").\n')
+        assert "warning[swapped_arguments]" in CliRunner().invoke(command, [str(f)]).output

@@ -196,3 +196,21 @@ def test_literals_and_operators_print_back() -> None:
     assert parse("p(X) :- X = 0x10 + 1e3.").rules[0].body[0] == ast.Comparison(
         "=", ast.Var("X"), ast.BinOp("+", ast.Const(16, "number"), ast.Const(1000.0, "float"))
     )
+
+
+@pytest.mark.parametrize(
+    ("kind", "facts", "expected"),
+    [("float", "item(1.0, 2.0).", 3.0), ("unsigned", "item(1, 2).", Unsigned(3))],
+)
+def test_head_arithmetic_has_the_kind_of_its_operands(kind: str, facts: str, expected: Any) -> None:
+    # issue 24 (6): `r(V + W)` was typed `number` whatever V and W hold
+    program = compile_text(
+        f".decl item(a: {kind}, b: {kind})\n.decl r(x: {kind})\n{facts}\n"
+        "r(V + W) :- item(V, W).\nr(V * 2) :- item(V, _)."
+    )
+    got = set(evaluate(program).tuples("r"))
+    assert got == set(naive_evaluate(program)["r"]) == {(expected,), (expected - 1,)}
+    assert all(type(t[0]) is type(expected) for t in got)
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(f".decl item(a: {kind}, b: {kind})\n.decl r(x: symbol)\nr(V + W) :- item(V, W).")
+    assert info.value.code == "type_mismatch"

@@ -343,3 +343,13 @@ def test_errors_between_fast_facts_are_all_reported() -> None:
     assert [(code, line) for code, line, *_ in found] == [("syntax", 101), ("syntax", 202)]
     with mock.patch.object(parser, "_LINE", re.compile(r"(?!)")):  # the grammar alone
         assert errors(text) == found
+
+
+def test_double_equals_suggests_a_single_one() -> None:
+    # issue 24: `T == "prod"` said only "unexpected =, expected expression"
+    with pytest.raises(ParseError) as info:
+        parse('q(T) :- p(T), T == "prod".')
+    d = info.value.diagnostics[0]
+    assert (d.code, d.message) == ("syntax", "unexpected `==`")
+    assert d.help is not None and "single `=`" in d.help
+    assert (d.span.column, d.span.end_column) == (17, 19)

@@ -253,3 +253,11 @@ def test_why_proves_a_fact_whose_head_is_an_expression():
     m = evaluate(p, {"e": [(0,)]})
     proof = why(m, "len", (0, 2))
     assert proof is not None and proof.rule == 1 and proof.bindings == (("L", 0), ("N", 1))
+
+
+def test_why_not_shows_the_expression_of_a_failing_equation_not_its_value() -> None:
+    # issue 24: `fails at D = 2` read as though the rule said `D = 2`
+    model = evaluate(program("a(1, 3).\nok(X, D) :- a(X, Y), D = Y - X.\nok2(X) :- a(X, Y), D = 7, D = Y - X."))
+    assert "fails at 5 = 3 - 1: is false" in to_text(why_not(model, "ok", (1, 5)))
+    assert "fails at 7 = 3 - 1: is false" in to_text(why_not(model, "ok2", (1,)))
+    assert "D = 2" not in to_text(why_not(model, "ok", (1, 5)))

@@ -27,7 +27,7 @@ from ordinance.facts import Event, kind_of, schema_of, validate
 from ordinance.facts.factfiles import read_inputs, write_output
 from ordinance.rules import ast, compile_text, parse
 from ordinance.rules.printer import format_program
-from ordinance.values import Branch, format_value, json_value, show_value
+from ordinance.values import Branch, Record, format_value, json_value, show_value
 
 TYPES = """
 .type Pair = [x: number, y: symbol]
@@ -532,3 +532,59 @@ def test_a_record_hashes_once_and_equals_its_tuple() -> None:
         hash(deep)
     assert hash(deep) == hash(Record((199_999, deep[1])))  # constant time: the tail's hash is kept
     assert len({deep, Record((199_999, deep[1]))}) == 1
+
+
+# ---------------------------------------------------------------- record arguments with arithmetic
+
+
+def test_a_record_field_with_arithmetic_binds_nothing() -> None:
+    # issue 24 (2): `m([X + 0, 1])` was taken as binding X (NameError), and
+    # with a rule before it a stale X answered {2} silently; Soufflé: {1, 2}
+    decls = ".type R = [n: number, d: number]\n.decl m(r: R)\n"
+    for rules, answer in (
+        ("out(X) :- a(X), m([X + 0, 1]).", {(1,)}),
+        ("out(Y) :- a(Z), a(Y), Y > 1, Z > 1.\nout(X) :- a(X), m([X + 0, 1]).", {(1,), (2,)}),
+    ):
+        program = compile_text(decls + "a(1). a(2). m([1, 1]).\n" + rules)
+        assert set(evaluate(program).tuples("out")) == naive_evaluate(program)["out"] == answer
+
+
+FIELD = st.sampled_from(["X", "Y", "X + 1", "Y - 1", "X * 2", "X + Y", "1", "_", "[X, Y]", "[Y + 1, _]"])
+BINDER = st.sampled_from(["a(X)", "a(Y)", "b(X, Y)", "b(Y, X)"])
+
+
+@st.composite
+def record_rules(draw: Any) -> str:
+    """A rule reading `m` or `n` through a record pattern whose fields mix
+    variables, arithmetic and nested records, with the binders in any order."""
+    fields = draw(st.lists(FIELD, min_size=2, max_size=2))
+    relation = "n" if any(f.startswith("[") for f in fields) else "m"
+    if relation == "n":
+        fields = [f if f.startswith("[") else f"[{f}, {f}]" for f in fields]
+    atom = f"{relation}([{fields[0]}, {fields[1]}])"
+    binders = draw(st.lists(BINDER, min_size=1, max_size=3))
+    body = draw(st.permutations([atom, *binders, "a(X)", "a(Y)"]))
+    return f"out(X, Y) :- {', '.join(body)}."
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(record_rules(), min_size=1, max_size=3),
+    st.lists(DOMAIN, max_size=4, unique=True),
+    st.lists(st.tuples(DOMAIN, DOMAIN), max_size=5, unique=True),
+    st.lists(st.tuples(st.integers(-1, 6), st.integers(-1, 6)), max_size=6, unique=True),
+)
+def test_record_patterns_with_arithmetic_fields_agree_with_the_naive_evaluator(
+    rules: list[str], a: list[int], b: list[tuple[int, int]], m: list[tuple[int, int]]
+) -> None:
+    prelude = (
+        ".type R = [p: number, q: number]\n.type N = [r: R, s: R]\n"
+        ".decl a(x: number)\n.decl b(x: number, y: number)\n.decl m(r: R)\n.decl n(r: N)\n"
+        ".decl out(x: number, y: number)\n"
+    )
+    m_rows = [(Record(t),) for t in m]
+    n_rows = [(Record((Record(s), Record(t))),) for s, t in zip(m, reversed(m))]
+    db: dict[str, Any] = {"a": [(x,) for x in a], "b": b, "m": m_rows, "n": n_rows}
+    program = compile_text(prelude + "\n".join(rules))
+    reference = naive_evaluate(program, db)
+    assert set(evaluate(program, db).tuples("out")) == reference.get("out", set()), rules

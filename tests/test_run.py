@@ -176,3 +176,11 @@ def test_a_malformed_quoted_field_names_its_file_and_line(tmp_path: Path) -> Non
         with pytest.raises(OrdinanceError) as info:
             compile_text(QUOTED.replace(".input note(rfc4180=true)", bad))
         assert info.value.code == "io_parameter"
+
+
+def test_a_leading_zero_is_a_decimal_number_as_in_souffle(tmp_path: Path) -> None:
+    # issue 24 (5): `040` was refused (Python's base-0 int); Soufflé reads 40
+    program = ".decl n(x: number, u: unsigned, a: number)\n.input n\n.output n\n"
+    code, _, err = run(tmp_path, program, {"n.facts": "040\t007\t0x1F\n-010\t0\t-0x10\n"})
+    assert (code, err) == (0, "")
+    assert (tmp_path / "out" / "n.csv").read_text() == "-10\t0\t-16\n40\t7\t31\n"

@@ -74,3 +74,12 @@ def test_readme_says_what_the_scoping_is() -> None:
 
     text = " ".join(section("The rule language").split())
     assert "a target variable is always local" in text
+
+
+def test_a_variable_only_the_aggregate_sets_is_local_to_it() -> None:
+    # issue 24 (1): `Y` of the compound target `Z + Y` was taken as bound
+    # outside (lint accepted, run failed: cannot order); Soufflé: r(2)
+    assert answer("a(1). a(2). r(Y) :- Y = min Z + Y : { a(Z), a(Y) }.", "r") == {(2,)}
+    assert answer("a(1). a(2). r(Y) :- Y = max Z * Y : { a(Z), a(Y) }.", "r") == {(4,)}
+    # bound outside by an atom, it is injected: per value of Y
+    assert answer("a(1). a(2). r(Y, M) :- a(Y), M = min Z + Y : { a(Z) }.", "r") == {(1, 2), (2, 3)}

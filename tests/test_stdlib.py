@@ -11,7 +11,9 @@ import pytest
 from ordinance.engine import evaluate
 from ordinance.gate import with_defaults
 from ordinance.rules.ast import Atom, Const, Rule, TestBlock
+from ordinance.rules import compile_text
 from ordinance.rules.parser import parse
+from ordinance.values import parse_instant
 from ordinance.testing.scenario import broken_invariants, compile_policy
 
 POLICY = compile_policy('.include "continuity"\n')
@@ -149,3 +151,18 @@ def test_a_broken_invariant_is_seen() -> None:
     )
     model = evaluate(program, {}, now=0)
     assert broken_invariants(model) == ["p and q never meet"]
+
+
+def test_the_calendar_module_forbids_deploys_on_fridays(tmp_path: Any) -> None:
+    from ordinance.testing import run_blocks
+
+    policy = tmp_path / "policy.rules"
+    policy.write_text('.include "continuity"\n.include "calendar"\n')
+    results = [r for r in run_blocks(str(policy), include_all=True) if "calendar" in str(r.block.span.file)]
+    assert len(results) == 3 and all(r.passed for r in results), results
+    program = compile_text('.include "continuity"\n.include "calendar"\nquiet_day("deploy", 5).')
+    friday, thursday = parse_instant("2026-08-14T09:00:00Z"), parse_instant("2026-08-13T09:00:00Z")
+    request = {"request": {("a1", "deploy", "prod", "bob", 1)}}
+    for at, quiet in ((friday, True), (thursday, False)):
+        forbids = evaluate(program, with_defaults(request), now=at).tuples("forbid")
+        assert (("a1", "quiet-time", "deploy") in forbids) == quiet

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from typing import Any, Sequence
 
 import click
 
+from ..values import escape
 from .common import fail
 from .deadline import with_deadline
 
@@ -43,6 +45,22 @@ COMMAND_MODULES = (
 )
 # commands whose module has another name; the rest live in the module of their name
 _MODULE_OF = {"assert": "facts", "load": "facts", "why": "explain", "why-not": "explain", "replay": "log"}
+
+
+_show_warning = warnings.showwarning
+
+
+def _warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    """A warning that carries a diagnostic (an invalid pattern from data) as
+    one `warning[CODE]: message` line on stderr, as lint prints it."""
+    diagnostic = getattr(message, "diagnostic", None)
+    if diagnostic is None:
+        _show_warning(message, category, filename, lineno, file, line)
+    else:
+        click.echo(escape(str(diagnostic)), err=True)
+
+
+warnings.showwarning = _warning
 
 
 class OrdinanceGroup(click.Group):

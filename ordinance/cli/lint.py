@@ -50,8 +50,8 @@ def lint_file(
     try:
         text = decode(data, name)
         sources[name] = text
-        check(parse(text, name), existential_negation=existential_negation, allow_includes=allow_includes)
-        return [], sources
+        program = check(parse(text, name), existential_negation=existential_negation, allow_includes=allow_includes)
+        found = list(program.warnings)
     except OrdinanceError as e:
         found = list(e.diagnostics)
     except RecursionError:
@@ -129,14 +129,15 @@ def command(
             click.echo(escape(f"error: internal error while linting `{name}`: {type(e).__name__} {detail}"), err=True)
             status = 2
             continue
+        count = sum(d.severity != "warning" for d in found)
         if found:
             room = len(found) if not max_errors else max(max_errors - shown, 0)
             if room:
                 click.echo(render_diagnostics(found[:room], _policy_sources(sources, name)), nl=False)
             shown += min(room, len(found))
-            errors += len(found)
-            status = max(status, 1)
-        elif expanded:
+            errors += count
+            status = max(status, 1 if count else 0)
+        if not count and expanded:
             click.echo(expanded_text(name, sources[name]), nl=False)
     if errors:
         rest = f" ({errors - shown} not shown: --max-errors 0 shows all)" if shown < errors else ""

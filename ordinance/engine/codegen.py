@@ -19,7 +19,7 @@ from itertools import islice
 from typing import Any, Callable, Sequence
 
 from ..rules.ast import BinOp, Branch, Call, Comparison, Const, Now, Record, Term, Var, var_names
-from ..rules.functors import FUNCTORS, OPERATOR_NAMES, c_div, c_mod, namespace
+from ..rules.functors import FUNCTORS, OPERATOR_NAMES, c_div, c_mod, namespace, predicate_name
 from ..values import Branch as BranchValue
 from ..values import Record as RecordValue
 from .plan import AggStep, AntiJoin, Assign, Filter, JoinPlan, Scan, Unpack
@@ -172,8 +172,8 @@ class _Gen:
                 elif isinstance(c, Comparison):
                     self.items.append(f"if {self.term(c.left)} {_CMP[c.op]} {self.term(c.right)}")
                 else:
-                    test = f"p_{c.name}({', '.join(self.term(a) for a in c.args)})"
-                    self.items.append(f"if not {test}" if c.negated else f"if {test}")
+                    test = f"{predicate_name(c)}({', '.join(self.term(a) for a in c.args)})"
+                    self.items.append(f"if {test} is False" if c.negated else f"if {test}")
             elif isinstance(step, Assign):
                 values = self.term(step.expr) if _multi(step.expr) else f"[{self.term(step.expr)}]"
                 self.items.append(f"for {self.var(step.var)} in {values}")
@@ -209,10 +209,11 @@ class _Gen:
                 targets.append(t)
                 later.append((t, a))
         self.items.append(f"for {', '.join(targets)}, in [{value}]")
+        nested = [(t, a) for t, a in later if isinstance(a, (Record, Branch)) and not set(var_names(a, True)) <= bound]
+        for t, a in nested:  # first what binds, then what tests (`[X + 1, [X]]`)
+            self.unpack(t, a, bound)
         for t, a in later:
-            if isinstance(a, (Record, Branch)) and not all(v in bound for v in var_names(a, True)):
-                self.unpack(t, a, bound)
-            else:
+            if (t, a) not in nested:
                 self.items.append(f"if {t} == {self.term(a)}")
 
     def scan(self, step: Scan, bound: set[str]) -> None:
@@ -303,7 +304,7 @@ class _Gen:
         outer = self.key([self.var(v) for v in step.outer]) if step.outer else "()"
         name = self.var(step.var)
         self.items.append(f"for {name} in [{fn}({outer})]")
-        if step.aggregate.func in ("min", "max"):
+        if step.aggregate.func in ("min", "max", "mean"):  # over nothing: no value
             self.items.append(f"if {name} is not None")
 
 
@@ -407,6 +408,7 @@ def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
                 "sum": f"    return sum({value})",
                 "min": f"    return min(({value}), default=None)",
                 "max": f"    return max(({value}), default=None)",
+                "mean": f"    return MEAN([{value}])",
             }[aggregate]
         ]
     label = plan.label.replace("\n", " ")

@@ -51,7 +51,7 @@ from ..rules.ast import (
     rename_vars,
 )
 from ..rules.printer import format_literal, format_rule
-from ..rules.scope import local_vars, outside_vars
+from ..rules.scope import feeding_vars, local_vars
 
 __all__ = ["Scan", "AntiJoin", "Filter", "Assign", "AggStep", "Unpack", "Step", "JoinPlan", "plan_rule"]
 
@@ -189,7 +189,7 @@ def plan_rule(
     """`source_order` keeps positive literals in the order written (explanations)."""
     fresh = _Fresh()
     aggs: list[tuple[str, Aggregate]] = []
-    outside = outside_vars(rule.head.args, rule.body)
+    outside = feeding_vars(rule.body)
     head = tuple(_lift(a, fresh, aggs, outside) for a in rule.head.args)
     body = [_normal_literal(lit, fresh, aggs, outside) for lit in rule.body]
     return _plan(format_rule(rule), rule_id, body, head, aggs, delta, sizes or {}, (), fresh, source_order)
@@ -367,6 +367,32 @@ def _is_bound(term: Term, bound: set[str]) -> bool:
     return all(v in bound for v in var_names(term, True))
 
 
+def _fields(pattern: Record | Branch) -> Iterator[Term]:
+    """The fields of a pattern that are neither variables nor patterns, nested ones too."""
+    for a in pattern.args:
+        if isinstance(a, (Record, Branch)):
+            yield from _fields(a)
+        elif not isinstance(a, Var):
+            yield a
+
+
+def _direct(pattern: Record | Branch) -> Iterator[Var]:
+    """The variable fields of a pattern, nested ones too: what matching binds."""
+    for a in pattern.args:
+        if isinstance(a, (Record, Branch)):
+            yield from _direct(a)
+        elif isinstance(a, Var):
+            yield a
+
+
+def _unpacks(pattern: Record | Branch, bound: set[str]) -> bool:
+    """Whether matching a bound value against `pattern` can run now: a field
+    that is an expression (`[X + 0, 1]`) binds nothing, so its variables are
+    bound already or by a variable field of the same pattern."""
+    own = {a.name for a in _direct(pattern)}
+    return all(_is_bound(e, bound | own) for e in _fields(pattern))
+
+
 def _score(
     i: int, atom: Atom, bound: set[str], sizes: Mapping[str, int], delta: int | None
 ) -> tuple[float, ...] | None:
@@ -403,9 +429,9 @@ def _ready_filter(
         left_ok, right_ok = _is_bound(lit.left, bound), _is_bound(lit.right, bound)
         if left_ok and right_ok:
             return Filter(i, lit)
-        if lit.op == "=" and isinstance(lit.right, (Record, Branch)) and left_ok:
+        if lit.op == "=" and isinstance(lit.right, (Record, Branch)) and left_ok and _unpacks(lit.right, bound):
             return Unpack(i, lit.left, lit.right)
-        if lit.op == "=" and isinstance(lit.left, (Record, Branch)) and right_ok:
+        if lit.op == "=" and isinstance(lit.left, (Record, Branch)) and right_ok and _unpacks(lit.left, bound):
             return Unpack(i, lit.right, lit.left)
         if lit.op == "=":
             if isinstance(lit.left, Var) and right_ok and lit.left.name not in results:

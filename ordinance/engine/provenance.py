@@ -49,7 +49,7 @@ from ..rules.ast import (
     Wildcard,
     var_names,
 )
-from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, match, values
+from ..rules.functors import EVAL_ERRORS, FUNCTORS, evaluate, holds, match, mean, values
 from ..rules.infer import TIMED, term_type
 from ..rules.printer import format_literal
 from ..values import format_value
@@ -231,6 +231,8 @@ class _Interp:
         values = [t[-1] for t in seen]
         if func == "sum":
             return sum(values)
+        if func == "mean":
+            return mean(values)
         if not values:
             return None
         return min(values) if func == "min" else max(values)
@@ -333,7 +335,9 @@ class _Instance:
         self.program = interp.model.prepared.program
         self.env = self.program.variable_types(rule)
 
-    def term(self, term: Term, b: Binding) -> Term:
+    def term(self, term: Term, b: Binding, fold: bool = True) -> Term:
+        """`term` with the values of `b`; `fold` also replaces a known
+        expression by its value (else it stays an expression of values)."""
         interp = self.interp
         if isinstance(term, Var):
             if term.name in b:
@@ -343,16 +347,16 @@ class _Instance:
             # an aggregate's local variable, renamed apart by the planner: its own name
             return Var(term.name.split("#")[0], term.span) if "#" in term.name else term
         if isinstance(term, BinOp):
-            if interp.known(term, b):
+            if fold and interp.known(term, b):
                 return _const(interp.value(term, b), term_type(term, self.env))
-            return BinOp(term.op, self.term(term.left, b), self.term(term.right, b), term.span)
+            return BinOp(term.op, self.term(term.left, b, fold), self.term(term.right, b, fold), term.span)
         if isinstance(term, Call):
-            if interp.known(term, b):
+            if fold and interp.known(term, b):
                 try:
                     return _const(interp.value(term, b), term_type(term, self.env))
                 except EVAL_ERRORS:
                     pass
-            return Call(term.func, tuple(self.term(a, b) for a in term.args), term.span)
+            return Call(term.func, tuple(self.term(a, b, fold) for a in term.args), term.span)
         if isinstance(term, (Record, Branch)):
             return replace(term, args=tuple(self.term(a, b) for a in term.args))
         if isinstance(term, Aggregate):
@@ -379,13 +383,20 @@ class _Instance:
             return Predicate(lit.name, tuple(self.term(a, b) for a in lit.args), lit.negated, lit.span)
         return Comparison(lit.op, self.term(lit.left, b), self.term(lit.right, b), lit.span)
 
-    def step(self, step: Step, b: Binding) -> Literal:
+    def step(self, step: Step, b: Binding, failed: bool = False) -> Literal:
+        """The step as a literal of values; a `failed` comparison keeps its
+        expressions (`D = Y - X` fails as `5 = 3 - 1`, never as `D = 2`)."""
         if isinstance(step, Scan):
             return self.atom(step.atom, b)
         if isinstance(step, AntiJoin):
             return Negation(self.atom(step.atom, b))
+        if isinstance(step, Filter) and isinstance(step.literal, Comparison) and failed:
+            c = step.literal
+            return Comparison(c.op, self.term(c.left, b, fold=False), self.term(c.right, b, fold=False), c.span)
         if isinstance(step, Filter):
             return self.literal(step.literal, b)
+        if isinstance(step, Assign) and failed:
+            return Comparison("=", self.term(Var(step.var), b), self.term(step.expr, b, fold=False))
         if isinstance(step, Assign):
             return Comparison("=", Var(step.var), self.term(step.expr, b))
         if isinstance(step, Unpack):
@@ -602,7 +613,7 @@ def _rule_failure(interp: _Interp, plan: JoinPlan, start: Binding, depth: int) -
             return Failure(plan.rule_id, label, _visible(b), inst.atom(head, b), found[0], found[1])
         return Failure(plan.rule_id, label, _visible(b), inst.atom(head, b), "false", ())
     step = plan.steps[i]
-    text = inst.step(step, b)
+    text = inst.step(step, b, failed=True)
     if isinstance(step, Scan):
         pattern = interp.pattern(step.atom.args, b)
         children: tuple[WhyNot, ...] = ()

@@ -167,25 +167,31 @@ def _structured(text: str, type_: str, structures: Structures) -> Any:
     return value
 
 
+def _integer(text: str) -> int:
+    """A decimal or `0x` hexadecimal numeral: `040` is forty, as in Soufflé
+    (Python's base-0 `int` refuses a leading zero)."""
+    return int(text, 16) if "x" in text or "X" in text else int(text, 10)
+
+
 def _value(text: str, type_: str | None, structures: Structures | None = None) -> Any:
     """A field's value by its column type; ValueError when it does not fit."""
     if structures and type_ is not None and type_ in structures:
         return _structured(text, type_, structures)
     if type_ in (None, "any"):
-        return int(text, 0) if _INT.fullmatch(text) else text
+        return _integer(text) if _INT.fullmatch(text) else text
     if type_ == "symbol":
         return text
     if type_ == "number":
         if not _INT.fullmatch(text):
             raise ValueError("a number")
-        value = int(text, 0)
+        value = _integer(text)
         if not -(2**63) <= value < 2**63:
             raise ValueError("a 64-bit number")
         return value
     if type_ == "unsigned":
-        if not _UNSIGNED.fullmatch(text) or int(text.rstrip("u"), 0) >= 2**64:
+        if not _UNSIGNED.fullmatch(text) or _integer(text.rstrip("u")) >= 2**64:
             raise ValueError("an unsigned number")
-        return Unsigned(int(text.rstrip("u"), 0))
+        return Unsigned(_integer(text.rstrip("u")))
     if type_ == "float":
         if not _FLOAT.fullmatch(text):
             raise ValueError("a float")

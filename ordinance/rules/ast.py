@@ -72,7 +72,7 @@ __all__ = [
 TYPES = ("symbol", "number", "unsigned", "float", "time", "duration")
 ARITH_OPS = ("+", "-", "*", "/", "%", "^", "band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 COMPARISON_OPS = ("=", "!=", "<", "<=", ">", ">=")
-AGGREGATES = ("count", "min", "max", "sum")
+AGGREGATES = ("count", "min", "max", "sum", "mean")
 
 
 def _span() -> Span:

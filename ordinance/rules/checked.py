@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..diagnostics import Diagnostic
 from .ast import Decl, Hint, Invariant, IODirective, Literal, Rule, Subsumption, TestBlock
 from .infer import infer_types
 
@@ -54,6 +55,7 @@ class CheckedProgram:
     # record types and ADTs: name -> {None: field types} for a record type,
     # {branch: field types} for an ADT (field types resolved to base types)
     structures: dict[str, dict[str | None, tuple[str, ...]]] = field(default_factory=dict)
+    warnings: tuple[Diagnostic, ...] = ()  # what lint warns of (severity `warning`), the program runs
     _types: dict[int, dict[str, str]] = field(default_factory=dict, compare=False, repr=False)
 
     def relation_types(self, relation: str) -> tuple[str, ...] | None:

@@ -7,15 +7,16 @@ the operators Python has as they are); program facts, explanations and the
 reference evaluator go through `evaluate`.
 
 Soufflé's conventions: `/` and `%` truncate toward zero; a constraint takes its
-pattern first (`contains(Sub, S)`, `match(Regex, S)`). `match` is Python's
-`re.fullmatch` (Soufflé's full match). `glob(Pattern, Path)` matches a path:
+pattern first (`contains(Sub, S)`, `match(Regex, S)`). `match` is a full
+match on RE2 (regex.py says where the dialect is Soufflé's). `glob(Pattern, Path)` matches a path:
 `*` and `?` never cross `/`, `**` does (`a/**/b` also matches `a/b`), every
 other character stands for itself.
 
-A functor with no value for its arguments (`to_number("x")`, an invalid
-regular expression held by a variable) raises `FunctorError`, which the engine
-reports as an evaluation error naming the rule: a policy never silently drops
-a constraint it cannot decide.
+A functor with no value for its arguments (`to_number("x")`) raises
+`FunctorError`, which the engine reports as an evaluation error naming the
+rule. The one exception is Soufflé's: `match` of an invalid pattern held by a
+variable is neither true nor false (both `match` and `!match` fail), with a
+warning.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
-from ..values import Branch, Record
+import re2
+
+from ..values import FOREVER, MAX_INSTANT, MIN_INSTANT, Branch, Record, format_instant
 from . import ast
+from .regex import InvalidPattern, backtracking_regex, clip, compile_regex, warn_invalid
 
 __all__ = [
     "Builtin",
@@ -48,6 +52,8 @@ __all__ = [
     "OPERAND",
     "regex",
     "glob_regex",
+    "predicate_name",
+    "mean",
     "namespace",
     "Ticket",
 ]
@@ -406,25 +412,24 @@ def _range(a: Any, b: Any, step: Any = None) -> Iterator[Any]:
         x = x + step
 
 
-def _clip(s: str, limit: int = 24) -> str:
-    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+_clip = clip
 
 
-@functools.lru_cache(maxsize=1024)
-def regex(pattern: str) -> re.Pattern[str]:
-    """A compiled regular expression; FunctorError when it does not compile."""
+def regex(pattern: str) -> Any:
+    """A pattern's RE2 program; FunctorError when RE2 cannot run it (regex.py)."""
     try:
-        return re.compile(pattern)
-    except re.error as e:
-        raise FunctorError(
-            code="invalid_regex", message=f"invalid regular expression `{_clip(pattern)}`: {e.msg}"
-        ) from None
+        return compile_regex(pattern)
+    except InvalidPattern as e:
+        raise FunctorError(code=e.code, message=e.message) from None
+
+
+_GLOB_OPTIONS = re2.Options()
+_GLOB_OPTIONS.dot_nl = True
 
 
 @functools.lru_cache(maxsize=1024)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob as a regular expression: `**/` is any number of whole
+def glob_regex(pattern: str) -> Any:
+    """A path glob as an RE2 program: `**/` is any number of whole
     directories, `**` anything, `*` anything but `/`, `?` one character but `/`."""
     out: list[str] = []
     i = 0
@@ -444,7 +449,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out), re.S)
+    return re2.compile("".join(out), _GLOB_OPTIONS)
 
 
 def _strings(name: str, a: Any, b: Any) -> None:
@@ -457,9 +462,23 @@ def _contains(sub: str, s: str) -> bool:
     return sub in s
 
 
-def _match(pattern: str, s: str) -> bool:
+def _match(pattern: str, s: str) -> bool | None:
+    """None, neither true nor false, for a pattern that is no regular
+    expression (only a pattern from data: lint refuses a constant one)."""
     _strings("match", pattern, s)
-    return regex(pattern).fullmatch(s) is not None
+    try:
+        compiled = compile_regex(pattern)
+    except InvalidPattern as e:
+        warn_invalid(e)
+        return None
+    return compiled.fullmatch(s) is not None
+
+
+def _match_constant(pattern: str, s: str) -> bool:
+    """`match` of a constant pattern, which lint checked: on RE2, or on
+    Python's `re` where only a backtracking engine can run it."""
+    _strings("match", pattern, s)
+    return backtracking_regex(pattern).fullmatch(s) is not None
 
 
 def _starts_with(prefix: str, s: str) -> bool:
@@ -470,6 +489,33 @@ def _starts_with(prefix: str, s: str) -> bool:
 def _glob(pattern: str, path: str) -> bool:
     _strings("glob", pattern, path)
     return glob_regex(pattern).fullmatch(path) is not None
+
+
+# ---------------------------------------------------------------- time
+
+
+def _instant(name: str, t: Any) -> int:
+    if not isinstance(t, int) or isinstance(t, Unsigned):
+        raise TypeError(f"`{name}` of a value that is not a time")
+    if not MIN_INSTANT <= t <= MAX_INSTANT:
+        shown = "forever" if t >= FOREVER else str(t)
+        raise FunctorError(code="time_range", message=f"`{name}` of `{shown}`: not a time in years 1 to 9999")
+    return t
+
+
+def _weekday(t: Any) -> int:
+    """The ISO day of the week, UTC: 1 Monday ... 5 Friday, 6 Saturday, 7 Sunday."""
+    return (_instant("weekday", t) // 86400 + 3) % 7 + 1  # 1970-01-01 was a Thursday
+
+
+def _hour(t: Any) -> int:
+    """The hour of the day, UTC: 0 ... 23."""
+    return _instant("hour", t) // 3600 % 24
+
+
+def _date(t: Any) -> str:
+    """The day, UTC, as a symbol: `2026-08-14`."""
+    return format_instant(_instant("date", t))[:10]
 
 
 class Ticket(tuple):  # type: ignore[type-arg]
@@ -500,6 +546,9 @@ FUNCTORS: dict[str, Builtin] = {
         Builtin("bnot", ("integral",), "same", _bnot),
         Builtin("lnot", ("integral",), "same", _lnot),
         Builtin("autoinc", (), "number", _ticket),
+        Builtin("weekday", ("number",), "number", _weekday),
+        Builtin("hour", ("number",), "number", _hour),
+        Builtin("date", ("number",), "symbol", _date),
     )
 }
 
@@ -514,13 +563,34 @@ PREDICATES: dict[str, Builtin] = {
 }
 
 
+def mean(values: list[Any]) -> float | None:
+    """The `mean` aggregate: a float, as in Soufflé; None (no value, the rule
+    does not fire) over nothing."""
+    if not values:
+        return None
+    for v in values:
+        if isinstance(v, str):
+            raise TypeError("`mean` of a symbol")
+    return math.fsum(float(v) for v in values) / len(values)
+
+
 def namespace() -> dict[str, Any]:
     """The names generated code calls: `op_div`, `f_cat`, `p_match`, `U`..."""
     names: dict[str, Any] = {f"op_{OPERATOR_NAMES[op]}": fn for op, fn in OPERATORS.items()}
     names["U"] = Unsigned
     names.update({f"f_{name}": b.fn for name, b in FUNCTORS.items()})
     names.update({f"p_{name}": b.fn for name, b in PREDICATES.items()})
+    names["p_match_constant"] = _match_constant
+    names["MEAN"] = mean
     return names
+
+
+def predicate_name(lit: ast.Predicate) -> str:
+    """The name generated code calls for a built-in constraint: a constant
+    pattern of `match` has its own (`p_match_constant`)."""
+    if lit.name == "match" and lit.args and isinstance(lit.args[0], ast.Const):
+        return "p_match_constant"
+    return f"p_{lit.name}"
 
 
 def evaluate(term: ast.Term, binding: Mapping[str, Any], now: int) -> Any:
@@ -582,6 +652,8 @@ def constant(c: ast.Const) -> Any:
 
 
 def holds(lit: ast.Predicate, binding: Mapping[str, Any], now: int) -> bool:
-    """Whether a built-in constraint holds (negation applied)."""
-    result = bool(PREDICATES[lit.name].fn(*(evaluate(a, binding, now) for a in lit.args)))
-    return result != lit.negated
+    """Whether a built-in constraint holds (negation applied). A constraint
+    that decides nothing (`match` of an invalid pattern) holds neither way."""
+    fn = _match_constant if predicate_name(lit) == "p_match_constant" else PREDICATES[lit.name].fn
+    result = fn(*(evaluate(a, binding, now) for a in lit.args))
+    return result is not None and bool(result) != lit.negated

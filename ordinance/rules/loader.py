@@ -28,6 +28,7 @@ from .components import expand_components
 from .expand import eqrel_rules, expand_invariant, expand_rule, expand_subsumption
 from .parser import parse
 from .ranges import lift_ranges
+from .inline import inline_relations
 from .witness import ground_witnesses
 
 __all__ = [
@@ -132,6 +133,7 @@ class _Flattener:
                 self.items.extend(eqrel_rules(item))
             else:
                 self.items.append(item)
+        self.items = inline_relations(self.items, self.diagnostics)
 
     def include(self, inc: ast.Include, directory: str, chain: list[tuple[str, str]]) -> None:
         text = _stdlib_text(inc.path)

@@ -613,6 +613,9 @@ def _lark_diagnostic(e: UnexpectedInput, fragment: str) -> Diagnostic:
     span = _tok_span(tok)
     if fragment.startswith("/*", at):  # `/` lexed as division: the comment never ends
         return Diagnostic("syntax", "unterminated comment", span)
+    if str(tok.value) == "=" and fragment[at - 1 : at] == "=":  # `T == "prod"`
+        wide = Span(span.line, span.column - 1, span.end_line, span.end_column, span.file)
+        return Diagnostic("syntax", "unexpected `==`", wide, help="equality is a single `=`: `X = Y`")
     before = _previous_end(e)
     last = _previous_token(e)
     if tok.type == "LPAR" and last is not None and last.type == "NAME":

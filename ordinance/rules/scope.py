@@ -2,7 +2,10 @@
 
 A variable inside an aggregate is *injected* (its value comes from the
 enclosing clause, so the aggregate is computed per value) when it also occurs
-in the enclosing clause outside every aggregate; otherwise it is *local*
+in the enclosing clause's body outside every aggregate, other than as the
+variable an aggregate sets (`Y = min Z + Y : { a(Z), a(Y) }`: the inner `Y`
+is local, as in Soufflé, since nothing outside gives `Y` a value before the
+aggregate does; a variable of the head only is local too); otherwise it is *local*
 (existential inside the aggregate body). A target that is a plain variable is
 always local, even when its name occurs outside: in `m(A) :- A = max A : { r(A) }`
 the inner `A` ranges over `r`. So sibling aggregates may reuse a local name,
@@ -18,7 +21,7 @@ from typing import Iterable
 
 from . import ast
 
-__all__ = ["outside_vars", "aggregate_vars", "injected_vars", "local_vars"]
+__all__ = ["outside_vars", "feeding_vars", "aggregate_vars", "injected_vars", "local_vars"]
 
 
 def outside_vars(head: Iterable[ast.Term], body: Iterable[ast.Literal]) -> set[str]:
@@ -29,13 +32,27 @@ def outside_vars(head: Iterable[ast.Term], body: Iterable[ast.Literal]) -> set[s
     return found
 
 
+def feeding_vars(body: Iterable[ast.Literal]) -> set[str]:
+    """The variables of a body that can feed its aggregates (`injected_vars`
+    takes them): outside every aggregate, not the variable of `V = aggregate`."""
+    found: set[str] = set()
+    for lit in body:
+        if isinstance(lit, ast.Comparison) and lit.op == "=":
+            sides = (lit.left, lit.right)
+            if any(isinstance(s, ast.Var) for s in sides) and any(isinstance(s, ast.Aggregate) for s in sides):
+                continue
+        found.update(v for t in ast.literal_terms(lit) for v in ast.var_names(t))
+    return found
+
+
 def aggregate_vars(agg: ast.Aggregate) -> set[str]:
     """Every variable written inside an aggregate (nested ones included)."""
     return set(ast.var_names(agg, True))
 
 
 def injected_vars(agg: ast.Aggregate, outside: set[str]) -> set[str]:
-    """The aggregate's variables whose values come from the enclosing clause."""
+    """The aggregate's variables whose values come from the enclosing clause
+    (`outside`: its `feeding_vars`)."""
     target = agg.target.name if isinstance(agg.target, ast.Var) else None
     return {v for v in aggregate_vars(agg) if v in outside and v != target}
 

@@ -86,7 +86,7 @@ _STDLIB = Path(str(files("ordinance.rules") / "stdlib"))
 
 @lru_cache(maxsize=1)
 def _stdlib() -> Harness:
-    return Harness.from_text('.include "continuity"\n')
+    return Harness.from_text('.include "continuity"\n.include "calendar"\n')  # calendar: not in continuity
 
 
 class RulesFile(pytest.File):

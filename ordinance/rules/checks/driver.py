@@ -19,6 +19,7 @@ from .relations import check_relations
 from .records import structures
 from .safety import SAFETY_CODES, check_safety
 from .stratify import stratify
+from .timing import check_timing
 from .typedecls import resolve_types
 from .types import check_types
 
@@ -36,6 +37,7 @@ def run_passes(
     found += check_arity(items, extensional)
     found += check_safety(items, existential_negation)
     found += check_types(items)
+    found += check_timing(items)
     found += check_patterns(items)
     found += check_relations(items, extensional)
     found += check_io(items, extensional)
@@ -122,6 +124,7 @@ def check(
 ) -> CheckedProgram:
     """Resolve includes and run every static pass; raise with all findings.
 
+    Warnings (severity `warning`) do not raise: the program keeps them.
     Raises ParseError when an included file does not parse, CheckError for
     any other finding (SafetyViolationError when one of them is a safety
     diagnostic); `.code` is the first diagnostic's code.
@@ -131,6 +134,8 @@ def check(
     if flat.diagnostics:
         raise (ParseError if flat.syntax else CheckError)(flat.diagnostics)
     found, strata = run_passes(flat.items, extensional, existential_negation)
+    warnings = tuple(d for d in found if d.severity == "warning")
+    found = [d for d in found if d.severity != "warning"]
     if found:
         if any(d.code in SAFETY_CODES for d in found):
             raise SafetyViolationError(found)
@@ -154,6 +159,7 @@ def check(
         files=flat.files,
         subsumptions=tuple(i for i in flat.items if isinstance(i, ast.Subsumption)),
         structures=structured,
+        warnings=warnings,
     )
 
 

@@ -23,7 +23,7 @@ from typing import Iterator
 from ...diagnostics import Diagnostic
 from .. import ast
 from ..functors import FUNCTORS
-from ..scope import injected_vars, outside_vars
+from ..scope import feeding_vars, injected_vars
 from .walk import literal_terms, subterms, term_aggregates, term_vars
 
 __all__ = ["check_safety", "SAFETY_CODES"]
@@ -110,7 +110,7 @@ class _Clause:
                 for v in _deep_vars(term):
                     occurs.setdefault(v.name, set()).add(i)
 
-        outside = outside_vars((head.args if head else ()) + targets, body) | outer
+        outside = feeding_vars(body) | outer
         bound = set(outer)
         for lit in body:
             if isinstance(lit, ast.Atom):

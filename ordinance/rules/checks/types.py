@@ -16,7 +16,7 @@ from ...diagnostics import Diagnostic, Related, Span
 from .. import ast
 from ..functors import FUNCTORS, OPERAND, PREDICATES, Builtin
 from ..printer import format_term
-from ..scope import local_vars, outside_vars
+from ..scope import feeding_vars, local_vars
 from .records import Structures, branch_kind, expect_structured, structures
 from .typedecls import kind_of_type, resolve_types
 
@@ -228,13 +228,13 @@ class _Rule:
         self.env.update(hidden)
         if term.target is None:
             return "number"
-        if term.func == "sum" and target == "symbol":
-            self.mismatch("`sum` over a symbol", term.target.span)
+        if term.func in ("sum", "mean") and target == "symbol":
+            self.mismatch(f"`{term.func}` over a symbol", term.target.span)
             return "number"
         if target in self.structs or isinstance(term.target, (ast.Record, ast.Branch)):
             self.mismatch(f"`{term.func}` over {_ARTICLE[target or 'record']}", term.target.span)
             return None
-        return target
+        return "float" if term.func == "mean" else target
 
     def body(self, body: tuple[ast.Literal, ...]) -> None:
         for lit in body:
@@ -283,12 +283,12 @@ def check_types(items: tuple[ast.Item, ...]) -> list[Diagnostic]:
     for item in items:
         if isinstance(item, ast.Rule):
             rule = _Rule(decls, types, found, structs)
-            rule.outside = outside_vars(item.head.args, item.body)
+            rule.outside = feeding_vars(item.body)
+            rule.body(item.body)  # first: the body's kinds type the head's arithmetic (`r(V + W)` of floats)
             rule.atom(item.head)
-            rule.body(item.body)
         elif isinstance(item, ast.Invariant):
             rule = _Rule(decls, types, found, structs)
-            rule.outside = outside_vars((), item.body)
+            rule.outside = feeding_vars(item.body)
             rule.body(item.body)
         elif isinstance(item, ast.TestBlock):
             for atom in [f.head for f in item.facts] + [e.atom for e in item.expects]:

@@ -1,0 +1,67 @@
+"""`inline` relations (issue 24): replaced where they are used, so the
+relation they stand for is never computed (Soufflé's `inline_nats`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from naive import naive_evaluate
+from ordinance.diagnostics import OrdinanceError
+from ordinance.engine import evaluate, why
+from ordinance.explain import to_text
+from ordinance.rules import compile_text, format_program, parse
+
+NATS = """
+.decl nat(x: number)
+nat(0).
+nat(x + 1) :- x < {n}, nat(x).
+.decl nat_pair(x: number, y: number) inline
+nat_pair(x, y) :- nat(x), nat(y).
+.decl query(x: number)
+query(x) :- nat_pair(x, x), x < 2.
+"""
+
+
+def test_an_inline_relation_is_replaced_where_it_is_used() -> None:
+    program = compile_text(NATS.format(n=20))
+    model = evaluate(program)
+    assert set(model.tuples("query")) == {(0,), (1,)} == naive_evaluate(program)["query"]
+    assert set(model.tuples("nat_pair")) == set()  # never computed
+    assert "nat(0)  fact" in to_text(why(model, "query", (1,)))
+    assert "inline" in format_program(parse(NATS.format(n=20)))
+
+
+def test_souffles_inline_nats_does_not_build_the_cross_product() -> None:
+    # nat_pair over 10001 numbers is 10^8 tuples: without inlining the run
+    # exceeds the tuple limit; the subprocess's timeout is generous
+    code = (
+        "from ordinance.engine import evaluate\nfrom ordinance.rules import compile_text\n"
+        f"print(sorted(evaluate(compile_text({NATS.format(n=10000)!r})).tuples('query')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[(0,), (1,)]"
+
+
+def test_an_inline_relation_with_several_rules_constants_and_a_negation() -> None:
+    text = (
+        ".decl e(a: number, b: number)\ne(1, 2). e(2, 3). e(3, 3).\n"
+        ".decl link(a: number, b: number) inline\nlink(X, Y) :- e(X, Y), X != Y.\nlink(X, X) :- e(_, X).\n"
+        "two(X) :- link(X, 3).\nboth(X) :- link(X, Y), link(Y, _), !link(X, X).\n"
+    )
+    program = compile_text(text)
+    model = evaluate(program)
+    reference = naive_evaluate(program)
+    assert set(model.tuples("two")) == reference["two"] == {(2,), (3,)}
+    assert set(model.tuples("both")) == reference["both"]
+    assert set(model.tuples("link")) == reference["link"] != set()  # negated: kept
+
+
+def test_a_recursive_inline_relation_is_refused() -> None:
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(".decl p(x: number) inline\np(1).\np(X + 1) :- p(X), X < 3.\nq(X) :- p(X).")
+    assert info.value.code == "unsupported"
+    assert "`p` is `inline` and depends on itself" in str(info.value)
