@@ -18,19 +18,22 @@ from typing import Any
 
 import click
 
+from ..diagnostics import OrdinanceError
 from .hook_client import SERVER_ENV, TIMEOUT_S, TOKEN_ENV, answer, deny
 
 __all__ = ["command"]
 
 
 def _local(body: bytes, agent: str, project: str | None, epoch: int, db: str, policy: str) -> Any:
+    from ..facts import parse_json
     from ..serve import Principal, Service
     from ..serve.claude_code import handle
     from .common import load_policy, open_db
 
+    data = parse_json(body, "the hook input")  # bounded nesting and integers, as the server reads it
     program = load_policy(policy)
     with open_db(db, program) as store:
-        return handle(Service(program, store), Principal(agent), json.loads(body), project=project, epoch=epoch)
+        return handle(Service(program, store), Principal(agent), data, project=project, epoch=epoch)
 
 
 @click.group(
@@ -122,6 +125,8 @@ def claude_code(
         return
     try:
         out = _local(body, agent, project, epoch, db, policy)
+    except OrdinanceError as exc:  # fail closed, with the error's own code
+        out = deny(f"ordinance: {str(exc)[:300]}", body)
     except Exception as exc:  # fail closed: a broken hook never lets a call through
         out = deny(f"ordinance: error[hook]: {type(exc).__name__}: {str(exc)[:200]}", body)
     click.echo(json.dumps(out, ensure_ascii=False))

@@ -32,7 +32,7 @@ def deny(reason: str, body: bytes = b"") -> dict[str, object]:
     module loads nothing of the library."""
     try:
         event = json.loads(body).get("hook_event_name")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         event = None
     if event == "PostToolUse":
         return {"systemMessage": f"{reason} (the outcome receipt was not recorded)"}
