@@ -124,8 +124,9 @@ def _json(line: str) -> tuple[Any, tuple[str, str] | None]:
     """The value of a line, or None and (code, what is wrong)."""
     try:
         return parse_json(line, "line"), None
-    except InputError as exc:
-        return None, (exc.code, exc.diagnostics[0].message.removeprefix("line: "))
+    except InputError as exc:  # a line that is not JSON makes the file `bad_jsonl`; limits keep their codes
+        code = "bad_jsonl" if exc.code == "bad_json" else exc.code
+        return None, (code, exc.diagnostics[0].message.removeprefix("line: "))
 
 
 def is_export(line: str) -> bool:
