@@ -200,3 +200,35 @@ def test_a_request_field_of_the_wrong_type_is_bad_field(server: Served, field: d
     for path, body in (("/check", {"request": request}), ("/query", {"pattern": "permit(X)", "request": request})):
         r = server.post(path, AGENT, json=body)
         assert r.status_code == 400 and r.json()["error"]["code"] == "bad_field", (path, r.text)
+
+
+def test_health_never_waits_for_the_service_lock(tmp_path: Path) -> None:
+    """A decision stuck on the store (another process's SQLite writer) holds
+    the service's lock: /health answers from the revision it last read."""
+    from ordinance.facts import open_store, schema_of
+    from ordinance.rules import compile_text
+    from ordinance.serve import Service
+
+    policy = compile_text(CLAUDE_CODE_POLICY)
+    with open_store(str(tmp_path / "h.db"), schema_of(policy)) as store:
+        service = Service(policy, store)
+        store.assert_facts([("grant", ("claude-code", "/p", 1))])
+        assert service.health()["revision"] == 1
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with service.lock:
+                held.set()
+                release.wait(60)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        held.wait(60)
+        try:
+            store.assert_facts([("grant", ("bob", "/p", 1))])
+            answered = service.health()  # would block until `release` if it took the lock
+            assert answered["status"] == "ok" and answered["revision"] == 1
+        finally:
+            release.set()
+            holder.join()
+        assert service.health()["revision"] == 2
