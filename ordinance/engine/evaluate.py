@@ -241,6 +241,8 @@ def _fail(compiled: Compiled, exc: Exception, span: Span) -> NoReturn:
     if isinstance(exc, OverflowError):
         Budget.overflow(compiled.plan.label)
     rule = compiled.plan.label
+    if isinstance(exc, FunctorError) and exc.code == "limit_exceeded":
+        raise LimitExceeded([Diagnostic(exc.code, f"{exc.message} in rule `{rule}`", span)]) from exc
     if isinstance(exc, FunctorError):
         found = Diagnostic(exc.code, f"{exc.message} in rule `{rule}`", span)
     elif isinstance(exc, ZeroDivisionError):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
@@ -32,6 +33,7 @@ from . import ast
 __all__ = [
     "Builtin",
     "FunctorError",
+    "SYMBOL_LIMIT",
     "FUNCTORS",
     "PREDICATES",
     "OPERATORS",
@@ -51,6 +53,11 @@ __all__ = [
     "namespace",
     "Ticket",
 ]
+
+
+# the longest symbol `cat` builds in the running evaluation (the engine's
+# `Limits.max_symbol`, set per evaluation; None: no limit)
+SYMBOL_LIMIT: ContextVar[int | None] = ContextVar("SYMBOL_LIMIT", default=1_000_000)
 
 
 class FunctorError(ValueError):
@@ -318,6 +325,9 @@ def _cat(*parts: str) -> str:
     for p in parts:
         if not isinstance(p, str):
             raise TypeError("`cat` of a number")
+    limit = SYMBOL_LIMIT.get()
+    if limit is not None and sum(map(len, parts)) > limit:  # refused before it is built
+        raise FunctorError(code="limit_exceeded", message=f"limit exceeded: a symbol longer than {limit:,} characters")
     return "".join(parts)
 
 
