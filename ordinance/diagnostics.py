@@ -273,6 +273,7 @@ CODES: dict[str, tuple[str, str]] = {
     "derived_relation": ("store", "a fact of a relation the policy derives: never stored, on any write path"),
     "no_schema": ("store", "a store opened without a policy's schema takes no facts"),
     "bad_decision": ("store", "a decision event whose payload is not a decision"),
+    "imported_decision": ("store", "an imported decision event, which this store did not make (kept only when asked)"),
     "no_reason": ("store", "a purge without a reason"),
     "no_such_fact": ("store", "a retraction of a fact the store does not hold"),
     "no_store": ("store", "a store that does not exist, given to a command that does not create one"),

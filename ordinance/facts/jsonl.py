@@ -168,9 +168,16 @@ def _parse(line: str, lineno: int) -> tuple[Event | None, tuple[str, str] | None
     )
 
 
-def import_jsonl(store: Store, fp: IO[str]) -> int:
+def import_jsonl(store: Store, fp: IO[str], decisions: bool = False) -> int:
     """Append the events of a JSON Lines file, keeping seq and time, in one
-    transaction; return the new revision. Blank lines are skipped."""
+    transaction; return the new revision. Blank lines are skipped.
+
+    A decision event in the file was not made by this store's gate (an
+    import continues the log: it never holds the store's own events), so it
+    is refused (`imported_decision`) unless `decisions`: the owner restoring
+    an export it vouches for (`ordinance load --decisions`). Otherwise a
+    forged allowed decision could be presented by `log` and `replay` as one
+    this store made."""
     events: list[Event] = []
     problems: list[Diagnostic] = []
     expected = store.revision() + 1
@@ -185,6 +192,8 @@ def import_jsonl(store: Store, fp: IO[str]) -> int:
         if event is None:
             bad(*(error or ("bad_jsonl", "malformed")))
             continue
+        if event.kind == "decision" and not decisions:
+            bad("imported_decision", "a decision event this store did not make (load --decisions keeps an export's)")
         if event.seq != expected:
             bad("bad_seq", f"seq {event.seq} does not follow revision {expected - 1}")
         if not _TIME.fullmatch(event.time) or not 1 <= int(event.time[:4]):
