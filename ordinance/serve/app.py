@@ -170,7 +170,8 @@ def create_app(
             try:
                 who = principal(req) if authenticated else None  # before a byte of the body is read
                 raw = await read_body(req) if req.method == "POST" else b""
-                if handler is check:
+                if handler is check:  # (authenticated: `who` is a principal)
+                    assert who is not None
                     return _json(await check_async(who, raw))
                 # after a write, with the answer sent, the model takes it in before the next decision
                 after = BackgroundTask(service.warm) if handler in (assert_, load) else None
