@@ -162,8 +162,8 @@ def create_app(
     async def off_loop(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(pool, lambda: fn(*args))
 
-    # a handler: (principal, the parsed body, the query parameters) -> JSON-ready data, run in a worker thread
-    Handler = Callable[[Principal, Any, Any], Any]
+    # a handler: (principal, the raw body, the query parameters) -> JSON-ready data, run in a worker thread
+    Handler = Callable[[Any, bytes, Any], Any]
 
     def endpoint(handler: Handler, authenticated: bool) -> Callable[[HttpRequest], Awaitable[Response]]:
         async def run(req: HttpRequest) -> Response:
