@@ -75,7 +75,7 @@ def _int(text: str) -> int:
 
 
 def _constant(text: str) -> Any:
-    raise _Refused("bad_json", f"`{text}` is not a JSON number")
+    raise _Refused(code="bad_json", message=f"`{text}` is not a JSON number")
 
 
 def _too_deep(value: Any) -> bool:
@@ -95,12 +95,12 @@ def _too_deep(value: Any) -> bool:
     return True
 
 
-def parse_json(text: str | bytes, where: str = "the body") -> Any:
+def parse_json(text: str | bytes, where: str = "the body", malformed: str = "bad_json") -> Any:
     """One JSON text, as every path into ordinance reads JSON: nesting at
     most MAX_JSON_DEPTH (`too_deep`), integers within signed 64 bits read
     without converting longer text (`integer_range`), no `NaN`/`Infinity`,
-    UTF-8 (`encoding`), else `bad_json`. Raises InputError whose message
-    begins with `where`."""
+    UTF-8 (`encoding`), else `malformed` (a line of a JSON Lines file:
+    `bad_jsonl`). Raises InputError whose message begins with `where`."""
 
     def json_error(code: str, message: str) -> InputError:
         return InputError([Diagnostic(code, f"{where}: {message}")])
@@ -108,9 +108,9 @@ def parse_json(text: str | bytes, where: str = "the body") -> Any:
     try:
         value = json.loads(text, parse_int=_int, parse_constant=_constant)
     except _Refused as exc:
-        raise json_error(exc.code, str(exc)) from None
+        raise json_error(malformed if exc.code == "bad_json" else exc.code, str(exc)) from None
     except json.JSONDecodeError as exc:
-        raise json_error("bad_json", f"not JSON: {exc.msg.lower()}") from None
+        raise json_error(malformed, f"not JSON: {exc.msg.lower()}") from None
     except UnicodeDecodeError:
         raise json_error("encoding", "not UTF-8 text") from None
     except RecursionError:
@@ -123,10 +123,9 @@ def parse_json(text: str | bytes, where: str = "the body") -> Any:
 def _json(line: str) -> tuple[Any, tuple[str, str] | None]:
     """The value of a line, or None and (code, what is wrong)."""
     try:
-        return parse_json(line, "line"), None
-    except InputError as exc:  # a line that is not JSON makes the file `bad_jsonl`; limits keep their codes
-        code = "bad_jsonl" if exc.code == "bad_json" else exc.code
-        return None, (code, exc.diagnostics[0].message.removeprefix("line: "))
+        return parse_json(line, "line", malformed="bad_jsonl"), None
+    except InputError as exc:
+        return None, (exc.code, exc.diagnostics[0].message.removeprefix("line: "))
 
 
 def is_export(line: str) -> bool:

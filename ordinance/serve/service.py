@@ -272,7 +272,7 @@ class Service:
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
-            obj = parse_json(line, f"line {n}")  # bounded nesting and integers: `too_deep`, `integer_range`
+            obj = parse_json(line, f"line {n}", malformed="bad_jsonl")  # bounded: `too_deep`, `integer_range`
             if not isinstance(obj, Mapping) or "seq" in obj:
                 raise BadRequest(f'line {n}: a fact is {{"relation": NAME, "args": [...]}}', code="bad_jsonl")
             relation, args = self._fact(obj.get("relation"), obj.get("args"), f"line {n}")
