@@ -216,8 +216,8 @@ CODES: dict[str, tuple[str, str]] = {
     # the language (lint, load)
     "syntax": ("parse", "the text is not in the language"),
     "encoding": ("parse", "a file (a policy, a facts file) is not valid UTF-8"),
-    "too_deep": ("parse", "nesting deeper than the parser allows"),
-    "too_large": ("parse", "a file is larger than the size limit"),
+    "too_deep": ("parse", "nesting (rules, JSON) deeper than the parser allows"),
+    "too_large": ("parse", "a file or a request body larger than its size limit"),
     "include_not_found": ("load", "an `.include` names no stdlib module or file"),
     "include_cycle": ("load", "files include each other"),
     "include_outside": ("load", "an `.include` outside the policy's directory tree, not allowed explicitly"),
@@ -276,6 +276,7 @@ CODES: dict[str, tuple[str, str]] = {
     "derived_relation": ("store", "a fact of a relation the policy derives: never stored, on any write path"),
     "no_schema": ("store", "a store opened without a policy's schema takes no facts"),
     "bad_decision": ("store", "a decision event whose payload is not a decision"),
+    "imported_decision": ("store", "an imported decision event, which this store did not make (kept only when asked)"),
     "no_reason": ("store", "a purge without a reason"),
     "no_such_fact": ("store", "a retraction of a fact the store does not hold"),
     "no_store": ("store", "a store that does not exist, given to a command that does not create one"),
@@ -289,6 +290,7 @@ CODES: dict[str, tuple[str, str]] = {
     "bad_layer": ("store", "an event whose privacy layer is not a non-empty string"),
     # the gate
     "gate": ("gate", "the gate was used wrongly (a bad request)"),
+    "bad_field": ("gate", "a request field or attribute of the wrong type (checked before the decision is made)"),
     # projections (ordinance.project)
     "projection": ("project", "a projection could not be rendered"),
     "unknown_projection": ("project", "the policy declares no such projection"),

@@ -212,7 +212,7 @@ def test_load_an_export_round_trips(project: Path) -> None:
     with open_store(str(project / "ordinance.db")) as store:
         export_jsonl(store, buffer)
         original = [e.to_json() for e in store.events()]
-    result = run("load", "-", "--db", str(project / "copy.db"), input=buffer.getvalue())
+    result = run("load", "--decisions", "-", "--db", str(project / "copy.db"), input=buffer.getvalue())
     assert result.exit_code == 0, result.stderr
     with open_store(str(project / "copy.db")) as copy:
         assert [e.to_json() for e in copy.events()] == original

@@ -125,3 +125,47 @@ def test_a_group_s_deadline_covers_its_subcommand() -> None:
 def test_every_command_takes_a_deadline() -> None:
     for name, command in cli.commands.items():
         assert "--deadline" in [o for p in command.params for o in getattr(p, "opts", [])], name
+
+
+# the store's facts make a 3000 x 3000 cross product: a warm model of 9M
+# tuples, about a minute and 1.5 GB to build
+CROSS = """
+.include "continuity"
+.decl na(x: number)
+.decl nb(x: number)
+.decl cross(x: number, y: number)
+cross(X, Y) :- na(X), nb(Y).
+"""
+
+
+def test_check_s_deadline_bounds_the_build_of_the_model(tmp_path: Path) -> None:
+    """A one-shot `check` builds once: its deadline covers the build, and the
+    denial is not followed by a second build without one."""
+    import subprocess
+    import sys
+
+    (tmp_path / "policy.rules").write_text(CROSS)
+    policy = compile_text(CROSS)
+    with open_store(str(tmp_path / "o.db"), schema_of(policy)) as store:
+        store.append([Event("assert", rel, (i,)) for i in range(3000) for rel in ("na", "nb")])
+    script = Path(sys.executable).parent / "ordinance"
+    done = subprocess.run(
+        [str(script), "check", "--json", "--deadline", "2", COUNT, "--db", "o.db", "--policy", "policy.rules"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=40,  # generous for a 2 s deadline on a loaded host; the unbounded build takes far longer
+    )
+    assert done.returncode == 2, done.stderr
+    data = json.loads(done.stdout)
+    assert data["allowed"] is False and [r["code"] for r in data["reasons"]] == ["limit_exceeded"]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e309", "-1", "soon"])
+def test_a_deadline_that_is_not_finite_seconds_is_a_usage_error(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    result = runner.invoke(cli, ["check", COUNT, "--deadline", value])
+    assert result.exit_code == 2 and "error[usage]" in result.output and "--deadline" in result.output, result.output
+    monkeypatch.setenv("ORDINANCE_DEADLINE", value)
+    result = runner.invoke(cli, ["lint", "x.rules"])
+    assert result.exit_code == 2 and "error[usage]" in result.output and "ORDINANCE_DEADLINE" in result.output

@@ -41,7 +41,7 @@ def test_export_then_import_into_an_empty_store_is_identical(store_url: str, tmp
     text = out.getvalue()
     assert len(text.splitlines()) == 5
     with open_store(str(tmp_path / "copy.db"), SCHEMA) as copy:
-        assert import_jsonl(copy, io.StringIO(text)) == 5
+        assert import_jsonl(copy, io.StringIO(text), decisions=True) == 5
         assert copy.events() == original
         assert copy.facts() == original_facts
         again = io.StringIO()
@@ -58,7 +58,7 @@ def test_import_into_postgres_from_sqlite_export(tmp_path: Path, pg_url: str) ->
         export_jsonl(source, out)
         original = source.events()
     with open_store(pg_url, SCHEMA) as target:
-        import_jsonl(target, io.StringIO(out.getvalue()))
+        import_jsonl(target, io.StringIO(out.getvalue()), decisions=True)
         assert target.events() == original
 
 
@@ -70,8 +70,8 @@ def test_export_range_continues_in_a_second_import(store_url: str, tmp_path: Pat
         export_jsonl(source, rest, since=2)
         original = source.events()
     with open_store(str(tmp_path / "b.db"), SCHEMA) as copy:
-        import_jsonl(copy, io.StringIO(first.getvalue()))
-        import_jsonl(copy, io.StringIO(rest.getvalue()))
+        import_jsonl(copy, io.StringIO(first.getvalue()), decisions=True)
+        import_jsonl(copy, io.StringIO(rest.getvalue()), decisions=True)
         assert copy.events() == original
 
 
@@ -121,3 +121,33 @@ def test_import_must_continue_the_log(store_url: str) -> None:
             import_jsonl(store, io.StringIO(_line(1) + "\n"))
         assert err.value.diagnostics[0].message == "jsonl:1: seq 1 does not follow revision 1"
         assert import_jsonl(store, io.StringIO(_line(2) + "\n\n")) == 2
+
+
+def test_a_decision_in_an_import_is_refused_unless_the_owner_restores(store_url: str, tmp_path: Path) -> None:
+    """A forged allowed decision in a file: this store's gate never made it,
+    so `load` refuses the file whole; `log` and `replay` never see it."""
+    forged = {
+        "seq": 1,
+        "kind": "decision",
+        "relation": "decision",
+        "args": [],
+        "source": "gate",
+        "author": "gate",
+        "time": "2026-12-01T12:00:00.000000Z",
+        "resource": None,
+        "epoch": None,
+        "payload": {
+            "request": {"id": "x1", "kind": "deploy", "target": "prod", "agent": "mallory", "epoch": 1},
+            "allowed": True,
+            "now": 0,
+            "revision": 0,
+            "policy_hash": "h",
+            "reasons": [],
+        },
+        "layer": "public",
+    }
+    with open_store(store_url, SCHEMA) as store:
+        with pytest.raises(StoreError) as err:
+            import_jsonl(store, io.StringIO(json.dumps(forged) + "\n"))
+        assert err.value.code == "imported_decision"
+        assert store.events() == [] and store.decisions() == []

@@ -100,3 +100,24 @@ def test_unsigned_sums_wrap_around_and_floats_grow() -> None:
         )
     )
     assert set(model.tuples("u")) == {(1,)} and set(model.tuples("f")) == {(1.8e19,)}
+
+
+def test_a_doubling_symbol_stops_at_the_symbol_limit() -> None:
+    """`s(cat(X, X)) :- s(X).` doubles one symbol a round: few tuples, but
+    gigabytes by round 32; the symbol limit stops it, naming the limit."""
+    doubling = '.decl s(x: symbol)\ns("ab").\ns(cat(X, X)) :- s(X).'
+    message = exceeded(doubling)
+    assert "a symbol longer than 1,000,000 characters" in message and "s(cat(X, X)) :- s(X)." in message
+    assert "longer than 1,000 characters" in exceeded(doubling, max_symbol=1000)
+
+
+def test_the_symbol_limit_is_a_run_limit() -> None:
+    model = evaluate(compile_text('.decl s(x: symbol)\ns(cat("ab", "cd")).\nt(cat(X, X)) :- s(X).'))
+    assert model.tuples("t") == {("abcdabcd",)}
+    with pytest.raises(LimitExceeded):
+        evaluate(compile_text('.decl s(x: symbol)\ns("abc").\nt(cat(X, X)) :- s(X).'), limits=Limits(max_symbol=5))
+    big = "x" * 2_000_000
+    model = evaluate(
+        compile_text(".decl s(x: symbol)\nt(cat(X, X)) :- s(X)."), {"s": [(big,)]}, limits=Limits(max_symbol=None)
+    )
+    assert len(next(iter(model.tuples("t")))[0]) == 4_000_000

@@ -118,7 +118,7 @@ def test_an_agents_token_cannot_write_a_grant(server: Served) -> None:
 def test_bad_requests_get_error_data_and_write_nothing(server: Served) -> None:
     cases = [
         ("/check", {"content": b"{not json"}, 400, "bad_json"),
-        ("/check", {"json": {"request": {"kind": "w", "target": "t", "epoch": "one"}}}, 400, "gate"),
+        ("/check", {"json": {"request": {"kind": "w", "target": "t", "epoch": "one"}}}, 400, "bad_field"),
         ("/check", {"json": {"request": {"kind": "w", "target": "t", "epoch": 1, "colour": 1}}}, 400, "gate"),
         ("/assert", {"json": {"text": 'grant("a", "b"'}}, 400, "syntax"),
         (

@@ -54,10 +54,11 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
     request = Request.from_facts(parsed)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        gate = Gate(program, store, limits=limits(), snapshot=True, eager=False)
+        gate = Gate(program, store, limits=limits(), snapshot=True, eager=False, build_deadline=True)
         decision = gate.check(request, at)
-        # claim windows from the gate's model; events only for the leaves shown
-        windows = {"claim_valid": gate.model(decision.revision, decision.now).tuples("claim_valid")}
+        # claim windows from the gate's model (none if the deadline cut it); events only for the leaves shown
+        built = not any(e.code == "limit_exceeded" for e in decision.errors)
+        windows = {"claim_valid": gate.model(decision.revision, decision.now).tuples("claim_valid") if built else set()}
         annotate = annotator(store, decision.revision, windows)
         if as_json:
             print_json(decision_json(decision, annotate, program))

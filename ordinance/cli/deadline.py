@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import signal
 import threading
 import time
@@ -29,10 +30,21 @@ from ..diagnostics import Diagnostic, LimitExceeded
 if TYPE_CHECKING:
     from ..engine import Limits
 
-__all__ = ["DEADLINE_ENV", "DEFAULT_DEADLINE_S", "backstop", "BATCH_COMMANDS", "SERVERS", "with_deadline", "limits"]
+__all__ = [
+    "DEADLINE_ENV",
+    "DEFAULT_DEADLINE_S",
+    "MAX_DEADLINE_S",
+    "Seconds",
+    "backstop",
+    "BATCH_COMMANDS",
+    "SERVERS",
+    "with_deadline",
+    "limits",
+]
 
 DEADLINE_ENV = "ORDINANCE_DEADLINE"
 DEFAULT_DEADLINE_S = 10.0
+MAX_DEADLINE_S = 1e7  # about four months: longer is no deadline, which is 0
 BATCH_COMMANDS = frozenset({"replay", "fuzz", "test", "demo", "load", "export", "lint"})
 # long-running services: never a whole-run deadline (`--deadline` bounds each evaluation)
 SERVERS = frozenset({"serve", "mcp"})
@@ -92,6 +104,22 @@ def _watchdog(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+class Seconds(click.ParamType):
+    """A deadline: finite seconds from 0 to MAX_DEADLINE_S (`nan`, `inf` and
+    `1e309` are usage errors, not a timer the platform cannot set)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or not 0 <= seconds <= MAX_DEADLINE_S:
+            self.fail(f"{value!r} is not a number of seconds from 0 to {MAX_DEADLINE_S:g}", param, ctx)
+        return seconds
+
+
 def _reset() -> None:
     _state.ends_at = None
     _state.each = DEFAULT_DEADLINE_S
@@ -104,7 +132,7 @@ def with_deadline(command: click.Command) -> click.Command:
     command.params.append(
         click.Option(
             ["--deadline"],
-            type=click.FloatRange(min=0),
+            type=Seconds(),
             default=None,
             envvar=DEADLINE_ENV,
             show_envvar=True,

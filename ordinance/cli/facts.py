@@ -69,6 +69,7 @@ Examples:
   ordinance load facts.jsonl
   echo '{"relation": "grant", "args": ["alice", "deploy", 1]}' | ordinance load -
   ordinance load backup.jsonl          # an export: lines with "seq" keep it
+  ordinance load --decisions backup.jsonl   # a restore: its decision events too
   ordinance load prime-records.md      # Markdown records: their facts
 """,
 )
@@ -77,15 +78,21 @@ Examples:
 @click.option(
     "--author", default=default_author, show_default="your login name", help="Author recorded on facts that name none."
 )
+@click.option(
+    "--decisions",
+    is_flag=True,
+    help="Keep the decision events of an export (a restore of a store you trust); refused otherwise.",
+)
 @db_option
 @policy_option
-def load_command(file: IO[bytes], source: str, author: str, db: str, policy: str) -> None:
+def load_command(file: IO[bytes], source: str, author: str, decisions: bool, db: str, policy: str) -> None:
     """Append JSON Lines to the store (FILE, or - for stdin).
 
     Each line is either a fact, `{"relation": "grant", "args": ["alice",
     "deploy", 1]}` (optional "source", "author" and "layer"; times as
     ISO-8601 strings), or an event exported from a store (it has a "seq"),
-    which is imported unchanged and must continue the log. A file of
+    which is imported unchanged and must continue the log (its decision
+    events only with --decisions: this store's gate did not make them). A file of
     Markdown records (`ordinance records`) loads the facts of its `jsonl`
     blocks. The whole file is validated against the policy first and written
     in one transaction.
@@ -102,7 +109,7 @@ def load_command(file: IO[bytes], source: str, author: str, db: str, policy: str
         return
     with open_db(db, program, create=True) as store:
         if is_export(first):  # a batch is gapless: what it wrote is its own line count
-            revision = import_jsonl(store, io.StringIO("".join(lines)))
+            revision = import_jsonl(store, io.StringIO("".join(lines)), decisions=decisions)
             count = sum(1 for line in lines if line.strip())
         else:
             layers = Layers.of(program)

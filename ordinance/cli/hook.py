@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from ..diagnostics import OrdinanceError
 from ..values import escape
 from .hook_client import HOSTS, SERVER_ENV, TIMEOUT_S, TOKEN_ENV, answer, ask_server, failure, token_of
 
@@ -33,10 +34,12 @@ def _local(
     from ..serve import Principal, Service
     from .common import load_policy, open_db
 
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        payload = None  # not an object: the host's bad_hook_payload
+    from ..facts import parse_json
+
+    try:  # bounded nesting and integers, as the server reads it
+        payload = parse_json(body, "the hook input", malformed="bad_hook_payload")
+    except OrdinanceError as exc:
+        return host(name).failure(None, f"ordinance: {str(exc)[:300]}")
     program = load_policy(policy)
     with open_db(db, program) as store:
         service = Service(program, store)

@@ -42,7 +42,7 @@ def failure(host: str, reason: str, body: bytes = b"") -> object:
     that its outcome receipt was not recorded."""
     try:
         payload = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         payload = None
     if host != "claude-code":
         from ..hosts import event_of

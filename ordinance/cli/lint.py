@@ -6,13 +6,12 @@ file cannot be read (or ordinance itself fails). Never shows a traceback.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import click
 
 from ..diagnostics import Diagnostic, OrdinanceError, Span
 from ..rules import ast, check, format_program, parse, read_source, render_diagnostics, sort_diagnostics
-from ..rules.loader import decode, flatten
+from ..rules.loader import decode, flatten, read_bytes
 from .common import allowed_includes
 from ..values import escape
 
@@ -40,12 +39,11 @@ def lint_file(
     """Diagnostics of one file and the sources they point into.
 
     Raises OSError when the file cannot be read."""
-    path = Path(name)
-    size = path.stat().st_size
-    if max_bytes and size > max_bytes:
-        message = f"file is {size:,} bytes; lint reads at most {max_bytes:,} (see --max-bytes)"
+    try:  # a bounded read: an endless file (`/dev/zero`) is too large, not read until memory runs out
+        data = read_bytes(name, max_bytes)
+    except OrdinanceError as exc:
+        message = exc.diagnostics[0].message.replace("; the limit is", "; lint reads at most") + " (see --max-bytes)"
         return [Diagnostic("too_large", message, Span(1, 1, 1, 2, name))], {}
-    data = path.read_bytes()
     sources = {name: data.decode("utf-8", errors="replace")}
     try:
         text = decode(data, name)

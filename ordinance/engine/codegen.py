@@ -107,10 +107,15 @@ class _Gen:
                 + [f"        {c}" for c in clauses]
                 + [f"    ), {out}, {outs}, spend)"]
             )
-        lines, indent = ["    n = 0"] if counted else [], "    "
-        for clause in self.items:
+        lines, indent = ["    n = 0", "    w = 0"] if counted else [], "    "
+        for k, clause in enumerate(self.items):
             lines.append(f"{indent}{clause}:")
             indent += "    "
+            if clause.startswith("for ") and self.items[k + 1 :][:1] and self.items[k + 1].startswith("if "):
+                # candidates a filter may reject all of count too (in `w`): a join matching
+                # nothing still meets the deadline (`X = range(0, N), Y = range(0, N), X + Y < 0`)
+                lines += [f"{indent}w += 1", f"{indent}if w == CHUNK:", f"{indent}    spend(0, {outs})"]
+                lines += [f"{indent}    w = 0"]
         lines += [f"{indent}{out}.add({head})", f"{indent}n += 1", f"{indent}if n == CHUNK:"]
         lines += [f"{indent}    spend(n, {outs})", f"{indent}    n = 0"]
         return lines + (["    if n:", f"        spend(n, {outs})"] if counted else [])
@@ -349,7 +354,7 @@ def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
     namespace: dict[str, Any] = dict(_NAMESPACE)
     outs = list(dict.fromkeys(f"o{plan.rule_id}" for plan in plans))
     lazy = [name for spec, name in inputs.items() if spec[0] != "recent"]
-    lines = ["def _round(rels, agg, now, spend=unlimited):", "    outs = {}", "    n = 0"]
+    lines = ["def _round(rels, agg, now, spend=unlimited):", "    outs = {}", "    n = 0", "    w = 0"]
     lines += [f"    {name} = {_fetch(spec, name, namespace)}" for spec, name in inputs.items() if spec[0] == "recent"]
     lines += [f"    {name} = None" for name in lazy + outs]
     frontiers: dict[int, list[str]] = {}  # rule id -> the frontier of each of its delta variants, in order

@@ -60,6 +60,18 @@ def ground_value(term: Term, now: int) -> Any:
         return evaluate(term, {}, now)
     except KeyError:
         raise EvaluationError([Diagnostic("unbound_variable", "a fact must not contain variables")]) from None
+    except ZeroDivisionError:
+        where = getattr(term, "span", None) or Span()
+        raise EvaluationError([Diagnostic("division_by_zero", "division by zero in a fact", where)]) from None
+    except FunctorError as exc:
+        raise EvaluationError(
+            [Diagnostic(exc.code, f"{exc.message} in a fact", getattr(term, "span", None) or Span())]
+        ) from None
+    except TypeError:
+        where = getattr(term, "span", None) or Span()
+        raise EvaluationError(
+            [Diagnostic("type_mismatch", "cannot combine a number and a symbol in a fact", where)]
+        ) from None
     except OverflowError:
         raise LimitExceeded(
             [
@@ -229,6 +241,8 @@ def _fail(compiled: Compiled, exc: Exception, span: Span) -> NoReturn:
     if isinstance(exc, OverflowError):
         Budget.overflow(compiled.plan.label)
     rule = compiled.plan.label
+    if isinstance(exc, FunctorError) and exc.code == "limit_exceeded":
+        raise LimitExceeded([Diagnostic(exc.code, f"{exc.message} in rule `{rule}`", span)]) from exc
     if isinstance(exc, FunctorError):
         found = Diagnostic(exc.code, f"{exc.message} in rule `{rule}`", span)
     elif isinstance(exc, ZeroDivisionError):

@@ -1,4 +1,5 @@
-"""Run limits: derived tuples, matches, rounds per stratum, and a deadline.
+"""Run limits: derived tuples, matches, rounds per stratum, a deadline, and
+the length of a symbol `cat` builds.
 
 Limits hold inside a round as well as between rounds: a compiled join calls
 its round's check every `codegen.CHUNK` matches (see `codegen._Gen.join`), so a
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from ..diagnostics import Diagnostic, LimitExceeded
+from ..rules.functors import SYMBOL_LIMIT
 
 __all__ = ["Limits", "Budget", "GATE_DEADLINE_S"]
 
@@ -33,6 +35,7 @@ class Limits:
     max_iterations: int | None = 100_000  # semi-naive rounds in one stratum
     deadline: float | None = None  # seconds from the start of the evaluation
     max_matches: int | None = 2_000_000_000  # rule body matches (duplicates too) in one evaluation
+    max_symbol: int | None = 1_000_000  # characters in one symbol `cat` builds (doubling one is exponential)
 
 
 _DEFAULT = Limits()
@@ -52,6 +55,7 @@ class Budget:
         self.matches = 0
         d = self.limits.deadline
         self.ends_at = None if d is None else time.monotonic() + d
+        SYMBOL_LIMIT.set(self.limits.max_symbol)  # what `cat` may build in this evaluation (this thread)
 
     def spend(self, stratum: Sequence[str], rounds: int, recent: int) -> None:
         """After a round: the count of its `recent` tuples, the round count,

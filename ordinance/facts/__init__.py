@@ -10,7 +10,7 @@ See store.py for the write transaction, events.py for kinds and fields.
 """
 
 from .events import FACT_KINDS, KINDS, LOG_KINDS, Event, Value, decision_event, kind_of
-from .jsonl import decode_text, export_jsonl, import_jsonl, is_export, read_facts
+from .jsonl import MAX_JSON_DEPTH, decode_text, export_jsonl, import_jsonl, is_export, parse_json, read_facts
 from .fold import fold
 from .schema import Schema, decision_problem, schema_of, validate
 from .open import open_store
@@ -32,6 +32,8 @@ __all__ = [
     "decode_text",
     "export_jsonl",
     "is_export",
+    "MAX_JSON_DEPTH",
+    "parse_json",
     "read_facts",
     "import_jsonl",
     "kind_of",

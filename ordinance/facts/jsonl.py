@@ -14,13 +14,18 @@ import json
 import re
 from typing import IO, Any, Iterable, Mapping, Sequence
 
-from ..diagnostics import Diagnostic, StoreError
+from ..diagnostics import Diagnostic, InputError, StoreError
 from ..values import json_text, to_value
 from .events import DEFAULT_LAYER, Event, kind_of, now_text
 from .schema import validate
 from .store import Store
 
-__all__ = ["export_jsonl", "import_jsonl", "read_facts", "decode_text", "is_export"]
+__all__ = ["export_jsonl", "import_jsonl", "read_facts", "decode_text", "is_export", "parse_json", "MAX_JSON_DEPTH"]
+
+# arrays and objects inside each other in one JSON text (a fact, a request, a
+# hook payload): deeper is refused with `too_deep` before anything walks it
+MAX_JSON_DEPTH = 64
+_INT_CHARS = len(str(-(2**63)))  # every integer is a signed 64-bit one: longer text is refused unread
 
 _FIELDS = {
     "seq": (int,),
@@ -57,13 +62,70 @@ def decode_text(data: bytes, name: str) -> str:
         raise StoreError([Diagnostic("encoding", f"{name}:{line}: invalid UTF-8 at byte {err.start}")]) from None
 
 
-def _json(line: str) -> tuple[Any, str | None]:
+class _Refused(ValueError):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _int(text: str) -> int:
+    if len(text) > _INT_CHARS:
+        raise _Refused("integer_range", f"an integer of {len(text.lstrip('-'))} digits, outside signed 64 bits")
+    return int(text)
+
+
+def _constant(text: str) -> Any:
+    raise _Refused(code="bad_json", message=f"`{text}` is not a JSON number")
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether `value` nests arrays and objects more than MAX_JSON_DEPTH deep
+    (walked without recursion, containers only)."""
+    level: list[Any] = [value]
+    for _ in range(MAX_JSON_DEPTH):
+        inner: list[Any] = []
+        for v in level:
+            if isinstance(v, list):
+                inner.extend(x for x in v if isinstance(x, (list, dict)))
+            elif isinstance(v, dict):
+                inner.extend(x for x in v.values() if isinstance(x, (list, dict)))
+        if not inner:
+            return False
+        level = inner
+    return True
+
+
+def parse_json(text: str | bytes, where: str = "the body", malformed: str = "bad_json") -> Any:
+    """One JSON text, as every path into ordinance reads JSON: nesting at
+    most MAX_JSON_DEPTH (`too_deep`), integers within signed 64 bits read
+    without converting longer text (`integer_range`), no `NaN`/`Infinity`,
+    UTF-8 (`encoding`), else `malformed` (a line of a JSON Lines file:
+    `bad_jsonl`). Raises InputError whose message begins with `where`."""
+
+    def json_error(code: str, message: str) -> InputError:
+        return InputError([Diagnostic(code, f"{where}: {message}")])
+
     try:
-        return json.loads(line), None
-    except json.JSONDecodeError as err:
-        return None, f"not JSON: {err.msg.lower()}"
-    except (ValueError, RecursionError):  # e.g. an integer of more than 4300 digits
-        return None, "not JSON this store reads (a number too long, or nested too deeply)"
+        value = json.loads(text, parse_int=_int, parse_constant=_constant)
+    except _Refused as exc:
+        raise json_error(malformed if exc.code == "bad_json" else exc.code, str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise json_error(malformed, f"not JSON: {exc.msg.lower()}") from None
+    except UnicodeDecodeError:
+        raise json_error("encoding", "not UTF-8 text") from None
+    except RecursionError:
+        raise json_error("too_deep", f"JSON nested more than {MAX_JSON_DEPTH} deep") from None
+    if _too_deep(value):
+        raise json_error("too_deep", f"JSON nested more than {MAX_JSON_DEPTH} deep")
+    return value
+
+
+def _json(line: str) -> tuple[Any, tuple[str, str] | None]:
+    """The value of a line, or None and (code, what is wrong)."""
+    try:
+        return parse_json(line, "line", malformed="bad_jsonl"), None
+    except InputError as exc:
+        return None, (exc.code, exc.diagnostics[0].message.removeprefix("line: "))
 
 
 def is_export(line: str) -> bool:
@@ -72,21 +134,21 @@ def is_export(line: str) -> bool:
     return isinstance(obj, dict) and "seq" in obj
 
 
-def _parse(line: str, lineno: int) -> tuple[Event | None, str | None]:
+def _parse(line: str, lineno: int) -> tuple[Event | None, tuple[str, str] | None]:
     obj, error = _json(line)
     if error is not None:
         return None, error
     if not isinstance(obj, dict):
-        return None, "expected a JSON object"
+        return None, ("bad_jsonl", "expected a JSON object")
     obj = {**_OPTIONAL, **obj}
     missing = sorted(set(_FIELDS) - set(obj))
     extra = sorted(set(obj) - set(_FIELDS))
     if missing or extra:
-        return None, f"fields missing: {missing}, unexpected: {extra}"
+        return None, ("bad_jsonl", f"fields missing: {missing}, unexpected: {extra}")
     for name, types in _FIELDS.items():
         value = obj[name]
         if isinstance(value, bool) or not isinstance(value, types):
-            return None, f"field `{name}` has the wrong type"
+            return None, ("bad_jsonl", f"field `{name}` has the wrong type")
     return (
         Event(
             kind=obj["kind"],
@@ -105,9 +167,16 @@ def _parse(line: str, lineno: int) -> tuple[Event | None, str | None]:
     )
 
 
-def import_jsonl(store: Store, fp: IO[str]) -> int:
+def import_jsonl(store: Store, fp: IO[str], decisions: bool = False) -> int:
     """Append the events of a JSON Lines file, keeping seq and time, in one
-    transaction; return the new revision. Blank lines are skipped."""
+    transaction; return the new revision. Blank lines are skipped.
+
+    A decision event in the file was not made by this store's gate (an
+    import continues the log: it never holds the store's own events), so it
+    is refused (`imported_decision`) unless `decisions`: the owner restoring
+    an export it vouches for (`ordinance load --decisions`). Otherwise a
+    forged allowed decision could be presented by `log` and `replay` as one
+    this store made."""
     events: list[Event] = []
     problems: list[Diagnostic] = []
     expected = store.revision() + 1
@@ -120,8 +189,10 @@ def import_jsonl(store: Store, fp: IO[str]) -> int:
 
         event, error = _parse(line, lineno)
         if event is None:
-            bad("bad_jsonl", error or "malformed")
+            bad(*(error or ("bad_jsonl", "malformed")))
             continue
+        if event.kind == "decision" and not decisions:
+            bad("imported_decision", "a decision event this store did not make (load --decisions keeps an export's)")
         if event.seq != expected:
             bad("bad_seq", f"seq {event.seq} does not follow revision {expected - 1}")
         if not _TIME.fullmatch(event.time) or not 1 <= int(event.time[:4]):
@@ -162,14 +233,14 @@ def read_facts(
             continue
         obj, error = _json(line)
         if error is None and not isinstance(obj, dict):
-            error = "expected a JSON object"
+            error = ("bad_jsonl", "expected a JSON object")
         if error is None and (not isinstance(obj.get("relation"), str) or not isinstance(obj.get("args"), list)):
-            error = 'a fact line is {"relation": NAME, "args": [...]}'
+            error = ("bad_jsonl", 'a fact line is {"relation": NAME, "args": [...]}')
         extra = sorted(set(obj) - {"relation", "args", "source", "author", "layer"}) if error is None else []
         if extra:
-            error = f"unexpected field `{extra[0]}`"
+            error = ("bad_jsonl", f"unexpected field `{extra[0]}`")
         if error is not None:
-            bad(lineno, "bad_jsonl", error)
+            bad(lineno, *error)
             continue
         relation = obj["relation"]
         types = (schema or {}).get(relation) or ("any",) * len(obj["args"])

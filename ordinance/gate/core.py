@@ -87,6 +87,7 @@ class Gate:
         snapshot: bool | str | os.PathLike[str] = False,
         eager: bool = True,
         settle: bool = False,
+        build_deadline: bool = False,
     ) -> None:
         """`limits` bound each evaluation the gate runs; the default keeps the
         engine's tuple and round limits and adds a deadline of
@@ -96,7 +97,9 @@ class Gate:
         is bounded by the tuple and round limits but not by the deadline: it
         grows with the store (about 25 s at 1M facts), and a gate whose
         build the deadline cut short would build again on every decision
-        and never decide.
+        and never decide. `build_deadline=True` (a command that decides once,
+        under its own deadline) bounds the build by the deadline too: the
+        decision is then denied with `limit_exceeded` in time.
 
         `snapshot=True` starts from the store's snapshot (gate/snapshot.py:
         beside a SQLite file, in the cache directory for PostgreSQL) when it
@@ -139,6 +142,7 @@ class Gate:
         self.restored_from: int | None = None  # the revision of the snapshot this gate started from
         self.eager = eager
         self._settle = settle
+        self._build_limits = self.limits if build_deadline else replace(self.limits, deadline=None)
         self._restore_s = 0.0  # how long reading the snapshot took
         self.jumps = Jumps(policy, frozenset(self.request_relations), self._flags, self.limits)
 
@@ -300,8 +304,8 @@ class Gate:
             started = time.perf_counter()
             with paused():  # decoding the facts makes as many tuples as evaluating them
                 facts = self.store.facts(revision)
-            # the store's work, not a request's: no deadline (see __init__)
-            model = evaluate(self.policy, facts, now=now, limits=replace(self.limits, deadline=None))
+            # the store's work, not a request's: no deadline unless `build_deadline` (see __init__)
+            model = evaluate(self.policy, facts, now=now, limits=self._build_limits)
             model.limits = self.limits  # what it is then asked (overlays, moves, new facts) has the deadline
             self._ready(model, built=True)  # the first checks are as fast as later ones
             self._warm[key] = model

@@ -81,14 +81,14 @@ def with_defaults(facts: Mapping[str, Iterable[tuple[Any, ...]]]) -> dict[str, s
 def _strings(value: Any, name: str) -> tuple[str, ...]:
     if value is None:
         return ()
-    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-        raise GateError(f"request field `{name}` must be a list of strings")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise GateError(f"request field `{name}` must be a list of strings", code="bad_field")
     return tuple(value)
 
 
 def _value(v: Any) -> Value:
     if isinstance(v, bool) or not isinstance(v, (str, int)):
-        raise GateError("request attribute arguments are strings or integers")
+        raise GateError("request attribute arguments are strings or integers", code="bad_field")
     return v
 
 
@@ -97,11 +97,11 @@ def _attributes(data: Any) -> tuple[tuple[str, tuple[Value, ...]], ...]:
     if data is None:
         return ()
     if not isinstance(data, Mapping):
-        raise GateError("request field `attributes` maps a relation to lists of arguments")
+        raise GateError("request field `attributes` maps a relation to lists of arguments", code="bad_field")
     out: set[tuple[str, tuple[Value, ...]]] = set()
     for rel, rows in data.items():
         if not isinstance(rows, (list, tuple)) or not all(isinstance(r, (list, tuple)) for r in rows):
-            raise GateError(f"request attribute `{rel}` must be a list of argument lists")
+            raise GateError(f"request attribute `{rel}` must be a list of argument lists", code="bad_field")
         out.update((str(rel), tuple(_value(v) for v in r)) for r in rows)
     return tuple(sorted(out, key=repr))
 
@@ -139,14 +139,18 @@ class Request:
         for name in ("id", "kind", "target", "agent"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value:
-                raise GateError(f"request field `{name}` must be a non-empty string")
+                raise GateError(f"request field `{name}` must be a non-empty string", code="bad_field")
+        for name in ("scope", "key"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise GateError(f"request field `{name}` must be a string", code="bad_field")
         for name in ("epoch", "lease_epoch"):
             value = getattr(self, name)
             if (value is not None or name == "epoch") and (isinstance(value, bool) or not isinstance(value, int)):
-                raise GateError(f"request field `{name}` must be an integer")
+                raise GateError(f"request field `{name}` must be an integer", code="bad_field")
         for need in self.needs:
             if len(need) != 3 or not all(isinstance(v, str) for v in need):
-                raise GateError("request field `needs` holds (subject, attribute, value) strings")
+                raise GateError("request field `needs` holds (subject, attribute, value) strings", code="bad_field")
         object.__setattr__(self, "attributes", tuple(sorted(set(self.attributes), key=repr)))
         for rel, _args in self.attributes:
             if not is_request_side(rel) or rel in REQUEST_RELATIONS:
@@ -250,8 +254,11 @@ class Request:
         if extra:
             raise GateError(f"unknown request field `{extra[0]}`")
         needs = data.get("needs") or ()
-        if isinstance(needs, str) or not all(not isinstance(n, str) for n in needs):
-            raise GateError("request field `needs` holds (subject, attribute, value) lists")
+        if not isinstance(needs, (list, tuple)) or not all(isinstance(n, (list, tuple)) for n in needs):
+            raise GateError("request field `needs` holds (subject, attribute, value) lists", code="bad_field")
+        irreversible = data.get("irreversible", False)
+        if not isinstance(irreversible, bool):
+            raise GateError("request field `irreversible` must be true or false", code="bad_field")
         try:
             return cls(
                 id=data["id"],
@@ -264,7 +271,7 @@ class Request:
                 needs=tuple(tuple(n) for n in needs),  # type: ignore[misc]
                 routes=_strings(data.get("routes"), "routes"),
                 requires=_strings(data.get("requires"), "requires"),
-                irreversible=bool(data.get("irreversible", False)),
+                irreversible=irreversible,
                 key=data.get("key"),
                 lease_epoch=data.get("lease_epoch"),
                 attributes=_attributes(data.get("attributes")),

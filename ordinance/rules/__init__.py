@@ -9,13 +9,12 @@ print(render_diagnostics(err.diagnostics, {"policy.rules": text}))
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from .checked import CheckedProgram, Relation
 from .checks import check
 from .ground import check_declared, parse_facts
-from .loader import decode, read_source
+from .loader import read_policy, read_source
 from .parser import parse
 from .printer import format_atom, format_literal, format_program, format_rule, format_term
 from .report import render_diagnostics, sort_diagnostics
@@ -48,4 +47,4 @@ def compile_text(text: str, file: str | None = None, **check_kwargs: Any) -> Che
 def load(path: str | os.PathLike[str], **check_kwargs: Any) -> CheckedProgram:
     """Read, parse and check a `.rules` file (includes relative to it)."""
     name = os.fspath(path)
-    return compile_text(decode(Path(name).read_bytes(), name), name, **check_kwargs)
+    return compile_text(read_policy(name), name, **check_kwargs)

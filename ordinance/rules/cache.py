@@ -30,13 +30,12 @@ import marshal
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 from .. import diagnostics, sealed
 from . import ast, checked
 from .checked import CheckedProgram
-from .loader import STDLIB_PREFIX
+from .loader import STDLIB_PREFIX, read_bytes
 
 __all__ = ["cached_load", "encode_program", "decode_program"]
 
@@ -96,7 +95,7 @@ _NESTED = (list, tuple, dict)
 
 
 def _file_digest(name: str) -> str:
-    return hashlib.sha256(Path(name).read_bytes()).hexdigest()
+    return hashlib.sha256(read_bytes(name)).hexdigest()
 
 
 def _witness(files: tuple[str, ...]) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
@@ -36,6 +37,7 @@ from .regex import InvalidPattern, backtracking_regex, clip, compile_regex, warn
 __all__ = [
     "Builtin",
     "FunctorError",
+    "SYMBOL_LIMIT",
     "FUNCTORS",
     "PREDICATES",
     "OPERATORS",
@@ -57,6 +59,11 @@ __all__ = [
     "namespace",
     "Ticket",
 ]
+
+
+# the longest symbol `cat` builds in the running evaluation (the engine's
+# `Limits.max_symbol`, set per evaluation; None: no limit)
+SYMBOL_LIMIT: ContextVar[int | None] = ContextVar("SYMBOL_LIMIT", default=1_000_000)
 
 
 class FunctorError(ValueError):
@@ -324,6 +331,9 @@ def _cat(*parts: str) -> str:
     for p in parts:
         if not isinstance(p, str):
             raise TypeError("`cat` of a number")
+    limit = SYMBOL_LIMIT.get()
+    if limit is not None and sum(map(len, parts)) > limit:  # refused before it is built
+        raise FunctorError(code="limit_exceeded", message=f"limit exceeded: a symbol longer than {limit:,} characters")
     return "".join(parts)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from . import check, parse
@@ -17,7 +16,7 @@ from .ast import Atom, Comparison, Const, Invariant, Program, Rule, Var
 from .checked import CheckedProgram
 from .checks.walk import term_vars
 from .depends import depends_on
-from .loader import decode
+from .loader import read_policy
 
 __all__ = ["InvariantRule", "Harness", "invariant_head", "candidate_head", "joined_head", "DEFAULT_EXAMPLES"]
 
@@ -136,7 +135,7 @@ class Harness:
     @classmethod
     def from_path(cls, path: str | os.PathLike[str]) -> Harness:
         name = os.fspath(path)
-        return cls.from_text(decode(Path(name).read_bytes(), name), name)
+        return cls.from_text(read_policy(name), name)
 
     @property
     def types(self) -> dict[str, tuple[str, ...] | None]:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from importlib.resources import files
-from pathlib import Path
 
 from ..diagnostics import Diagnostic, ParseError, Span
 from . import ast
@@ -38,6 +38,8 @@ __all__ = [
     "Flattened",
     "flatten",
     "decode",
+    "read_bytes",
+    "read_policy",
     "read_source",
 ]
 
@@ -75,13 +77,34 @@ def decode(data: bytes, file: str | None) -> str:
         raise ParseError([Diagnostic("encoding", message, span)]) from None
 
 
+def read_bytes(name: str, limit: int | None = None, what: str = "file") -> bytes:
+    """The bytes of file `name`, reading at most `limit` + 1 of them (None:
+    MAX_SOURCE_BYTES; 0: no limit): a longer file, or an endless one
+    (`/dev/zero`, a FIFO), is ParseError `too_large` (`WHAT is N bytes; the
+    limit is M`) without being read whole. OSError if unreadable."""
+    cap = MAX_SOURCE_BYTES if limit is None else limit
+    with open(name, "rb") as fh:
+        data = fh.read(cap + 1) if cap else fh.read()
+        if cap and len(data) > cap:
+            info = os.fstat(fh.fileno())
+            size = f"{info.st_size:,} bytes" if stat.S_ISREG(info.st_mode) else f"more than {cap:,} bytes"
+            message = f"{what} is {size}; the limit is {cap:,}"
+            raise ParseError([Diagnostic("too_large", message, Span(1, 1, 1, 2, name))])
+    return data
+
+
+def read_policy(name: str) -> str:
+    """A policy file's text: bounded (`too_large`), UTF-8 (`encoding`)."""
+    return decode(read_bytes(name), name)
+
+
 def read_source(file: str) -> str | None:
-    """The text behind a span's file name, for rendering; None if unreadable."""
+    """The text behind a span's file name, for rendering; None if unreadable (or too large)."""
     if file.startswith(STDLIB_PREFIX):
         return _stdlib_text(file[len(STDLIB_PREFIX) :].removesuffix(".rules"))
     try:
-        return Path(file).read_bytes().decode("utf-8", errors="replace")
-    except OSError:
+        return read_bytes(file).decode("utf-8", errors="replace")
+    except (OSError, ParseError):
         return None
 
 
@@ -154,11 +177,6 @@ class _Flattener:
                 allow = "list its directory in ORDINANCE_INCLUDE_PATH (in the library: `allow_includes=`)"
                 self.diagnostics.append(Diagnostic("include_outside", message, inc.span, help=allow))
                 return
-            size = os.path.getsize(located)
-            if size > MAX_SOURCE_BYTES:
-                message = f"include `{inc.path}` is {size:,} bytes; an include holds at most {MAX_SOURCE_BYTES:,}"
-                self.diagnostics.append(Diagnostic("too_large", message, inc.span))
-                return
         keys = [k for k, _ in chain]
         if key in keys:
             cycle = [n for _, n in chain[keys.index(key) :]] + [name]
@@ -174,7 +192,13 @@ class _Flattener:
         self.seen.add(key)
         try:
             if text is None:
-                text = decode(Path(name).read_bytes(), name)
+                try:
+                    data = read_bytes(name, what=f"include `{inc.path}`")
+                except ParseError as exc:  # at the include, not in the file
+                    message = exc.diagnostics[0].message
+                    self.diagnostics.append(Diagnostic("too_large", message, inc.span))
+                    return
+                text = decode(data, name)
             self.sources[name] = text
             self.files.append(name)
             program = parse(text, name)

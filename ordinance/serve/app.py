@@ -9,12 +9,21 @@ writes a batch whole or not at all. A host's hook endpoint,
 `/hooks/HOST` (`claude-code`, `pre-push`, any module of ordinance.hosts),
 always answers 200 with the host's answer (Claude Code ignores other
 statuses), so its failures are the host's fail-closed answer.
+
+No request stalls another: the caller is authenticated before its body is
+read, the body is read as a stream and refused (413 `too_large`) as soon as
+it passes MAX_BODY (or declares more), JSON is read by `parse_json` (bounded
+nesting and integers), and every handler runs in a worker thread (the
+gate's limits, with its deadline, bound each evaluation), so the event loop
+only moves bytes. `/health` runs on the loop and never waits for the
+service's lock.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from typing import Any, Awaitable, Callable
 
@@ -27,7 +36,7 @@ from starlette.routing import Route
 
 from ..diagnostics import CheckError, GateError, OrdinanceError, ParseError, StaleEpochError, StoreError
 from ..explain import decision_json
-from ..facts import decode_text
+from ..facts import decode_text, parse_json
 from ..hosts import event_of
 from ..hosts import host as host_module
 from ..hosts.flow import handle as handle_hook
@@ -35,12 +44,22 @@ from .identity import AuthError, Principal, Tokens
 from .openapi import ROUTES, document
 from .service import BadRequest, Forbidden, Service, error_data
 
-__all__ = ["create_app", "MAX_BODY"]
+__all__ = ["create_app", "MAX_BODY", "WORKERS"]
 
 MAX_BODY = 16 * 1024 * 1024
+WORKERS = 8  # threads that run handlers; /health needs none of them
+HOOK_PEEK = 64 * 1024  # what is read of an unauthenticated hook call: its event name, to fail in its shape
+
+
+class TooLarge(BadRequest):
+    """A body over MAX_BODY, refused before it is read whole (413)."""
+
+    default_code = "too_large"
 
 
 def _status(exc: BaseException) -> int:
+    if isinstance(exc, TooLarge):
+        return 413
     if isinstance(exc, AuthError):
         return 401
     if isinstance(exc, Forbidden):
@@ -58,14 +77,33 @@ def _json(data: Any, status: int = 200, background: BackgroundTask | None = None
     return Response(json.dumps(data, ensure_ascii=False), status, media_type="application/json", background=background)
 
 
+async def read_body(req: HttpRequest, cap: int = MAX_BODY) -> bytes:
+    """The body, read as a stream and refused as soon as it is known to be over `cap`."""
+    declared = req.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > cap):
+        raise TooLarge(f"the body is larger than {cap} bytes" if declared.isdigit() else "bad `Content-Length`")
+    chunks, size = [], 0
+    async for chunk in req.stream():
+        size += len(chunk)
+        if size > cap:
+            raise TooLarge(f"the body is larger than {cap} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parsed(raw: bytes) -> Any:
+    return parse_json(raw, "the body") if raw else {}
+
+
 class Batcher:
     """Group commit for /check: decisions that arrive while the log is
     being written are decided and logged together in the next append
     (`Gate.log`), in a worker thread so the event loop keeps taking
     requests. Each caller gets its own decision once it is durable."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, pool: ThreadPoolExecutor) -> None:
         self.service = service
+        self.pool = pool
         self.pending: list[tuple[Any, int, str, asyncio.Future[Any]]] = []
         self.running = False
 
@@ -78,14 +116,26 @@ class Batcher:
         return await future
 
     async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
             while self.pending:
                 batch, self.pending = self.pending, []
                 try:
-                    decisions = await asyncio.to_thread(self.service.check_many, [(r, n, c) for r, n, c, _ in batch])
-                except Exception as exc:  # the whole batch failed (e.g. the store): every caller hears it
-                    for *_, future in batch:
-                        future.set_exception(exc)
+                    asks = [(r, n, c) for r, n, c, _ in batch]
+                    decisions = await loop.run_in_executor(self.pool, self.service.check_many, asks)
+                except Exception as exc:
+                    if len(batch) == 1:
+                        batch[0][3].set_exception(exc)
+                        continue
+                    # one request's failure is never its neighbours': each is decided and logged alone
+                    for request, now, clock, future in batch:
+                        try:
+                            one = await loop.run_in_executor(
+                                self.pool, self.service.check_many, [(request, now, clock)]
+                            )
+                            future.set_result(one[0])
+                        except Exception as alone:
+                            future.set_exception(alone)
                     continue
                 for (*_, future), decision in zip(batch, decisions):
                     future.set_result(decision)
@@ -112,46 +162,48 @@ def create_app(
             return anonymous
         return tokens.principal(req.headers.get("authorization"))
 
-    async def body(req: HttpRequest) -> Any:
-        raw = await req.body()
-        if len(raw) > MAX_BODY:
-            raise BadRequest("the body is too large", code="too_large")
-        if not raw:
-            return {}
-        try:
-            return json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise BadRequest(f"the body is not JSON: {getattr(exc, 'msg', 'bad encoding')}", code="bad_json") from None
+    pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="ordinance-serve")
 
-    Handler = Callable[[HttpRequest], Awaitable[Any]]
+    async def off_loop(fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(pool, lambda: fn(*args))
 
-    def endpoint(handler: Handler) -> Callable[[HttpRequest], Awaitable[Response]]:
+    # a handler: (principal, the raw body, the query parameters) -> JSON-ready data, run in a worker thread
+    Handler = Callable[[Any, bytes, Any], Any]
+
+    def endpoint(handler: Handler, authenticated: bool) -> Callable[[HttpRequest], Awaitable[Response]]:
         async def run(req: HttpRequest) -> Response:
             try:
+                who = principal(req) if authenticated else None  # before a byte of the body is read
+                raw = await read_body(req) if req.method == "POST" else b""
+                if handler is check:  # (authenticated: `who` is a principal)
+                    assert who is not None
+                    return _json(await check_async(who, raw))
                 # after a write, with the answer sent, the model takes it in before the next decision
                 after = BackgroundTask(service.warm) if handler in (assert_, load, lease) else None
-                return _json(await handler(req), background=after)
+                return _json(await off_loop(handler, who, raw, req.query_params), background=after)
             except Exception as exc:  # every error is data, never a traceback
                 return _json(error_data(exc), _status(exc))
 
         return run
 
-    async def health(req: HttpRequest) -> Any:
+    def health(who: Any, raw: bytes, q: Any) -> Any:  # (run on the loop: it never waits)
         return service.health()
 
-    async def openapi(req: HttpRequest) -> Any:
+    def openapi(who: Any, raw: bytes, q: Any) -> Any:
         return document(version("ordinance"))
 
-    batcher = Batcher(service)
+    batcher = Batcher(service, pool)
 
-    async def check(req: HttpRequest) -> Any:
-        request, now, clock, proofs = service.ask(principal(req), await body(req))
+    def check(who: Principal, raw: bytes, q: Any) -> Any:
+        return service.ask(who, _parsed(raw))
+
+    async def check_async(who: Principal, raw: bytes) -> Any:
+        request, now, clock, proofs = await off_loop(check, who, raw, None)
         decision = await batcher.check(request, now, clock)
-        return decision_json(decision, program=service.policy, proofs=proofs)
+        return await off_loop(lambda: decision_json(decision, program=service.policy, proofs=proofs))
 
-    async def assert_(req: HttpRequest) -> Any:
-        who = principal(req)
-        data = await body(req)
+    def assert_(who: Principal, raw: bytes, q: Any) -> Any:
+        data = _parsed(raw)
         if not isinstance(data, dict):
             raise BadRequest("the body must be a JSON object")
         source = data.get("source", "serve")
@@ -159,29 +211,22 @@ def create_app(
             raise BadRequest("`source` is a non-empty string naming where the facts come from")
         return service.write(who, service.facts_of(data), source, layer=data.get("layer"))
 
-    async def load(req: HttpRequest) -> Any:
-        who = principal(req)
-        raw = await req.body()
-        if len(raw) > MAX_BODY:
-            raise BadRequest("the body is too large", code="too_large")
+    def load(who: Principal, raw: bytes, q: Any) -> Any:
         return service.load(who, decode_text(raw, "body"))  # invalid UTF-8: error[encoding], as `ordinance load`
 
-    async def lease(req: HttpRequest) -> Any:
-        who = principal(req)
-        return await asyncio.to_thread(service.lease, who, await body(req))
+    def lease(who: Principal, raw: bytes, q: Any) -> Any:
+        return service.lease(who, _parsed(raw))
 
-    async def query(req: HttpRequest) -> Any:
-        return service.query(principal(req), await body(req))
+    def query(who: Principal, raw: bytes, q: Any) -> Any:
+        return service.query(who, _parsed(raw))
 
-    async def why(req: HttpRequest) -> Any:
-        return service.why(principal(req), await body(req))
+    def why(who: Principal, raw: bytes, q: Any) -> Any:
+        return service.why(who, _parsed(raw))
 
-    async def why_not(req: HttpRequest) -> Any:
-        return service.why_not(principal(req), await body(req))
+    def why_not(who: Principal, raw: bytes, q: Any) -> Any:
+        return service.why_not(who, _parsed(raw))
 
-    async def log(req: HttpRequest) -> Any:
-        who = principal(req)
-        q = req.query_params
+    def log(who: Principal, raw: bytes, q: Any) -> Any:
         try:
             since, limit = int(q.get("since", 0)), int(q.get("limit", 100))
         except ValueError:
@@ -189,12 +234,10 @@ def create_app(
         kinds = q.getlist("kind") or None
         return service.log(who, since, limit, kinds, q.get("audience"))
 
-    async def state(req: HttpRequest) -> Any:
-        who, q = principal(req), req.query_params
+    def state(who: Principal, raw: bytes, q: Any) -> Any:
         return service.state(who, q.get("now"), q.get("audience"), q.get("cap"))
 
-    async def rehydrate(req: HttpRequest) -> Any:
-        who, q = principal(req), req.query_params
+    def rehydrate(who: Principal, raw: bytes, q: Any) -> Any:
         return service.rehydrate(who, q.get("now"), q.get("audience"), q.get("bound"), q.get("cap"))
 
     async def hook(req: HttpRequest) -> Response:
@@ -202,17 +245,33 @@ def create_app(
             host = host_module(req.path_params["host"])
         except KeyError:
             raise HTTPException(404) from None
-        data: Any = None
-        try:
-            data = await body(req)
+        try:  # unauthenticated or too large: refused (the host's fail-closed answer, with 200)
             who = principal(req)
-        except Exception as exc:  # unreadable or unauthenticated: fail, with a 200 the host reads
+            raw = await read_body(req)
+        except Exception as exc:
             err = error_data(exc)["error"]
-            return _json(host.failure(event_of(host, data), f"ordinance: error[{err['code']}]: {err['message']}"))
-        # in a worker thread, so the event loop keeps taking requests; then, with
-        # the answer sent, the model takes in the receipt before the next call
-        reply = await asyncio.to_thread(handle_hook, host, service, who, data, project=project, epoch=epoch)
-        return _json(reply, background=BackgroundTask(service.warm))
+            peek: Any = None
+            if isinstance(exc, AuthError):  # which event failed, from at most HOOK_PEEK bytes of its body
+                try:
+                    peek = parse_json(await read_body(req, HOOK_PEEK))
+                except Exception:
+                    pass
+            return _json(host.failure(event_of(host, peek), f"ordinance: error[{err['code']}]: {err['message']}"))
+
+        def handle() -> Any:
+            data: Any = None
+            try:
+                data = _parsed(raw)
+            except Exception as exc:  # unreadable: fail
+                err = error_data(exc)["error"]
+                return host.failure(None, f"ordinance: error[{err['code']}]: {err['message']}")
+            return handle_hook(host, service, who, data, project=project, epoch=epoch)
+
+        # then, with the answer sent, the model takes in the receipt before the next call
+        return _json(await off_loop(handle), background=BackgroundTask(service.warm))
+
+    async def health_endpoint(req: HttpRequest) -> Response:
+        return _json(health(None, b"", None))
 
     handlers: dict[str, Any] = {
         "/health": health,
@@ -229,8 +288,8 @@ def create_app(
         "/rehydrate": rehydrate,
     }
     routes = [
-        Route(path, endpoint(handlers[path]), methods=[method.upper()])
-        for method, path, _s, _b, _a in ROUTES
+        Route(path, health_endpoint if path == "/health" else endpoint(handlers[path], auth), methods=[method.upper()])
+        for method, path, _s, _b, auth in ROUTES
         if path in handlers
     ]
     routes.append(Route("/hooks/{host}", hook, methods=["POST"]))

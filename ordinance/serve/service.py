@@ -34,7 +34,7 @@ from ..diagnostics import OrdinanceError, StaleEpochError, StoreError, arity_mes
 from ..engine import Pattern, answers, parse_pattern, why, why_not
 from ..explain import annotator, decision_json, rebuild, rebuilt_json, to_json
 from ..engine import evaluate
-from ..facts import FACT_KINDS, Event, Store
+from ..facts import FACT_KINDS, Event, Store, parse_json
 from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
 from ..gate import SERVER_CLOCK, Decision, Gate, Request, is_request_side
 from ..rules.checked import CheckedProgram
@@ -109,10 +109,11 @@ class Service:
         self.policy = policy
         self.store = store
         self.gate = Gate(policy, store, limits=limits, snapshot=True, settle=True)
-        self.limits = limits
+        self.limits = self.gate.limits  # every evaluation a request starts has the gate's deadline
         self.projector = Projector(policy, gate=self.gate)  # warm per audience
         self.lock = threading.RLock()  # one store connection, one warm model
         self._ids = itertools.count(1)
+        self._revision = store.revision()  # the newest revision health read
 
     # ---------------------------------------------------------------- requests
 
@@ -363,16 +364,11 @@ class Service:
     def load(self, principal: Principal, text: str, source: str = "load") -> dict[str, Any]:
         """JSON Lines of facts (`ordinance load`'s format, with an optional
         `"layer"`, default the policy's), one batch."""
-        import json
-
         batch = []
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BadRequest(f"line {n}: {exc.msg}", code="bad_jsonl") from None
+            obj = parse_json(line, f"line {n}", malformed="bad_jsonl")  # bounded: `too_deep`, `integer_range`
             if not isinstance(obj, Mapping) or "seq" in obj:
                 raise BadRequest(f'line {n}: a fact is {{"relation": NAME, "args": [...]}}', code="bad_jsonl")
             relation, args = self._fact(obj.get("relation"), obj.get("args"), f"line {n}")
@@ -478,8 +474,14 @@ class Service:
         return {"events": [e.to_json() for e in events[: max(0, limit)]], "more": len(events) > limit}
 
     def health(self) -> dict[str, Any]:
-        with self.lock:
-            revision = self.store.revision()
+        """Liveness, never waiting: while the lock is held (a decision, a
+        store writer another process holds up), the revision last read."""
+        if self.lock.acquire(blocking=False):
+            try:
+                self._revision = self.store.revision()
+            finally:
+                self.lock.release()
+        revision = self._revision
         return {
             "status": "ok",
             "revision": revision,
