@@ -176,3 +176,20 @@ def test_a_malformed_quoted_field_names_its_file_and_line(tmp_path: Path) -> Non
         with pytest.raises(OrdinanceError) as info:
             compile_text(QUOTED.replace(".input note(rfc4180=true)", bad))
         assert info.value.code == "io_parameter"
+
+
+@pytest.mark.parametrize("engine", ["python", "duckdb"])
+def test_the_engines_write_the_same_outputs(tmp_path: Path, engine: str) -> None:
+    program = REACH + ".decl far(x: number)\n.output far\nfar(X) :- edge(X, _), !path(X, 4), X > 0.\n"
+    code, out, err = run(tmp_path, program, {"edge.facts": "1\t2\n2\t3\n3\t4\n5\t6\n"}, "--engine", engine)
+    assert (code, out, err) == (0, "path\t7\n", "")
+    assert (tmp_path / "out" / "path.csv").read_text() == "1\t2\n1\t3\n1\t4\n2\t3\n2\t4\n3\t4\n5\t6\n"
+    assert (tmp_path / "out" / "far.csv").read_text() == "5\n"
+
+
+def test_a_construct_the_sql_engine_does_not_compile_is_refused(tmp_path: Path) -> None:
+    program = REACH + ".decl odd(x: number)\n.output odd\nodd(Y) :- edge(X, _), Y = X bshl 1.\n"
+    code, _, err = run(tmp_path, program, {"edge.facts": "1\t2\n"}, "--engine", "duckdb")
+    assert code != 0
+    assert "error[unsupported_on_backend]" in err and "`bshl`" in err
+    assert not (tmp_path / "out" / "path.csv").exists()

@@ -3,12 +3,10 @@ tuple for tuple, or refuses up front with `unsupported_on_backend`."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from ordinance.diagnostics import EvaluationError, OrdinanceError
 from ordinance.engine import Given, demanded, evaluate, why
@@ -60,7 +58,9 @@ def test_recursion_negation_aggregates_and_arithmetic_agree():
 def test_a_rule_reading_the_recursive_relation_twice_is_complete():
     # DuckDB's plain WITH RECURSIVE gets this shape wrong; the driver's rounds must not
     chain = [(i, i + 1) for i in range(50)]
-    program = compile_text(".decl edge(a: number, b: number)\npath(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), path(Y, Z).")
+    program = compile_text(
+        ".decl edge(a: number, b: number)\npath(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), path(Y, Z)."
+    )
     with evaluate_sql(program, {"edge": chain}) as sql:
         assert sql.count("path") == 50 * 51 // 2
         assert sql.tuples("path") == set(evaluate(program, {"edge": chain}).tuples("path"))
@@ -92,7 +92,7 @@ def test_symbols_now_and_time_comparisons_agree():
         (".decl n(x: number)\nm(Y) :- n(X), Y = X ^ 2.", "`^`"),
         (".decl n(x: number)\nm(Y) :- n(X), Y = X bshl 2.", "`bshl`"),
         (".decl n(x: unsigned)\nm(X) :- n(X).", "`unsigned`"),
-        ('.decl n(x: number)\nm(Y) :- n(X), Y = to_number(to_string(X)).', "`to_number`"),
+        (".decl n(x: number)\nm(Y) :- n(X), Y = to_number(to_string(X)).", "`to_number`"),
         ('.decl n(x: number)\nm(X) :- n(X).\nm("a").', "both"),
     ],
 )
@@ -169,3 +169,32 @@ def test_the_random_programs_mostly_compile():
 
     probe()
     assert sum(ran) >= len(ran) // 2
+
+
+def test_postgresql_runs_the_same_program_in_keyed_rounds(pg_admin_url):
+    program = compile_text(GRAPH)
+    assert_same(program, {"edge": EDGES}, engine="postgresql", url=pg_admin_url)
+    chain = [(i, i + 1) for i in range(30)]
+    with evaluate_sql(program, {"edge": chain}, engine="postgresql", url=pg_admin_url) as sql:
+        assert sql.count("path") == 30 * 31 // 2
+
+
+def test_postgresql_compares_symbols_by_code_point_as_python_does(pg_admin_url):
+    program = compile_text(".decl s(x: symbol)\nbefore(X, Y) :- s(X), s(Y), X < Y.")
+    db = {"s": [("a",), ("B",), ("b",), ("é",), ("Z",), ("a b",), ("it's",)]}
+    assert_same(program, db, engine="postgresql", url=pg_admin_url)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(programs(arithmetic=True), facts)
+def test_random_programs_agree_on_postgresql(pg_admin_url, gen, db):
+    program = compile_text(gen.text, extensional=EDB)
+    try:
+        sql = evaluate_sql(program, db, engine="postgresql", url=pg_admin_url)
+    except EvaluationError as exc:
+        assert exc.code == "unsupported_on_backend", exc
+        return
+    with sql:
+        model = evaluate(program, db)
+        for rel in gen.arity:
+            assert sql.tuples(rel) == set(model.tuples(rel)), (rel, gen.text)

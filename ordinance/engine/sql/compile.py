@@ -45,7 +45,7 @@ from ...rules.ast import (
 from ...rules.checked import CheckedProgram
 from ..qualify import is_qualified
 from .dialects import Dialect
-from .kinds import DECLARED, Kinds
+from .kinds import DECLARED, Kinds, kind_of_value
 
 __all__ = ["refusals", "RuleCompiler", "columns"]
 
@@ -147,8 +147,14 @@ class RuleCompiler:
         body = self.body(rule, rid, list(rule.body), {}, table, delta or {}, occurrences)
         head = [self.expr(a, body.env, rid, table, occurrences) for a in rule.head.args] or ["0"]
         cols = columns(rule.head.arity)
-        out = ", ".join(f"{self.d.cast(h, self.kinds.column(rule.head.relation, i))} AS {c}" for i, (h, c) in
-                        enumerate(zip(head, cols))) if rule.head.arity else "0 AS z"
+        out = (
+            ", ".join(
+                f"{self.d.cast(h, self.kinds.column(rule.head.relation, i))} AS {c}"
+                for i, (h, c) in enumerate(zip(head, cols))
+            )
+            if rule.head.arity
+            else "0 AS z"
+        )
         return f"SELECT DISTINCT {out}{self._from_where(body)}"
 
     def _from_where(self, body: _Body) -> str:
@@ -175,6 +181,8 @@ class RuleCompiler:
                     col = f"{a}.c{i}"
                     if isinstance(arg, Var) and arg.name not in b.env:
                         b.env[arg.name] = col
+                    elif isinstance(arg, Const):
+                        b.where.append(self._equals_constant(col, arg, lit.relation, i))
                     elif not isinstance(arg, Wildcard):
                         pending.append((col, arg))
             elif isinstance(lit, (Comparison, Negation)):
@@ -217,6 +225,13 @@ class RuleCompiler:
         lhs, rhs = self.expr(left, b.env, rid, table, occ), self.expr(right, b.env, rid, table, occ)
         return f"{lhs} {_CMP[item.op]} {rhs}"
 
+    def _equals_constant(self, col: str, c: Const, relation: str, i: int) -> str:
+        """`col = c`; FALSE when one is a symbol and the other a number (never
+        equal, in the engine too)."""
+        if (kind_of_value(c.value) == "str") != (self.kinds.column(relation, i) == "str"):
+            return "FALSE"
+        return f"{col} = {self.d.literal(c.value)}"
+
     def _negation_needs(self, neg: Negation, env: Mapping[str, str], occ: Mapping[str, int]) -> list[str]:
         """The variables a negation waits for: those occurring elsewhere in the
         rule (one only under the negation is existential, as `_`)."""
@@ -248,12 +263,16 @@ class RuleCompiler:
                 continue
             if isinstance(arg, Var) and arg.name not in local:
                 local[arg.name] = col
+            elif isinstance(arg, Const):
+                conds.append(self._equals_constant(col, arg, atom.relation, i))
             else:
                 conds.append(f"{col} = {self.expr(arg, local, rid, table, occ)}")
         where = f" WHERE {' AND '.join(conds)}" if conds else ""
         return f"NOT EXISTS (SELECT 1 FROM {table(atom.relation)} AS {a}{where})"
 
-    def expr(self, t: Term, env: Mapping[str, str], rid: int, table: Callable[[str], str], occ: Mapping[str, int]) -> str:
+    def expr(
+        self, t: Term, env: Mapping[str, str], rid: int, table: Callable[[str], str], occ: Mapping[str, int]
+    ) -> str:
         if isinstance(t, Var):
             return env[t.name]
         if isinstance(t, Const):

@@ -54,9 +54,9 @@ class Dialect:
             "band": f"({a} & {b})",
             "bor": f"({a} | {b})",
             "bxor": self.xor(a, b),
-            "land": f"CAST(({a} <> 0 AND {b} <> 0) AS BIGINT)",
-            "lor": f"CAST(({a} <> 0 OR {b} <> 0) AS BIGINT)",
-            "lxor": f"CAST((({a} <> 0) <> ({b} <> 0)) AS BIGINT)",
+            "land": _truth(f"{a} <> 0 AND {b} <> 0"),
+            "lor": _truth(f"{a} <> 0 OR {b} <> 0"),
+            "lxor": _truth(f"({a} <> 0) <> ({b} <> 0)"),
         }[op]
 
     def intdiv(self, a: str, b: str) -> str:
@@ -71,7 +71,7 @@ class Dialect:
         if func == "max":
             return f"GREATEST({', '.join(args)})"
         if func == "lnot":
-            return f"CAST(({args[0]} = 0) AS BIGINT)"
+            return _truth(f"{args[0]} = 0")
         if func == "cat":
             return "(" + " || ".join(args) + ")"
         if func == "strlen":
@@ -112,6 +112,11 @@ class Dialect:
         if self.con is not None:
             self.con.close()
             self.con = None
+
+
+def _truth(condition: str) -> str:
+    """1 where `condition` holds, else 0 (a cast of a boolean is not portable)."""
+    return f"(CASE WHEN {condition} THEN CAST(1 AS BIGINT) ELSE CAST(0 AS BIGINT) END)"
 
 
 def _failure(message: str, where: str) -> Exception:

@@ -112,6 +112,7 @@ def evaluate_sql(
     plan = _compile(program, kinds, d, now, tables, index)
     model = SqlModel(program, d, tables, arity)
     try:
+        d.run("BEGIN TRANSACTION")  # one commit, not one per statement of every round
         for name, table in tables.items():
             d.create(table, columns(arity[name]), kind_of[name], keyed=True)
             rows = given.get(name)
@@ -119,6 +120,7 @@ def evaluate_sql(
                 d.load(table, columns(arity[name]), kind_of[name], [t or (0,) for t in rows])
         for st, steps in plan:
             model.rounds[st] = _run(d, steps, tables, index, arity, kind_of)
+        d.run("COMMIT")
     except Exception as exc:
         where = ", ".join(f"`{r}`" for r in program.strata[st]) if "st" in locals() else "the facts"
         mapped = d.failure(exc, where)

@@ -105,8 +105,12 @@ def infer_kinds(program: CheckedProgram, facts: Mapping[str, Iterable[tuple[Any,
     return k
 
 
-def _atom(k: Kinds, rid: int, atom: Atom) -> None:
+def _atom(k: Kinds, rid: int, atom: Atom, body: bool = False) -> None:
+    """A body atom's constants only filter (a symbol never equals a number):
+    they give their column no kind."""
     for i, a in enumerate(atom.args):
+        if body and isinstance(a, Const):
+            continue
         n = _term(k, rid, a)
         if n is not None:
             k.union(("col", atom.relation, i), n, getattr(a, "span", None))
@@ -114,9 +118,9 @@ def _atom(k: Kinds, rid: int, atom: Atom) -> None:
 
 def _literal(k: Kinds, rid: int, lit: Any) -> None:
     if isinstance(lit, Atom):
-        _atom(k, rid, lit)
+        _atom(k, rid, lit, True)
     elif isinstance(lit, Negation):
-        _atom(k, rid, lit.atom)
+        _atom(k, rid, lit.atom, True)
     elif isinstance(lit, Comparison):
         left, right = _term(k, rid, lit.left), _term(k, rid, lit.right)
         if left is not None and right is not None:
