@@ -7,10 +7,13 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ordinance.diagnostics import EvaluationError, OrdinanceError
 from ordinance.engine import Given, demanded, evaluate, why
 from ordinance.engine.sql import evaluate_sql
+from ordinance.fuzz.strategies import TIMES, input_relations, pools
+from ordinance.fuzz.strategies import facts as fuzz_facts
 from ordinance.rules import compile_text
 from test_differential import EDB, facts, programs
 
@@ -198,3 +201,20 @@ def test_random_programs_agree_on_postgresql(pg_admin_url, gen, db):
         model = evaluate(program, db)
         for rel in gen.arity:
             assert sql.tuples(rel) == set(model.tuples(rel)), (rel, gen.text)
+
+
+STDLIB = compile_text('.include "continuity"')
+_POOLS = pools(STDLIB)
+_HISTORY = st.lists(fuzz_facts(input_relations(STDLIB, gated=False), _POOLS), max_size=30)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_HISTORY, st.sampled_from(TIMES))
+def test_the_stdlib_agrees_on_generated_histories(history, now):
+    db: dict[str, list[tuple[Any, ...]]] = {}
+    for fact in history:
+        db.setdefault(fact.relation, []).append(tuple(fact.args))
+    model = evaluate(STDLIB, db, now=now)
+    with evaluate_sql(STDLIB, db, now=now) as sql:
+        for rel in STDLIB.relations:
+            assert sql.tuples(rel) == set(model.tuples(rel)), rel
