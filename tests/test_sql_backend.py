@@ -67,6 +67,19 @@ def test_a_rule_reading_the_recursive_relation_twice_is_complete():
     with evaluate_sql(program, {"edge": chain}) as sql:
         assert sql.count("path") == 50 * 51 // 2
         assert sql.tuples("path") == set(evaluate(program, {"edge": chain}).tuples("path"))
+        assert sql.rounds[0] > 1  # driven round by round, not one recursive CTE
+
+
+def test_a_linear_stratum_is_one_recursive_query_with_the_same_answer():
+    chain = [(i, i + 1) for i in range(50)] + [(50, 0)]
+    text = ".decl edge(a: number, b: number)\npath(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edge(Y, Z)."
+    program = compile_text(text)
+    with evaluate_sql(program, {"edge": chain}) as sql:
+        assert sql.rounds[0] == 1  # the whole fixpoint in one statement
+        assert sql.count("path") == 51 * 51
+        assert sql.tuples("path") == set(evaluate(program, {"edge": chain}).tuples("path"))
+    with evaluate_sql(program, {"edge": chain[:5]}) as small:  # no cycle: 5 + 4 + ... + 1
+        assert small.count("path") == 5 * 6 // 2
 
 
 def test_symbols_now_and_time_comparisons_agree():

@@ -155,7 +155,11 @@ def _compile(
                             delta = d.quote(f"d{index[rel]}")
                             variants.setdefault(head, []).append((rel, c.select(rid, tables.__getitem__, {p: delta})))
             unions = {r: " UNION ALL ".join(qs) for r, qs in full.items()}
-            out.append((st.index, (st.relations, st.recursive, unions, variants)))
+            cte = _linear(program, st, c, tables, d) if st.recursive and d.recursive_cte else None
+            if cte is not None:
+                out.append((st.index, (st.relations, False, {st.relations[0]: cte}, {})))
+            else:
+                out.append((st.index, (st.relations, st.recursive, unions, variants)))
     except _Unready as exc:
         raise _unsupported(
             [
@@ -167,6 +171,26 @@ def _compile(
             ]
         ) from None
     return out
+
+
+def _linear(program: CheckedProgram, st: Any, c: RuleCompiler, tables: dict[str, str], d: Dialect) -> str | None:
+    """A stratum of one relation that exactly one rule reads, once: one
+    `WITH RECURSIVE … UNION` query (its working table is the last
+    iteration's new tuples, so it is semi-naive). None for any other shape:
+    a rule reading the recursive relation twice is where DuckDB's recursive
+    CTE loses tuples, so that stays with the rounds."""
+    if len(st.relations) != 1:
+        return None
+    (rel,) = st.relations
+    reads = [(rid, p) for rid in st.rules for p, r in st.atoms[rid] if r == rel]
+    if len(reads) != 1:
+        return None
+    rid, p = reads[0]
+    base = [c.select(r, tables.__getitem__) for r in st.rules if r != rid]
+    step = c.select(rid, tables.__getitem__, {p: "rec"})
+    cols = ", ".join(columns(program.relations[rel].arity))
+    anchor = " UNION ".join([f"SELECT * FROM {tables[rel]}", *base])
+    return f"WITH RECURSIVE rec({cols}) AS ({anchor} UNION {step}) SELECT * FROM rec"
 
 
 def _run(
