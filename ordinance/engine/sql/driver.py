@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ...diagnostics import Diagnostic, EvaluationError
+from ...diagnostics import Diagnostic, EvaluationError, Span
 from ...rules.checked import CheckedProgram
 from .. import prepared
 from ..evaluate import ground_value
@@ -26,7 +26,7 @@ from .kinds import infer_kinds
 
 __all__ = ["evaluate_sql", "SqlModel"]
 
-_TYPES = {"int": {int}, "float": {float}, "str": {str}}
+_TYPES: dict[str, set[type]] = {"int": {int}, "float": {float}, "str": {str}}
 
 
 class SqlModel:
@@ -92,13 +92,11 @@ def evaluate_sql(
             sizes_text = " and ".join(map(str, sorted(sizes)))
             raise EvaluationError([Diagnostic("arity_mismatch", f"facts of `{name}` have {sizes_text} arguments")])
         arity.setdefault(name, sizes.pop() if sizes else 0)
-    d = engine if isinstance(engine, Dialect) else dialect(engine, **options)
-    tables = {name: d.quote(f"r{i}") for i, name in enumerate(sorted(arity))}
     index = {name: i for i, name in enumerate(sorted(arity))}
     kind_of = {name: [kinds.column(name, i) for i in range(n)] or ["int"] for name, n in arity.items()}
     for name, rows in given.items():
         for i, col in enumerate(zip(*rows)):
-            extra = set(map(type, col)) - _TYPES[kind_of[name][i]]
+            extra = set(map(type, col)) - set(_TYPES[kind_of[name][i]])
             if extra:
                 raise _unsupported(
                     [
@@ -109,20 +107,28 @@ def evaluate_sql(
                         )
                     ]
                 )
-    plan = _compile(program, kinds, d, now, tables, index)
+    d = engine if isinstance(engine, Dialect) else dialect(engine, **options)
+    tables = {name: d.quote(f"r{i}") for i, name in enumerate(sorted(arity))}
+    try:
+        plan = _compile(program, kinds, d, now, tables, index)
+    except EvaluationError:
+        d.close()
+        raise
     model = SqlModel(program, d, tables, arity)
+    where = "the facts"
+    filled = {name for name, rows in given.items() if rows}
     try:
         d.run("BEGIN TRANSACTION")  # one commit, not one per statement of every round
         for name, table in tables.items():
             d.create(table, columns(arity[name]), kind_of[name], keyed=True)
-            rows = given.get(name)
-            if rows:
-                d.load(table, columns(arity[name]), kind_of[name], [t or (0,) for t in rows])
+            loaded = given.get(name)
+            if loaded:
+                d.load(table, columns(arity[name]), kind_of[name], [t or (0,) for t in loaded])
         for st, steps in plan:
-            model.rounds[st] = _run(d, steps, tables, index, arity, kind_of)
+            where = ", ".join(f"`{r}`" for r in program.strata[st])
+            model.rounds[st] = _run(d, steps, tables, index, arity, kind_of, filled)
         d.run("COMMIT")
     except Exception as exc:
-        where = ", ".join(f"`{r}`" for r in program.strata[st]) if "st" in locals() else "the facts"
         mapped = d.failure(exc, where)
         d.close()
         if mapped is not None:
@@ -131,7 +137,9 @@ def evaluate_sql(
     return model
 
 
-_Steps = tuple[tuple[str, ...], bool, dict[str, str], dict[str, list[tuple[str, str]]]]
+# (relations, recursive, each relation's full select, its variants as (delta relation, select),
+# whether each full select is already free of duplicates)
+_Steps = tuple[tuple[str, ...], bool, dict[str, str], dict[str, list[tuple[str, str]]], bool]
 
 
 def _compile(
@@ -141,7 +149,7 @@ def _compile(
     select, and each relation's variants as (delta relation, select)."""
     prep = prepared(program)
     c = RuleCompiler(program, kinds, d, now)
-    out = []
+    out: list[tuple[int, _Steps]] = []
     try:
         for st in prep.strata:
             full: dict[str, list[str]] = {}
@@ -157,16 +165,17 @@ def _compile(
             unions = {r: " UNION ALL ".join(qs) for r, qs in full.items()}
             cte = _linear(program, st, c, tables, d) if st.recursive and d.recursive_cte else None
             if cte is not None:
-                out.append((st.index, (st.relations, False, {st.relations[0]: cte}, {})))
+                out.append((st.index, (st.relations, False, {st.relations[0]: cte}, {}, True)))
             else:
-                out.append((st.index, (st.relations, st.recursive, unions, variants)))
+                single = all(len(qs) == 1 for qs in full.values())
+                out.append((st.index, (st.relations, st.recursive, unions, variants, single)))
     except _Unready as exc:
         raise _unsupported(
             [
                 Diagnostic(
                     "unsupported_on_backend",
                     "unsupported on the sql backend: a rule whose bindings it cannot order",
-                    exc.span or None,
+                    exc.span or Span(),
                 )
             ]
         ) from None
@@ -200,9 +209,20 @@ def _run(
     index: dict[str, int],
     arity: dict[str, int],
     kind_of: dict[str, list[str]],
+    filled: set[str],
 ) -> int:
-    """One stratum to its fixpoint; the number of rounds it ran."""
-    relations, recursive, unions, variants = steps
+    """One stratum to its fixpoint; the number of rounds it ran (`filled`:
+    the relations given facts of their own)."""
+    relations, recursive, unions, variants, distinct = steps
+    if not recursive:  # one statement per relation, no delta: what the table held is kept out
+        for r, select in unions.items():
+            if r in filled:
+                d.run(f"INSERT INTO {tables[r]} SELECT * FROM ({select}) AS q EXCEPT SELECT * FROM {tables[r]}")
+            elif distinct:
+                d.run(f"INSERT INTO {tables[r]} {select}")
+            else:
+                d.run(f"INSERT INTO {tables[r]} SELECT DISTINCT * FROM ({select}) AS q")
+        return 1
     names = {r: (d.quote(f"d{index[r]}"), d.quote(f"n{index[r]}")) for r in relations}
     counts = {}
     for r, select in unions.items():
