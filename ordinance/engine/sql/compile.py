@@ -18,6 +18,7 @@ backend answers exactly as the Python engine does, or not at all.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -51,6 +52,7 @@ __all__ = ["refusals", "RuleCompiler", "columns"]
 
 OPS = {"+", "-", "*", "/", "%", "band", "bor", "bxor", "land", "lor", "lxor"}
 FUNCS = {"min", "max", "cat", "strlen", "to_string", "lnot"}
+_COLUMN = re.compile(r"t[0-9]+\.c[0-9]+")
 _CMP = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
@@ -132,9 +134,12 @@ class RuleCompiler:
         self.n += 1
         return f"{prefix}{self.n}"
 
-    def select(self, rid: int, table: Callable[[str], str], delta: Mapping[int, str] | None = None) -> str:
-        """`SELECT DISTINCT` of rule `rid`'s head; body literal `p` reads
-        table `delta[p]` instead of `table(...)` (a semi-naive variant)."""
+    def select(
+        self, rid: int, table: Callable[[str], str], delta: Mapping[int, str] | None = None, distinct: bool = True
+    ) -> str:
+        """`SELECT DISTINCT` of rule `rid`'s head (`distinct` False: where the
+        caller removes duplicates); body literal `p` reads table `delta[p]`
+        instead of `table(...)` (a semi-naive variant)."""
         rule = self.program.rules[rid]
         occurrences: dict[str, int] = {}
         for t in rule.head.args:
@@ -145,17 +150,14 @@ class RuleCompiler:
                 for v in var_names(t, True):
                     occurrences[v] = occurrences.get(v, 0) + 1
         body = self.body(rule, rid, list(rule.body), {}, table, delta or {}, occurrences)
-        head = [self.expr(a, body.env, rid, table, occurrences) for a in rule.head.args] or ["0"]
-        cols = columns(rule.head.arity)
-        out = (
-            ", ".join(
-                f"{self.d.cast(h, self.kinds.column(rule.head.relation, i))} AS {c}"
-                for i, (h, c) in enumerate(zip(head, cols))
-            )
-            if rule.head.arity
-            else "0 AS z"
-        )
-        return f"SELECT DISTINCT {out}{self._from_where(body)}"
+        cols = []
+        for i, a in enumerate(rule.head.args):
+            sql = self.expr(a, body.env, rid, table, occurrences)
+            if not (isinstance(a, Var) and _COLUMN.fullmatch(sql)):  # a column has its type already
+                sql = self.d.cast(sql, self.kinds.column(rule.head.relation, i))
+            cols.append(f"{sql} AS c{i}")
+        out = ", ".join(cols) or "0 AS z"
+        return f"SELECT {'DISTINCT ' if distinct else ''}{out}{self._from_where(body)}"
 
     def _from_where(self, body: _Body) -> str:
         sql = f" FROM {', '.join(body.froms)}" if body.froms else ""

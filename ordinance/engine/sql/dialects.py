@@ -12,7 +12,7 @@ round's insert). The compiler and the driver are the same for all of them.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from ...diagnostics import Diagnostic, EvaluationError, LimitExceeded
 
@@ -95,7 +95,8 @@ class Dialect:
         spec = ", ".join(f"{c} {self.types[k]}" for c, k in zip(cols, kinds))
         self.run(f"CREATE TEMPORARY TABLE {table} ({spec})")
 
-    def load(self, table: str, cols: Sequence[str], kinds: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
+    def load(self, table: str, cols: Sequence[str], kinds: Sequence[str], data: Sequence[Sequence[Any]]) -> None:
+        """Add the tuples whose columns are `data` (one sequence per column) to `table`."""
         raise NotImplementedError
 
     def round(self, full: str, new: str, select: str) -> int:
@@ -152,16 +153,12 @@ class DuckDB(Dialect):
             connection = duckdb.connect()
         super().__init__(connection)
 
-    def load(self, table: str, cols: Sequence[str], kinds: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
+    def load(self, table: str, cols: Sequence[str], kinds: Sequence[str], data: Sequence[Sequence[Any]]) -> None:
         import numpy as np
 
-        data = list(rows)
-        if not data:
-            return
-        columns = list(zip(*data))
         arrays = {
             c: np.array(col, dtype=np.int64 if k == "int" else np.float64 if k == "float" else object)
-            for c, k, col in zip(cols, kinds, columns)
+            for c, k, col in zip(cols, kinds, data)
         }
         view = f"load_{table.strip(chr(34))}"
         self.con.register(view, arrays)
@@ -215,11 +212,11 @@ class PostgreSQL(Dialect):
         if keyed:
             self.run(f"CREATE UNIQUE INDEX ON {table} ({', '.join(cols)})")
 
-    def load(self, table: str, cols: Sequence[str], kinds: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
+    def load(self, table: str, cols: Sequence[str], kinds: Sequence[str], data: Sequence[Sequence[Any]]) -> None:
         with self.con.cursor() as cur:
             cur.execute(f"CREATE TEMPORARY TABLE load_ (LIKE {table})")
             with cur.copy(f"COPY load_ ({', '.join(cols)}) FROM STDIN") as copy:
-                for row in rows:
+                for row in zip(*data):
                     copy.write_row(row)
             cur.execute(f"INSERT INTO {table} SELECT * FROM load_ ON CONFLICT DO NOTHING")
             cur.execute("DROP TABLE load_")

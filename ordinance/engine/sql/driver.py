@@ -77,7 +77,9 @@ def evaluate_sql(
     """Evaluate `program` over `facts` at `now` on a SQL engine (a dialect
     name, or a `Dialect` on a connection of your own): the same relations as
     `ordinance.engine.evaluate`, or `unsupported_on_backend` up front."""
-    given: dict[str, list[tuple[Any, ...]]] = {name: list(map(tuple, rows)) for name, rows in (facts or {}).items()}
+    given: dict[str, list[tuple[Any, ...]]] = {
+        name: rows if isinstance(rows, list) else list(rows) for name, rows in (facts or {}).items()
+    }
     for rule in program.rules:
         if not rule.body:
             given.setdefault(rule.head.relation, []).append(tuple(ground_value(a, now) for a in rule.head.args))
@@ -94,8 +96,9 @@ def evaluate_sql(
         arity.setdefault(name, sizes.pop() if sizes else 0)
     index = {name: i for i, name in enumerate(sorted(arity))}
     kind_of = {name: [kinds.column(name, i) for i in range(n)] or ["int"] for name, n in arity.items()}
-    for name, rows in given.items():
-        for i, col in enumerate(zip(*rows)):
+    data = {name: list(zip(*rows)) if arity[name] else [(0,) * len(rows)] for name, rows in given.items() if rows}
+    for name, cols in data.items():
+        for i, col in enumerate(cols if arity[name] else ()):
             extra = set(map(type, col)) - set(_TYPES[kind_of[name][i]])
             if extra:
                 raise _unsupported(
@@ -121,9 +124,8 @@ def evaluate_sql(
         d.run("BEGIN TRANSACTION")  # one commit, not one per statement of every round
         for name, table in tables.items():
             d.create(table, columns(arity[name]), kind_of[name], keyed=True)
-            loaded = given.get(name)
-            if loaded:
-                d.load(table, columns(arity[name]), kind_of[name], [t or (0,) for t in loaded])
+            if name in data:
+                d.load(table, columns(arity[name]), kind_of[name], data[name])
         for st, steps in plan:
             where = ", ".join(f"`{r}`" for r in program.strata[st])
             model.rounds[st] = _run(d, steps, tables, index, arity, kind_of, filled)
@@ -196,7 +198,7 @@ def _linear(program: CheckedProgram, st: Any, c: RuleCompiler, tables: dict[str,
         return None
     rid, p = reads[0]
     base = [c.select(r, tables.__getitem__) for r in st.rules if r != rid]
-    step = c.select(rid, tables.__getitem__, {p: "rec"})
+    step = c.select(rid, tables.__getitem__, {p: "rec"}, distinct=False)  # UNION removes them
     cols = ", ".join(columns(program.relations[rel].arity))
     anchor = " UNION ".join([f"SELECT * FROM {tables[rel]}", *base])
     return f"WITH RECURSIVE rec({cols}) AS ({anchor} UNION {step}) SELECT * FROM rec"
