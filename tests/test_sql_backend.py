@@ -231,3 +231,18 @@ def test_the_stdlib_agrees_on_generated_histories(history, now):
     with evaluate_sql(STDLIB, db, now=now) as sql:
         for rel in STDLIB.relations:
             assert sql.tuples(rel) == set(model.tuples(rel)), rel
+
+
+def test_an_unreachable_postgresql_engine_is_a_clear_error(tmp_path):
+    program = compile_text(".decl n(x: number)\nm(X) :- n(X).")
+    url = f"postgresql://nobody:secret@/postgres?host={tmp_path}&port=1"
+    with pytest.raises(EvaluationError) as err:
+        evaluate_sql(program, {"n": [(1,)]}, engine="postgresql", url=url)
+    assert err.value.code == "backend_unavailable"
+    assert "secret" not in str(err.value)
+
+
+def test_an_unknown_engine_is_named():
+    with pytest.raises(EvaluationError) as err:
+        evaluate_sql(compile_text(".decl n(x: number)\nm(X) :- n(X)."), {}, engine="oracle")
+    assert err.value.code == "backend_unavailable" and "`oracle`" in str(err.value)

@@ -190,7 +190,13 @@ class PostgreSQL(Dialect):
                         )
                     ]
                 ) from None
-            connection = psycopg.connect(url or "", autocommit=True)
+            try:
+                connection = psycopg.connect(url or "", autocommit=True, connect_timeout=10)
+            except psycopg.Error as exc:  # the message, never the url: it may hold a password
+                first = (str(exc).strip().splitlines() or ["no answer"])[0].rstrip(".")
+                raise EvaluationError(
+                    [Diagnostic("backend_unavailable", f"cannot connect to the `postgresql` engine: {first}")]
+                ) from None
         super().__init__(connection)
 
     def cast(self, sql: str, kind: str) -> str:
