@@ -108,6 +108,7 @@ def test_symbols_now_and_time_comparisons_agree():
         (".decl n(x: number)\nm(Y) :- n(X), Y = X ^ 2.", "`^`"),
         (".decl n(x: number)\nm(Y) :- n(X), Y = X bshl 2.", "`bshl`"),
         (".decl n(x: unsigned)\nm(X) :- n(X).", "`unsigned`"),
+        (".decl f(x: float)\nm(S) :- f(_), S = sum X : { f(X) }.", "`sum` of floats"),
         (".decl n(x: number)\nm(Y) :- n(X), Y = to_number(to_string(X)).", "`to_number`"),
         ('.decl n(x: number)\nm(X) :- n(X).\nm("a").', "both"),
     ],
@@ -135,6 +136,12 @@ def test_division_by_zero_and_overflow_are_errors_as_in_the_engine():
     with pytest.raises(EvaluationError) as err:
         evaluate_sql(program, {"n": [(0,)]})
     assert err.value.code == "division_by_zero"
+    program = compile_text(".decl f(x: float)\nm(Y) :- f(X), Y = 1.5 / X.")
+    with pytest.raises(EvaluationError) as err:
+        evaluate_sql(program, {"f": [(0.0,)]})
+    assert err.value.code == "division_by_zero"
+    with evaluate_sql(program, {"f": [(2.0,)]}) as sql:
+        assert sql.tuples("m") == {(0.75,)}
     program = compile_text(".decl n(x: number)\nm(Y) :- n(X), Y = X * X.")
     with pytest.raises(OrdinanceError) as err:
         evaluate_sql(program, {"n": [(2**62,)]})
@@ -240,6 +247,16 @@ def test_an_unreachable_postgresql_engine_is_a_clear_error(tmp_path):
         evaluate_sql(program, {"n": [(1,)]}, engine="postgresql", url=url)
     assert err.value.code == "backend_unavailable"
     assert "secret" not in str(err.value)
+
+
+def test_a_symbol_with_quotes_and_backslashes_is_a_constant_not_sql(pg_admin_url):
+    text = '.decl s(x: symbol)\nhit(X) :- s(X), X = "a\\\\\' OR 1=1 --".\nmiss(X) :- s(X), X != "it\'s".'
+    program = compile_text(text)
+    db = {"s": [("a\\' OR 1=1 --",), ("it's",), ("b",)]}
+    assert_same(program, db)
+    assert_same(program, db, engine="postgresql", url=pg_admin_url)
+    with evaluate_sql(program, db) as sql:
+        assert sql.tuples("hit") == {db["s"][0]} and sql.tuples("miss") == {db["s"][0], ("b",)}
 
 
 def test_an_unknown_engine_is_named():

@@ -97,6 +97,8 @@ def _term_refusals(term: Term, kinds: Kinds, rid: int, found: list[Diagnostic]) 
             found.append(_refuse("unsigned numbers", span))
         elif isinstance(t, Const) and isinstance(t.value, float) and not math.isfinite(t.value):
             found.append(_refuse("a float that is not finite", span))
+        elif isinstance(t, Aggregate) and t.func == "sum" and _kind(kinds, rid, t) == "float":
+            found.append(_refuse("`sum` of floats (its rounding depends on the order it adds in)", span))
         elif isinstance(t, Aggregate):
             for lit in t.body:
                 if isinstance(lit, Predicate):

@@ -46,7 +46,7 @@ class Dialect:
 
     def binop(self, op: str, a: str, b: str, kind: str) -> str:
         if op == "/":
-            return f"({a} / {b})" if kind == "float" else self.intdiv(a, b)
+            return self.floatdiv(a, b) if kind == "float" else self.intdiv(a, b)
         return {
             "+": f"({a} + {b})",
             "-": f"({a} - {b})",
@@ -62,6 +62,9 @@ class Dialect:
 
     def intdiv(self, a: str, b: str) -> str:
         return f"({a} // {b})"
+
+    def floatdiv(self, a: str, b: str) -> str:
+        return f"({a} / {b})"
 
     def xor(self, a: str, b: str) -> str:
         return f"xor({a}, {b})"
@@ -153,6 +156,10 @@ class DuckDB(Dialect):
             connection = duckdb.connect()
         super().__init__(connection)
 
+    def floatdiv(self, a: str, b: str) -> str:
+        # DuckDB gives inf for a float divided by zero; the engine raises
+        return f"({a} / (CASE WHEN {b} = 0 THEN CAST(error('division by zero') AS DOUBLE) ELSE {b} END))"
+
     def load(self, table: str, cols: Sequence[str], kinds: Sequence[str], data: Sequence[Sequence[Any]]) -> None:
         import numpy as np
 
@@ -192,6 +199,7 @@ class PostgreSQL(Dialect):
                 ) from None
             try:
                 connection = psycopg.connect(url or "", autocommit=True, connect_timeout=10)
+                connection.execute("SET standard_conforming_strings = on")  # a backslash in a literal is a backslash
             except psycopg.Error as exc:  # the message, never the url: it may hold a password
                 first = (str(exc).strip().splitlines() or ["no answer"])[0].rstrip(".")
                 raise EvaluationError(
