@@ -62,10 +62,6 @@ class SqlModel:
         self.close()
 
 
-def _unsupported(diags: list[Diagnostic]) -> EvaluationError:
-    return EvaluationError(diags)
-
-
 def evaluate_sql(
     program: CheckedProgram,
     facts: Mapping[str, Iterable[tuple[Any, ...]]] | None = None,
@@ -86,7 +82,7 @@ def evaluate_sql(
     kinds = infer_kinds(program, given)
     found = refusals(program, kinds)
     if found:
-        raise _unsupported(found)
+        raise EvaluationError(found)
     arity = {name: r.arity for name, r in program.relations.items()}
     for name, rows in given.items():
         sizes = {len(t) for t in rows} | ({arity[name]} if name in arity else set())
@@ -101,7 +97,7 @@ def evaluate_sql(
         for i, col in enumerate(cols if arity[name] else ()):
             extra = set(map(type, col)) - set(_TYPES[kind_of[name][i]])
             if extra:
-                raise _unsupported(
+                raise EvaluationError(
                     [
                         Diagnostic(
                             "unsupported_on_backend",
@@ -172,7 +168,7 @@ def _compile(
                 single = all(len(qs) == 1 for qs in full.values())
                 out.append((st.index, (st.relations, st.recursive, unions, variants, single)))
     except _Unready as exc:
-        raise _unsupported(
+        raise EvaluationError(
             [
                 Diagnostic(
                     "unsupported_on_backend",
