@@ -256,6 +256,8 @@ CODES: dict[str, tuple[str, str]] = {
     "division_by_zero": ("engine", "a rule divides by zero"),
     "invalid_number": ("engine", "a conversion of text that is not a number"),
     "limit_exceeded": ("engine", "a tuple, round or time limit was reached"),
+    "unsupported_on_backend": ("engine", "a construct the chosen SQL backend does not compile (engine/sql)"),
+    "backend_unavailable": ("engine", "the chosen SQL backend's driver is not installed or cannot connect"),
     # the store
     "store": ("store", "the store refused or failed an operation"),
     "stale_epoch": ("store", "a write under an epoch older than the newest for its resource"),

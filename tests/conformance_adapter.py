@@ -36,12 +36,23 @@ __all__ = ["Evaluator"]
 
 
 class Evaluator:
+    """`engine`: `python` (the tuple-at-a-time engine) or a SQL dialect of
+    `ordinance.engine.sql` (`duckdb`)."""
+
+    def __init__(self, engine: str = "python"):
+        self.engine = engine
+
     def evaluate(self, program: Program) -> Model:
         facts = {name: [tuple(row) for row in rows] for name, rows in program.facts.items()}
         items = tuple(item for text in program.rules for item in parse(_terminated(text)).items)
         extensional = _arities(facts)
         defined = set(extensional) | {i.head.relation for i in items if isinstance(i, Rule)}
         checked = _check(Ast(items), extensional | _undefined(items, defined), defined)
+        if self.engine != "python":
+            from ordinance.engine.sql import evaluate_sql
+
+            with evaluate_sql(checked, facts, engine=self.engine) as sql:
+                return Model(facts={name: sql.tuples(name) for name in sql.relations})
         model = evaluate(checked, facts)
         return Model(facts={name: set(model.tuples(name)) for name in model.relations})
 

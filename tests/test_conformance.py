@@ -19,3 +19,9 @@ def test_the_core_corpus_has_114_cases():
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case(case):
     YamlTestRunner(Evaluator()).run_test_case(case)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case_on_duckdb(case):
+    """The same corpus on the SQL backend (ordinance.engine.sql)."""
+    YamlTestRunner(Evaluator("duckdb")).run_test_case(case)

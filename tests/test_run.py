@@ -184,3 +184,27 @@ def test_a_leading_zero_is_a_decimal_number_as_in_souffle(tmp_path: Path) -> Non
     code, _, err = run(tmp_path, program, {"n.facts": "040\t007\t0x1F\n-010\t0\t-0x10\n"})
     assert (code, err) == (0, "")
     assert (tmp_path / "out" / "n.csv").read_text() == "-10\t0\t-16\n40\t7\t31\n"
+
+
+@pytest.mark.parametrize("engine", ["python", "duckdb"])
+def test_the_engines_write_the_same_outputs(tmp_path: Path, engine: str) -> None:
+    program = REACH + ".decl far(x: number)\n.output far\nfar(X) :- edge(X, _), !path(X, 4), X > 0.\n"
+    code, out, err = run(tmp_path, program, {"edge.facts": "1\t2\n2\t3\n3\t4\n5\t6\n"}, "--engine", engine)
+    assert (code, out, err) == (0, "path\t7\n", "")
+    assert (tmp_path / "out" / "path.csv").read_text() == "1\t2\n1\t3\n1\t4\n2\t3\n2\t4\n3\t4\n5\t6\n"
+    assert (tmp_path / "out" / "far.csv").read_text() == "5\n"
+
+
+def test_the_postgresql_engine_runs_on_its_url(tmp_path: Path, pg_admin_url: str) -> None:
+    files = {"edge.facts": "1\t2\n2\t3\n3\t4\n"}
+    code, out, err = run(tmp_path, REACH, files, "--engine", "postgresql", "--engine-url", pg_admin_url)
+    assert (code, out, err) == (0, "path\t6\n", "")
+    assert (tmp_path / "out" / "path.csv").read_text() == "1\t2\n1\t3\n1\t4\n2\t3\n2\t4\n3\t4\n"
+
+
+def test_a_construct_the_sql_engine_does_not_compile_is_refused(tmp_path: Path) -> None:
+    program = REACH + ".decl odd(x: number)\n.output odd\nodd(Y) :- edge(X, _), Y = X bshl 1.\n"
+    code, _, err = run(tmp_path, program, {"edge.facts": "1\t2\n"}, "--engine", "duckdb")
+    assert code != 0
+    assert "error[unsupported_on_backend]" in err and "`bshl`" in err
+    assert not (tmp_path / "out" / "path.csv").exists()
