@@ -230,3 +230,46 @@ def test_a_logged_decision_is_audited_over_the_store_at_its_own_revision(project
     got = rows(run("audit", "--decisions", "--jsonl", *db))
     assert got["cc-h2"]["happened"] == "logged-defer" and got["cc-h2"]["answer"] == "defer"
     assert got["cc-h3"]["happened"] == "logged-ask" and got["cc-h3"]["answer"] == "ask"  # by its logged `asked`
+
+
+# A transcript the real client wrote (Claude Code 2.1.332, tests/fixtures/transcripts/README.md):
+# one Bash call, `git push -q origin feature`, let through by the hook (then: `allow`) and run.
+REAL = Path(__file__).parent / "fixtures" / "transcripts" / "claude-code-push.jsonl"
+REAL_PROJECT = "/tmp/e2e/project"
+
+
+def real_store(tmp_path: Path) -> list[str]:
+    """The owner's policy and a store granting the real session's project before it ran."""
+    (tmp_path / "owner.rules").write_text(CLAUDE_CODE_POLICY)
+    grant = Event(
+        "assert", "grant", ("claude-code", REAL_PROJECT, 1), "init", "jw", seq=1, time="2026-12-02T13:00:00.000000Z"
+    )
+    with open_store(str(tmp_path / "owner.db"), schema_of(POLICY)) as store:
+        import_jsonl(store, io.StringIO(json.dumps(grant.to_json()) + "\n"))
+    return ["--db", str(tmp_path / "owner.db"), "--policy", str(tmp_path / "owner.rules")]
+
+
+def test_a_real_claude_code_transcript_is_read_and_audited(tmp_path: Path) -> None:
+    read = read_calls([REAL])
+    assert read.problems == []  # its 29 other records (attachments, queue operations, api requests, ...) skipped
+    (call,) = read.calls
+    assert (call.id, call.tool, call.input["command"]) == ("toolu_e2e0001", "Bash", "git push -q origin feature")
+    assert (call.session, call.cwd) == ("097385c4-83d7-475e-9724-3eef1a1f7d70", REAL_PROJECT)
+    assert call.happened == "ran" and call.denial == ""  # joined with its tool_result
+    # the spelling the real client writes for a call a hook let through: `accept`, by `hook`
+    (result,) = [json.loads(line) for line in REAL.read_text().splitlines() if '"tool_result"' in line]
+    assert result["permissionDecision"] == {"decision": "accept", "source": "hook", "reasonType": "hook"}
+    assert "toolDenialKind" not in result
+    got = rows(run("audit", str(REAL), "--jsonl", *real_store(tmp_path)))
+    assert {k: (r["answer"], r["happened"]) for k, r in got.items()} == {"toolu_e2e0001": ("defer", "ran")}
+    assert got["toolu_e2e0001"]["action"] == "claude-code Bash git push -q origin feature"
+
+
+def test_a_force_push_in_the_real_transcripts_records_is_refused_by_the_policy(tmp_path: Path) -> None:
+    """The real session has no force push: its records, with only the command edited, audit as one."""
+    forced = REAL.read_text().replace("git push -q origin feature", "git push -f origin main")
+    assert forced.count("git push -f origin main") == 1
+    (tmp_path / "forced.jsonl").write_text(forced)
+    got = rows(run("audit", str(tmp_path / "forced.jsonl"), "--jsonl", *real_store(tmp_path)))
+    row = got["toolu_e2e0001"]
+    assert (row["answer"], [r["code"] for r in row["reasons"]], row["happened"]) == ("deny", ["force-push-main"], "ran")
