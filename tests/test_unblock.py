@@ -59,6 +59,11 @@ def test_a_missing_permit_says_what_to_add_and_why_not_prints_it(tmp_path: Path,
         assert ("add", "grant", ("carol", "repo", 1)) in {
             (c.how, c.relation, c.tuple) for c in unblock(reason.proof, POLICY)
         }
+        # a scope the caller names only narrows: what it lacks is the call's own, never a fact to add
+        d = Gate(POLICY, store).decide(Request("a4", "write", "w1", "carol", 1, scope="repo"), NOW)
+        got = unblock(d.reasons[0].proof, POLICY)
+        assert got and {c.how for c in got if c.relation.startswith("request")} == {"call"}
+        assert 'the call itself would have to differ (request_scope("a4", "w1"))' in {c.text for c in got}
     monkeypatch.chdir(tmp_path)
     (tmp_path / "policy.rules").write_text('.include "continuity"\n')
     out = CliRunner().invoke(
