@@ -108,11 +108,13 @@ def test_every_call_once_with_what_the_policy_says_and_what_happened(project: Pa
     assert answers == {
         "toolu_1": ("deny", ["force-push-main"], "ran"),
         "toolu_2": ("ask", ["secret-file"], "refused-by-host"),
-        "toolu_3": ("deny", ["outside-project"], "refused-by-hook"),
-        "toolu_4": ("allow", [], "ran"),
-        "toolu_5": ("allow", [], "failed"),
-        "toolu_6": ("allow", [], "no-result"),
-        "toolu_7": ("allow", [], "ran"),
+        # scope follows the target: the project's grant does not reach /etc/passwd either
+        "toolu_3": ("deny", ["outside-project", "no-grant"], "refused-by-hook"),
+        # permitted: the hook defers to Claude Code's own permission flow (nothing auto-allows)
+        "toolu_4": ("defer", [], "ran"),
+        "toolu_5": ("defer", [], "failed"),
+        "toolu_6": ("defer", [], "no-result"),
+        "toolu_7": ("defer", [], "ran"),
     }
     assert got["toolu_1"]["action"] == "claude-code Bash cd sub && git push -f origin main"
     assert got["toolu_3"]["reasons"][0]["detail"] == "/etc/passwd"
@@ -123,7 +125,7 @@ def test_facts_count_as_the_store_held_them_at_each_calls_time(project: Path) ->
     late = [use(8, "Read", {"file_path": f"{PROJECT}/x"}, 45), result(8, 45)]  # 10:45, after the stop
     write(project / "late.jsonl", late)
     got = rows(run("audit", "projects", "late.jsonl", "--jsonl"))
-    assert got["toolu_4"]["answer"] == "allow"  # 10:04: no stop yet
+    assert got["toolu_4"]["answer"] == "defer"  # 10:04: no stop yet
     assert got["toolu_8"]["answer"] == "deny" and got["toolu_8"]["reasons"][0]["code"] == "owner-stop"
 
 
@@ -139,23 +141,25 @@ def test_the_summary_counts_by_reason_tool_and_session(project: Path) -> None:
     out = run("audit", "projects")
     assert out.exit_code == 0, out.output
     text = out.output
-    assert text.startswith("7 tool calls: 4 allow, 1 ask, 2 deny")
+    assert text.startswith("7 tool calls: 4 defer, 1 ask, 2 deny")
     assert re.search(r"1  deny force-push-main", text) and re.search(r"1  ask secret-file", text)
-    assert re.search(r"4  Bash \(3 allow, 1 deny\)", text)
-    assert re.search(r"7  s1 \(4 allow, 1 ask, 2 deny\)", text)
+    assert re.search(r"4  Bash \(3 defer, 1 deny\)", text)
+    assert re.search(r"7  s1 \(4 defer, 1 ask, 2 deny\)", text)
     assert re.search(r"1  refused-by-hook \(1 deny\)", text)
 
 
 def test_against_an_older_policy_lists_exactly_the_calls_that_flip(project: Path) -> None:
-    old = CLAUDE_CODE_POLICY.replace('forbid(A, "outside-project"', 'forbid_x(A, "outside-project"')
+    # (outside-project alone no longer flips: scope follows the target, so no grant reaches /etc/passwd)
+    old = CLAUDE_CODE_POLICY.replace('forbid(A, "force-push-main"', 'forbid_x(A, "force-push-main"')
+    assert old != CLAUDE_CODE_POLICY
     (project / "old.rules").write_text(".decl forbid_x(a: symbol, c: symbol, d: symbol)\n" + old)
     got = rows(run("audit", "projects", "--against", "old.rules", "--jsonl"))
     flips = {k: r["flip"] for k, r in got.items() if r["flip"]}
-    assert flips == {"toolu_3": "newly-blocked"}
+    assert flips == {"toolu_1": "newly-blocked"}
     back = rows(run("audit", "projects", "--policy", "old.rules", "--against", "policy.rules", "--jsonl"))
-    assert {k: r["flip"] for k, r in back.items() if r["flip"]} == {"toolu_3": "newly-allowed"}
+    assert {k: r["flip"] for k, r in back.items() if r["flip"]} == {"toolu_1": "newly-allowed"}
     text = run("audit", "projects", "--against", "old.rules").output
-    assert "newly-blocked: 1\n  toolu_3  allow -> deny (outside-project)" in text and "newly-allowed: 0" in text
+    assert "newly-blocked: 1\n  toolu_1  defer -> deny (force-push-main)" in text and "newly-allowed: 0" in text
 
 
 def test_damaged_transcripts_are_reported_line_by_line_and_never_fatal(project: Path) -> None:
@@ -216,7 +220,56 @@ def test_a_logged_decision_is_audited_over_the_store_at_its_own_revision(project
     db = ["--db", str(project / "fresh.db")]
     call = {"tool_name": "Read", "tool_input": {"file_path": f"{PROJECT}/a"}, "cwd": PROJECT, "tool_use_id": "h2"}
     hooked = CliRunner().invoke(cli, ["hook", "claude-code", "--project", PROJECT, *db], input=json.dumps(call))
-    assert json.loads(hooked.output)["hookSpecificOutput"]["permissionDecision"] == "allow", hooked.output
-    assert run("assert", 'stop("everything", 2026-01-01T00:00:00Z).', *db).exit_code == 0  # after the decision
+    assert hooked.exit_code == 0, hooked.output
+    # permitted, not auto-allowed: the hook defers to Claude Code (no permissionDecision)
+    assert "permissionDecision" not in json.loads(hooked.output or "{}").get("hookSpecificOutput", {}), hooked.output
+    env = {"tool_name": "Write", "tool_input": {"file_path": f"{PROJECT}/.env"}, "cwd": PROJECT, "tool_use_id": "h3"}
+    hooked = CliRunner().invoke(cli, ["hook", "claude-code", "--project", PROJECT, *db], input=json.dumps(env))
+    assert json.loads(hooked.output)["hookSpecificOutput"]["permissionDecision"] == "ask", hooked.output
+    assert run("assert", 'stop("everything", 2026-01-01T00:00:00Z).', *db).exit_code == 0  # after the decisions
     got = rows(run("audit", "--decisions", "--jsonl", *db))
-    assert got["cc-h2"]["happened"] == "logged-allow" and got["cc-h2"]["answer"] == "allow"
+    assert got["cc-h2"]["happened"] == "logged-defer" and got["cc-h2"]["answer"] == "defer"
+    assert got["cc-h3"]["happened"] == "logged-ask" and got["cc-h3"]["answer"] == "ask"  # by its logged `asked`
+
+
+# A transcript the real client wrote (Claude Code 2.1.332, tests/fixtures/transcripts/README.md):
+# one Bash call, `git push -q origin feature`, let through by the hook (then: `allow`) and run.
+REAL = Path(__file__).parent / "fixtures" / "transcripts" / "claude-code-push.jsonl"
+REAL_PROJECT = "/tmp/e2e/project"
+
+
+def real_store(tmp_path: Path) -> list[str]:
+    """The owner's policy and a store granting the real session's project before it ran."""
+    (tmp_path / "owner.rules").write_text(CLAUDE_CODE_POLICY)
+    grant = Event(
+        "assert", "grant", ("claude-code", REAL_PROJECT, 1), "init", "jw", seq=1, time="2026-12-02T13:00:00.000000Z"
+    )
+    with open_store(str(tmp_path / "owner.db"), schema_of(POLICY)) as store:
+        import_jsonl(store, io.StringIO(json.dumps(grant.to_json()) + "\n"))
+    return ["--db", str(tmp_path / "owner.db"), "--policy", str(tmp_path / "owner.rules")]
+
+
+def test_a_real_claude_code_transcript_is_read_and_audited(tmp_path: Path) -> None:
+    read = read_calls([REAL])
+    assert read.problems == []  # its 29 other records (attachments, queue operations, api requests, ...) skipped
+    (call,) = read.calls
+    assert (call.id, call.tool, call.input["command"]) == ("toolu_e2e0001", "Bash", "git push -q origin feature")
+    assert (call.session, call.cwd) == ("097385c4-83d7-475e-9724-3eef1a1f7d70", REAL_PROJECT)
+    assert call.happened == "ran" and call.denial == ""  # joined with its tool_result
+    # the spelling the real client writes for a call a hook let through: `accept`, by `hook`
+    (result,) = [json.loads(line) for line in REAL.read_text().splitlines() if '"tool_result"' in line]
+    assert result["permissionDecision"] == {"decision": "accept", "source": "hook", "reasonType": "hook"}
+    assert "toolDenialKind" not in result
+    got = rows(run("audit", str(REAL), "--jsonl", *real_store(tmp_path)))
+    assert {k: (r["answer"], r["happened"]) for k, r in got.items()} == {"toolu_e2e0001": ("defer", "ran")}
+    assert got["toolu_e2e0001"]["action"] == "claude-code Bash git push -q origin feature"
+
+
+def test_a_force_push_in_the_real_transcripts_records_is_refused_by_the_policy(tmp_path: Path) -> None:
+    """The real session has no force push: its records, with only the command edited, audit as one."""
+    forced = REAL.read_text().replace("git push -q origin feature", "git push -f origin main")
+    assert forced.count("git push -f origin main") == 1
+    (tmp_path / "forced.jsonl").write_text(forced)
+    got = rows(run("audit", str(tmp_path / "forced.jsonl"), "--jsonl", *real_store(tmp_path)))
+    row = got["toolu_e2e0001"]
+    assert (row["answer"], [r["code"] for r in row["reasons"]], row["happened"]) == ("deny", ["force-push-main"], "ran")

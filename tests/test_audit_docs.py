@@ -36,12 +36,7 @@ def test_the_documented_commands_run(tmp_path: Path) -> None:
     use = {"type": "tool_use", "id": "toolu_9", "name": "Write", "input": {"file_path": "/etc/passwd", "content": ""}}
     record = {"type": "assistant", "timestamp": "2099-01-01T00:00:00Z", "cwd": str(tmp_path / "demo"), "sessionId": "s"}
     (sessions / "s.jsonl").write_text(json.dumps({**record, "message": {"content": [use]}}) + "\n")
-    prelude = ["set -e", "cp_old() { cp policy.rules old.rules; }"]
-    lines = []
-    for c in script:
-        lines.append(c)
-        if c.startswith("cd demo") or "&& cd demo" in c:
-            lines.append("cp_old")
+    lines = ["set -e", *script]
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("ORDINANCE_")},
         "HOME": str(home),
@@ -49,10 +44,11 @@ def test_the_documented_commands_run(tmp_path: Path) -> None:
         "COLUMNS": "200",
     }
     done = subprocess.run(
-        ["bash", "-c", "\n".join(prelude + lines)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        ["bash", "-c", "\n".join(lines)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout
     assert "cd sub && git push -f origin main" in out and "decision 2, rebuilt under its own policy" in out
     assert "forbid force-push-main" in out and "1 tool calls: 1 deny" in out
     assert (tmp_path / "demo" / "audit.html").exists() and (tmp_path / "demo" / "audit.jsonl").exists()
+    assert sorted(p.name for p in (tmp_path / "demo").iterdir() if p.suffix == ".db") == []  # the store is the owner's

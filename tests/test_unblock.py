@@ -52,12 +52,18 @@ def test_each_forbid_names_what_would_have_to_change(tmp_path: Path) -> None:
 
 def test_a_missing_permit_says_what_to_add_and_why_not_prints_it(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     with open_store(str(tmp_path / "u.db"), schema_of(POLICY)) as store:
-        d = Gate(POLICY, store).decide(Request("a2", "write", "w1", "carol", 1, scope="repo"), NOW)
+        # scope follows the target: a grant of the scope the request targets is what it lacks
+        d = Gate(POLICY, store).decide(Request("a2", "write", "repo", "carol", 1), NOW)
         (reason,) = d.reasons
         assert reason.kind == "missing-permit"
         assert ("add", "grant", ("carol", "repo", 1)) in {
             (c.how, c.relation, c.tuple) for c in unblock(reason.proof, POLICY)
         }
+        # a scope the caller names only narrows: what it lacks is the call's own, never a fact to add
+        d = Gate(POLICY, store).decide(Request("a4", "write", "w1", "carol", 1, scope="repo"), NOW)
+        got = unblock(d.reasons[0].proof, POLICY)
+        assert got and {c.how for c in got if c.relation.startswith("request")} == {"call"}
+        assert 'the call itself would have to differ (request_scope("a4", "w1"))' in {c.text for c in got}
     monkeypatch.chdir(tmp_path)
     (tmp_path / "policy.rules").write_text('.include "continuity"\n')
     out = CliRunner().invoke(

@@ -36,12 +36,19 @@ def hook(root: Path, name: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def owner(tmp_path: Path) -> Path:
+    """The owner's directory `init --claude-code --home` makes, outside the project."""
+    return (tmp_path / "owner").resolve()
+
+
+@pytest.fixture
+def project(tmp_path: Path, owner: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = (tmp_path / "p").resolve()
-    assert run("init", "--claude-code", str(root)).exit_code == 0
+    init = run("init", "--claude-code", str(root), "--home", str(owner))
+    assert init.exit_code == 0, init.output
     monkeypatch.chdir(root)
-    for var in ("ORDINANCE_POLICY", "ORDINANCE_DB"):
-        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("ORDINANCE_DB", str(owner / "ordinance.db"))
+    monkeypatch.setenv("ORDINANCE_POLICY", str(owner / "policy.rules"))
     return root
 
 
@@ -65,10 +72,10 @@ def test_why_decision_rebuilds_a_blocked_bash_calls_proof_in_text_json_and_dot(p
     assert dot.startswith("digraph decision {") and "force-push-main" in dot and "->" in dot
 
 
-def test_a_changed_policy_says_so_and_shows_the_logged_answer_beside_its_own(project: Path) -> None:
+def test_a_changed_policy_says_so_and_shows_the_logged_answer_beside_its_own(project: Path, owner: Path) -> None:
     hook(project, "push")
     seq = seqs(project)["push"]
-    policy = project / "policy.rules"
+    policy = owner / "policy.rules"
     policy.write_text(policy.read_text().replace('forbid(A, "force-push-main"', 'forbid_unused(A, "force-push-main"'))
     policy.write_text(".decl forbid_unused(a: symbol, c: symbol, d: symbol)\n" + policy.read_text())
     out = run("why", "--decision", str(seq))
@@ -147,10 +154,10 @@ def test_the_service_and_mcp_rebuild_a_decision_for_its_agent_and_the_owner_only
         assert asyncio.run(ask())["decision"]["reasons"][0]["code"] == "outside-project"
 
 
-def test_a_policy_without_the_tool_relations_rebuilds_without_error(project: Path) -> None:
+def test_a_policy_without_the_tool_relations_rebuilds_without_error(project: Path, owner: Path) -> None:
     hook(project, "push")
     seq = seqs(project)["push"]
-    (project / "policy.rules").write_text('.include "continuity"\n')
+    (owner / "policy.rules").write_text('.include "continuity"\n')
     data = json.loads(run("why", "--decision", str(seq), "--json").output)
     assert not data["same_policy"] and data["decision"]["errors"] == []
     assert data["decision"]["allowed"] is True  # the project's grant permits; nothing here reads the command

@@ -12,7 +12,7 @@ from typing import Any
 from ..diagnostics import OrdinanceError
 from ..explain import Annotate, explain_text
 from ..rules.checked import CheckedProgram
-from .replay import Audited
+from .replay import ASK, DENY, Audited
 from .report import Summary, row_json
 
 __all__ = ["Report", "PROOFS"]
@@ -33,7 +33,7 @@ class Report:
     def add(self, a: Audited) -> None:
         row = row_json(a)
         row["proof"] = None
-        if a.answer != "allow":
+        if a.answer in (ASK, DENY):
             if self.proofs < PROOFS:
                 row["proof"] = explain_text(a.decision, self.annotate, self.program)
                 self.proofs += 1

@@ -16,16 +16,21 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from ..explain import ask_codes, outcome_word
+from ..explain import ask_codes, logged_asked
 from ..facts import FACT_KINDS, Store
 from ..gate import Decision, Gate, Request
+from ..hosts.flow import verdict_of
 from .transcripts import ToolCall, instant
 
-__all__ = ["Subject", "Audited", "Timeline", "audit", "answer_of", "subjects_of_calls", "subjects_of_log"]
+__all__ = ["Subject", "Audited", "Timeline", "audit", "answer_of", "subjects_of_calls", "subjects_of_log", "ANSWERS"]
 
-ALLOW, ASK, DENY = "allow", "ask", "deny"
+# the hook's answers (hosts.flow.verdict_of): a permitted call defers to the
+# host's own permission flow unless the policy auto-allows it
+ALLOW, DEFER, ASK, DENY = "allow", "defer", "ask", "deny"
+ANSWERS = (ALLOW, DEFER, ASK, DENY)
+PERMITTED = (ALLOW, DEFER)
 ToRequest = Callable[[Mapping[str, Any]], Request]  # a hook payload -> its Request (the host's mapping)
 
 
@@ -47,7 +52,7 @@ class Subject:
 
 @dataclass(frozen=True, slots=True)
 class Audited:
-    """A subject, the policy's decision and answer (allow, ask, deny), and
+    """A subject, the policy's decision and answer (ANSWERS), and
     the earlier policy's (`was`, `was_answer`) when compared."""
 
     subject: Subject
@@ -58,23 +63,24 @@ class Audited:
 
     @property
     def flip(self) -> str | None:
-        """`newly-blocked` (now deny, was not), `newly-allowed` (now allow, was not),
-        `changed` (ask to or from allow/deny otherwise), None if the same or not compared."""
+        """`newly-blocked` (now deny, was not), `newly-allowed` (now permitted,
+        allow or defer, was not), `changed` (otherwise: to or from ask, or
+        between allow and defer), None if the same or not compared."""
         if self.was_answer is None or self.was_answer == self.answer:
             return None
         if self.answer == DENY:
             return "newly-blocked"
-        if self.answer == ALLOW:
+        if self.answer in PERMITTED and self.was_answer not in PERMITTED:
             return "newly-allowed"
         return "changed"
 
 
-_ANSWER = {"allowed": ALLOW, "ask": ASK, "DENIED": DENY, "ERROR": DENY}
-
-
-def answer_of(d: Decision, asks: frozenset[str]) -> str:
-    """What the hook answers: allow, ask (allowed with a flag of an ask code) or deny (errors deny)."""
-    return _ANSWER[outcome_word(d, asks)]
+def answer_of(d: Decision, asks: frozenset[str], asked: Sequence[str] | None = None) -> str:
+    """What the hook answers (ANSWERS): deny (forbidden, or an error), ask (a
+    flag whose code is in `asks`; for a logged decision, its `asked`), allow
+    (the policy auto-allows), else defer."""
+    codes = sorted({f.code for f in d.flags if f.code in asks}) if asked is None else list(asked)
+    return verdict_of(d, codes).kind
 
 
 class Timeline:
@@ -116,9 +122,9 @@ def subjects_of_calls(calls: Iterable[ToolCall], to_request: ToRequest, problems
         yield Subject(c.id, c.tool, c.session, request, c.time, c.happened, where)
 
 
-def subjects_of_log(store: Store, asks: frozenset[str], declared: Mapping[str, int]) -> Iterator[Subject]:
+def subjects_of_log(store: Store, declared: Mapping[str, int]) -> Iterator[Subject]:
     """The decisions ordinance logged, as subjects at their own revision (what
-    happened: the logged answer); request attributes the auditing policy does
+    happened: the logged answer, an ask by its `asked`); request attributes the auditing policy does
     not declare are dropped, as the hook fills only what a policy declares."""
     for e in store.decisions():
         if e.payload is None:
@@ -126,7 +132,7 @@ def subjects_of_log(store: Store, asks: frozenset[str], declared: Mapping[str, i
         d = Decision.from_payload(e.payload, e.seq)
         r = replace(d.request, attributes=tuple(a for a in d.request.attributes if a[0] in declared))
         session = next((str(a[0]) for rel, a in r.attributes if rel == "request_session" and a), "log")
-        happened = f"logged-{answer_of(d, asks)}"
+        happened = f"logged-{answer_of(d, frozenset(), logged_asked(e.payload))}"
         yield Subject(r.id, r.kind, session, r, d.now, happened, f"decision {e.seq}", d.revision)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..explain import action_text
 from ..values import escape, format_instant
-from .replay import Audited
+from .replay import ANSWERS, Audited
 
 __all__ = ["Summary", "row_json"]
 
@@ -105,10 +105,7 @@ class Summary:
 
     def text(self) -> str:
         """The summary a person reads first (everything a transcript wrote is escaped)."""
-        lines = [
-            f"{self.calls} tool calls: "
-            + ", ".join(f"{self.answers[k]} {k}" for k in ("allow", "ask", "deny") if self.answers[k])
-        ]
+        lines = [f"{self.calls} tool calls: " + ", ".join(f"{self.answers[k]} {k}" for k in ANSWERS if self.answers[k])]
         for title, counter in (("by reason", self.reasons),):
             if counter:
                 lines.append(f"{title}:")
@@ -119,7 +116,7 @@ class Summary:
                 grouped.setdefault(k, Counter())[answer] = n
             lines.append(f"{title}:")
             for k, c in sorted(grouped.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])):
-                parts = ", ".join(f"{c[a]} {a}" for a in ("allow", "ask", "deny") if c[a])
+                parts = ", ".join(f"{c[a]} {a}" for a in ANSWERS if c[a])
                 lines.append(f"  {sum(c.values()):>7}  {escape(k)} ({parts})")
         if self.compared:
             for flip in ("newly-blocked", "newly-allowed", "changed"):

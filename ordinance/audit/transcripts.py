@@ -5,7 +5,12 @@ Claude Code keeps a session as JSON Lines (`~/.claude/projects/<project>/
 a `tool_use` block (`id`, `name`, `input`) of an `assistant` record; what
 became of it is the `tool_result` block (`tool_use_id`, `is_error`) of a
 later `user` record, beside the record's `toolUseResult`,
-`permissionDecision` (`decision`, `source`) and `toolDenialKind`.
+`permissionDecision` (`decision`, `source`) and `toolDenialKind`. Seen in a
+real transcript (Claude Code 2.1.332, tests/fixtures/transcripts): a call a
+hook let through has `{"decision": "accept", "source": "hook", "reasonType":
+"hook"}` and no `toolDenialKind`. The denial spellings read here (`deny`,
+`reject` and their participles; a `toolDenialKind`; a `source` naming a
+hook) are not yet seen in one.
 
 `read_calls(paths)` reads files and directories (every `*.jsonl` under a
 directory, subagents included), keeps each call once (by its id: a call

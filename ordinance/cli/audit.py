@@ -9,7 +9,7 @@ import click
 
 from ..audit import Report, Summary, Timeline, audit, read_calls, row_json
 from ..audit import claude_code_request, subjects_of_calls, subjects_of_log
-from ..explain import annotator, ask_codes
+from ..explain import annotator
 from ..gate import Gate
 from ..values import escape
 from .common import db_option, load_policy, open_db, policy_option, progress
@@ -77,7 +77,7 @@ def command(
         to_request = claude_code_request(gate.request_relations, agent, project, epoch)
         subjects = list(subjects_of_calls(read.calls, to_request, problems))
         if decisions:
-            subjects += sorted(subjects_of_log(store, ask_codes(program), gate.request_relations), key=lambda s: s.now)
+            subjects += sorted(subjects_of_log(store, gate.request_relations), key=lambda s: s.now)
         summary = Summary()
         report = Report(program, annotator(store, store.revision())) if html is not None else None
         lines: list[str] = []

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
 
-from ..diagnostics import OrdinanceError
-from ..rules.checked import CheckedProgram
-from ..explain import action_text, annotator, ask_codes, decision_json, outcome_word, rebuild, rebuilt_json
+from ..explain import action_text, annotator, decision_json, logged_asked, outcome_word, rebuild, rebuilt_json
 from ..gate import Decision, Gate, Replayed, replay_log
 from ..values import format_instant
 from .deadline import limits
@@ -92,10 +89,10 @@ def log_command(
     decision: the request, allowed or not, the reason codes, and the store
     revision, policy hash and `now` it was made at. Without --after the
     newest --limit decisions are shown; a full page ends with the command
-    for the next one. A Bash call shows its command; an allowed call with
-    a flag the policy asks on (`ask_code`) shows as `ask`.
+    for the next one. A Bash call shows its command; a call a host's hook
+    asked the user about (logged with `asked`) shows as `ask`.
     """
-    program = load_policy(policy) if explain else _quiet_policy(policy)
+    program = load_policy(policy) if explain else None
     since_text = None if since is None else format_instant(since).removesuffix("Z") + ".000000Z"
     with open_db(db, program if explain else None) as store:
         decisions = store.decision_page(
@@ -110,11 +107,14 @@ def log_command(
         if explain and decisions and program is not None:
             _explain(decisions, store, program, "json" if as_json else None)
             return
-    asks = ask_codes(program)
     if as_json:
         print_json(
             [
-                {**decision_json(d, proofs=False), "answer": outcome_word(d, asks), "time": e.time}
+                {
+                    **decision_json(d, proofs=False),
+                    "answer": outcome_word(d, asked=logged_asked(e.payload)),
+                    "time": e.time,
+                }
                 for d, e in ((Decision.from_payload(e.payload or {}, e.seq), e) for e in decisions)
             ]
         )
@@ -132,7 +132,7 @@ def log_command(
             str(e.seq),
             r.id,
             action_text(r),
-            outcome_word(d, asks),
+            outcome_word(d, asked=logged_asked(e.payload)),
             ", ".join(d.codes) or "-",
             format_instant(d.now),
             str(d.revision),
@@ -144,14 +144,6 @@ def log_command(
             if after is not None
             else f"the newest {limit} shown; older ones: --limit, or --after SEQ"
         )
-
-
-def _quiet_policy(path: str) -> CheckedProgram | None:
-    """The policy (for its ask codes) if there is one that loads; the log reads without one."""
-    try:
-        return load_policy(path) if os.path.exists(path) else None
-    except OrdinanceError:
-        return None
 
 
 def _explain(decisions: list[Any], store: Any, program: Any, fmt: str | None) -> None:

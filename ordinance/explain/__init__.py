@@ -12,7 +12,17 @@ says, for each fact leaf, which store event wrote it.
 
 from .annotate import annotator
 from .decision import decision_json, explain_text, reason_title
-from .logged import Rebuilt, action_text, ask_codes, outcome_word, rebuild, rebuilt_dot, rebuilt_json, rebuilt_text
+from .logged import (
+    Rebuilt,
+    action_text,
+    ask_codes,
+    logged_asked,
+    outcome_word,
+    rebuild,
+    rebuilt_dot,
+    rebuilt_json,
+    rebuilt_text,
+)
 from .unblock import Change, unblock
 from .proof import MAX_INDENT, MAX_JSON_DEPTH, Annotate, Renderer, graph_to_dot, text_lines, to_dot, to_json, to_text
 
@@ -25,6 +35,7 @@ __all__ = [
     "Renderer",
     "ask_codes",
     "outcome_word",
+    "logged_asked",
     "rebuild",
     "rebuilt_dot",
     "rebuilt_json",

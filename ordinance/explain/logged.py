@@ -18,7 +18,7 @@ this policy's, with proofs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from ..diagnostics import GateError
 from ..gate import Decision, Gate, Request
@@ -35,6 +35,7 @@ __all__ = [
     "rebuilt_json",
     "rebuilt_dot",
     "outcome_word",
+    "logged_asked",
     "ask_codes",
     "action_text",
 ]
@@ -65,13 +66,21 @@ def action_text(r: Request) -> str:
     return f"{r.agent} {r.kind} {r.target}"
 
 
-def outcome_word(d: Decision, asks: frozenset[str] = frozenset()) -> str:
-    """`allowed`, `ask` (allowed with a flag whose code is in `asks`), `DENIED` or `ERROR`."""
+def outcome_word(d: Decision, asks: frozenset[str] = frozenset(), asked: Sequence[Any] = ()) -> str:
+    """`allowed`, `ask` (allowed with a flag whose code is in `asks`, or
+    logged as `asked`), `DENIED` or `ERROR`."""
     if d.errors:
         return "ERROR"
     if not d.allowed:
         return "DENIED"
-    return "ask" if any(f.code in asks for f in d.flags) else "allowed"
+    return "ask" if asked or any(f.code in asks for f in d.flags) else "allowed"
+
+
+def logged_asked(payload: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The ask codes a logged decision asked the user about (a host's hook
+    logs them as `asked`; a decision logged without them did not ask)."""
+    asked = (payload or {}).get("asked")
+    return tuple(str(c) for c in asked) if isinstance(asked, list) else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +92,7 @@ class Rebuilt:
     seq: int
     logged: Decision
     again: Decision
+    asked: tuple[str, ...] = ()  # the logged decision's `asked` (logged_asked)
 
     @property
     def same_policy(self) -> bool:
@@ -108,7 +118,7 @@ def rebuild(gate: Gate, seq: int) -> Rebuilt:
         payload["request"] = request
     again = gate.replay(payload, what_if=True)
     object.__setattr__(again, "seq", seq)
-    return Rebuilt(seq, logged, again)
+    return Rebuilt(seq, logged, again, logged_asked(found[0].payload))
 
 
 def _policy_line(r: Rebuilt) -> str:
@@ -129,7 +139,7 @@ def rebuilt_text(r: Rebuilt, annotate: Annotate | None = None, program: CheckedP
             lines.append("  this policy answers the same; its proof:")
         else:
             codes = ", ".join(escape(x.code) for x in r.logged.reasons) or "-"
-            lines.append(f"  logged: {outcome_word(r.logged, ask_codes(program))} ({codes}); this policy answers:")
+            lines.append(f"  logged: {outcome_word(r.logged, asked=r.asked)} ({codes}); this policy answers:")
     lines.append(explain_text(r.again, annotate, program))
     return "\n".join(lines)
 

@@ -11,7 +11,7 @@ premise (`!p(...)`) would have to be added; a request fact whose epoch a
 comparison refused would have to carry another epoch; another request fact
 means the call itself would have to differ. A missing permit's
 why-not already names the facts it needs: those are added (or, where a
-negation failed, retracted). Policy facts would need the policy changed.
+negation failed, retracted); a request fact it needs is the call differing. Policy facts would need the policy changed.
 One change of the list suffices.
 """
 
@@ -123,7 +123,10 @@ def _why_not(node: WhyNot, r: Renderer, depth: int = 0) -> Iterator[Change]:
         needed = [(rel, t) for rel, t in f.needed if r.program is None or not _derived(r.program, rel)]
         if f.kind == "missing":
             for rel, t in needed:
-                yield Change(ADD, rel, tuple(t), f"{r.atom(rel, t)} would have to be added")
+                if is_request_side(rel):  # the gate's overlay of the call, never a fact anyone adds
+                    yield Change(CALL, rel, tuple(t), f"the call itself would have to differ ({r.atom(rel, t)})")
+                else:
+                    yield Change(ADD, rel, tuple(t), f"{r.atom(rel, t)} would have to be added")
         elif f.kind == "present":
             for rel, t in needed:
                 yield Change(RETRACT, rel, tuple(t), f"{r.atom(rel, t)} would have to be retracted")
