@@ -31,7 +31,7 @@ Examples:
     default=None,
     envvar="ORDINANCE_TOKENS",
     metavar="FILE",
-    help="TOML file of principals and their tokens (see README).",
+    help="TOML file of principals and their tokens (see docs/serve.md).",
 )
 @click.option(
     "--anonymous",
