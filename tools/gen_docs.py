@@ -59,6 +59,7 @@ validates real output of every command against it):
   decision was written);
 - `why --json`: a `proof`; `why-not --json`: a `why_not`;
 - `query --json`: a list of `answer`s, one object per binding of the pattern's variables;
+  of a pattern without variables, a `holds` object (`{"holds": true}`), as the server and MCP answer;
 - `replay --json`: a list of `replayed` rows.
 
 A proof nests at most 200 levels; below that a branch ends in an `elided`
@@ -73,26 +74,27 @@ library.
 """
 
 
-def _commands(group: click.Group, prefix: str) -> list[tuple[str, click.Command]]:
-    found: list[tuple[str, click.Command]] = []
+def _commands(ctx: click.Context) -> list[tuple[click.Context, click.Command]]:
+    """Every command under the group of `ctx`, each with its own context (a
+    child of its group's, so that it inherits the group's settings)."""
+    found: list[tuple[click.Context, click.Command]] = []
+    group = ctx.command
+    assert isinstance(group, click.Group)
     for name in sorted(group.commands):
         command = group.commands[name]
-        path = f"{prefix} {name}"
-        if isinstance(command, click.Group):
-            found += _commands(command, path)
-        else:
-            found.append((path, command))
+        child = click.Context(command, info_name=name, parent=ctx, **command.context_settings)
+        found += _commands(child) if isinstance(command, click.Group) else [(child, command)]
     return found
 
 
 def cli_page() -> str:
     from ordinance.cli import cli
 
+    root = click.Context(cli, info_name="ordinance", terminal_width=88, max_content_width=88, **cli.context_settings)
     parts = [NOTE, "# CLI reference\n\n", CLI_INTRO, "\n"]
-    for path, command in _commands(cli, "ordinance"):
-        ctx = click.Context(command, info_name=path, terminal_width=88, max_content_width=88)
+    for ctx, command in _commands(root):
         usage = " ".join(command.collect_usage_pieces(ctx))
-        parts.append(f"## `{path} {usage}`\n\n```text\n{command.get_help(ctx)}\n```\n\n")
+        parts.append(f"## `{ctx.command_path} {usage}`\n\n```text\n{command.get_help(ctx)}\n```\n\n")
     return "".join(parts).rstrip("\n") + "\n"
 
 

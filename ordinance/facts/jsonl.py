@@ -105,9 +105,10 @@ def _parse(line: str, lineno: int) -> tuple[Event | None, str | None]:
     )
 
 
-def import_jsonl(store: Store, fp: IO[str]) -> int:
+def import_jsonl(store: Store, fp: IO[str], name: str = "jsonl") -> int:
     """Append the events of a JSON Lines file, keeping seq and time, in one
-    transaction; return the new revision. Blank lines are skipped."""
+    transaction; return the new revision. Blank lines are skipped; problems
+    are reported as `NAME:LINE: ...` (the file's name)."""
     events: list[Event] = []
     problems: list[Diagnostic] = []
     expected = store.revision() + 1
@@ -116,7 +117,7 @@ def import_jsonl(store: Store, fp: IO[str]) -> int:
             continue
 
         def bad(code: str, message: str) -> None:
-            problems.append(Diagnostic(code, f"jsonl:{lineno}: {message}"))
+            problems.append(Diagnostic(code, f"{name}:{lineno}: {message}"))
 
         event, error = _parse(line, lineno)
         if event is None:
