@@ -101,8 +101,11 @@ def shell_steps(text: str) -> list[tuple[str, list[str]]]:
     """The `$ command` lines of `text`'s plain blocks (heredocs included) with
     the output shown under each."""
     steps: list[tuple[str, list[str]]] = []
-    for block in re.findall(r"```\n(.*?)```", text, re.S):
+    for info, block in re.findall(r"^```(\w*)\n(.*?)^```$", text, re.M | re.S):
+        if info:
+            continue
         lines = iter(block.splitlines())
+        before = len(steps)  # a block's output belongs to its own commands
         for line in lines:
             if line.startswith("$ "):
                 command = [line[2:]]
@@ -112,7 +115,7 @@ def shell_steps(text: str) -> list[tuple[str, list[str]]]:
                         if more == "EOF":
                             break
                 steps.append(("\n".join(command), []))
-            elif steps:
+            elif len(steps) > before:
                 steps[-1][1].append(line.rstrip())
     return steps
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from ordinance.cli import cli
-from test_cli_meta import README, ROOT, normalised, page, section
+from test_cli_meta import README, ROOT, normalised, page, run_as_written, section, shell_steps
 
 sys.path.insert(0, str(ROOT / "tools"))
 import gen_docs  # noqa: E402
@@ -89,6 +89,12 @@ def test_the_rule_language_examples_lint_and_test_clean(tmp_path: Path, monkeypa
     for command in (["lint", "policy.rules"], ["test", "policy.rules"]):
         result = CliRunner().invoke(cli, command)
         assert result.exit_code == 0, (command, result.output)
+
+
+def test_the_lint_example_prints_what_it_shows(tmp_path: Path) -> None:
+    steps = [step for step in shell_steps(page("language.md")) if "bad.rules" in step[0]]
+    assert [cmd.split()[:2] for cmd, _ in steps] == [["cat", ">"], ["ordinance", "lint"]]
+    run_as_written(steps, tmp_path)
 
 
 def test_the_invariants_example_breaks_as_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
