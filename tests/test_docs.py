@@ -109,6 +109,15 @@ def test_the_invariants_example_breaks_as_shown(tmp_path: Path, monkeypatch: pyt
     assert normalised(result.output.splitlines()) == normalised(shown.splitlines()[1:])
 
 
+def test_the_demo_excerpt_is_what_the_demo_prints() -> None:
+    text = section("What the demo shows", page("getting-started.md"))
+    [excerpt] = blocks(text)
+    shown = normalised(excerpt.splitlines())
+    played = normalised(CliRunner().invoke(cli, ["demo", "arc_c_epoch_takeover"]).output.splitlines())
+    start = played.index(shown[0])  # the excerpt is a run of the demo's lines, as printed
+    assert played[start : start + len(shown)] == shown
+
+
 def test_the_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The From Python page's blocks, in order and in one namespace, in a
     project `ordinance init` made (given the `push` they guard)."""

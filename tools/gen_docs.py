@@ -90,6 +90,7 @@ def _commands(ctx: click.Context) -> list[tuple[click.Context, click.Command]]:
 def cli_page() -> str:
     from ordinance.cli import cli
 
+    assert isinstance(cli, click.Group)
     root = click.Context(cli, info_name="ordinance", terminal_width=88, max_content_width=88, **cli.context_settings)
     parts = [NOTE, "# CLI reference\n\n", CLI_INTRO, "\n"]
     for ctx, command in _commands(root):
