@@ -25,6 +25,7 @@ from ordinance.rules import compile_text
 from ordinance.serve import Principal, Service
 from ordinance.serve.claude_code import handle
 from ordinance.serve.mcp import create_mcp
+from test_json_output import valid
 
 NOW = "2026-12-24T12:00:00Z"
 
@@ -99,6 +100,7 @@ def test_a_ground_query_answers_holds_as_the_server_does(project: Path) -> None:
     yes = run("query", "--json", 'grant("alice", "prod", 1)', "--now", NOW)
     no = run("query", "--json", 'grant("bob", "prod", 1)', "--now", NOW)
     assert (json.loads(yes.output), yes.exit_code) == ({"holds": True}, 0)
+    valid("holds", json.loads(yes.output))  # the shape the package's JSON Schema names
     assert (json.loads(no.output), no.exit_code) == ({"holds": False}, 1)
     with open_store(str(project / "ordinance.db")) as store:
         from ordinance.cli.common import load_policy
