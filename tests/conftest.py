@@ -4,6 +4,13 @@ Store backends: `store_url` is parametrized over SQLite (a file in tmp_path)
 and PostgreSQL (a fresh database per test on the cluster named by
 ORDINANCE_TEST_PG_URL, or on a throw-away cluster this session starts and
 stops). PostgreSQL is never skipped: if it cannot be reached, the tests fail.
+
+Under pytest-xdist each worker is a session of its own: without
+ORDINANCE_TEST_PG_URL every worker starts its own throw-away cluster, each in
+a fresh directory listening only on a unix socket there (tests/pgserver.py),
+so the clusters never share a port or a file. With the variable set (as
+.ci/run does) the workers share that server, each test in a database of its
+own with a random name.
 """
 
 from __future__ import annotations

@@ -50,7 +50,6 @@ class Served:
         from ordinance.facts import open_store
 
         open_store(db).close()  # the store exists first, as after `ordinance init`
-        self.port = free_port()
         args = [
             sys.executable,
             "-c",
@@ -64,29 +63,44 @@ class Served:
             str(tokens),
             *extra,
         ]
-        args += ["--uds", uds] if uds else ["--port", str(self.port)]
         self.uds = uds
-        self.proc = subprocess.Popen(
-            args,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={**os.environ, "ORDINANCE_DEBUG": "", **(env or {})},
-            cwd=cwd,
-        )
-        self.url = "http://localhost" if uds else f"http://127.0.0.1:{self.port}"
+        self.url = "http://localhost" if uds else ""
         transport = httpx.HTTPTransport(uds=uds) if uds else None
-        self.http = httpx.Client(base_url=self.url, transport=transport, timeout=30)
+        # a port free when asked may be taken by a parallel test before the server
+        # binds it: the server then exits, and starts again on another port
+        for attempt in range(3):
+            self.port = free_port()
+            argv = args + (["--uds", uds] if uds else ["--port", str(self.port)])
+            self.proc = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "ORDINANCE_DEBUG": "", **(env or {})},
+                cwd=cwd,
+            )
+            if not uds:
+                self.url = f"http://127.0.0.1:{self.port}"
+            self.http = httpx.Client(base_url=self.url, transport=transport, timeout=30)
+            err = self._started()
+            if err is None:
+                return
+            self.stop()
+            if uds or "address already in use" not in err.lower() or attempt == 2:
+                raise RuntimeError(f"ordinance serve did not start: {err[-2000:]}")
+
+    def _started(self) -> str | None:
+        """None once the server answers its health check (and is still this
+        process), else what it wrote to stderr before it exited."""
         deadline = time.monotonic() + 60
         while True:
             try:
-                if self.http.get("/health").status_code == 200:
-                    break
+                if self.http.get("/health").status_code == 200 and self.proc.poll() is None:
+                    return None
             except httpx.TransportError:
                 pass
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                out, err = self.proc.communicate(timeout=5) if self.proc.poll() is not None else (b"", b"")
-                self.stop()
-                raise RuntimeError(f"ordinance serve did not start: {err.decode()[-2000:]}")
+                _, err = self.proc.communicate(timeout=5) if self.proc.poll() is not None else (b"", b"")
+                return err.decode(errors="replace") or "no answer within 60 s"
             time.sleep(0.1)
 
     def post(self, path: str, token: str | None = AGENT, **kw: Any) -> httpx.Response:

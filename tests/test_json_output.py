@@ -1,10 +1,10 @@
-"""Every JSON shape the CLI prints is the JSON Schema in the README
-("JSON output"), checked against real output of each command."""
+"""Every JSON shape the CLI prints is the JSON Schema the package ships
+(ordinance/output.schema.json, shown on docs/json.md), checked against real
+output of each command."""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +14,14 @@ from jsonschema import Draft202012Validator
 
 from ordinance.cli import cli
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+SCHEMA_FILE = Path(__file__).resolve().parents[1] / "ordinance" / "output.schema.json"
 NOW = "2026-12-24T12:00:00Z"
 REQUEST = 'request("a1", "deploy", "prod", "alice", 1).'
 NOBODY = 'request("b1", "deploy", "prod", "bob", 1).'
 
 
 def schema() -> dict[str, Any]:
-    section = README.split("## JSON output", 1)[1].split("\n## ", 1)[0]
-    [block] = re.findall(r"```json\n(.*?)```", section, re.S)
-    data: dict[str, Any] = json.loads(block)
+    data: dict[str, Any] = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(data)
     return data
 

@@ -102,7 +102,7 @@ def _line(seq: int, **changes: object) -> str:
         (_line(3, extra=1), "jsonl:3: fields missing: [], unexpected: ['extra']"),
         (_line(7), "jsonl:3: seq 7 does not follow revision 2"),
         (_line(3, args=["a", 1]), 'jsonl:3: argument 1 of `edge` is "a", declared `number`'),
-        (_line(3, relation="nope"), "jsonl:3: relation `nope` is not declared"),
+        (_line(3, relation="nope"), "jsonl:3: relation `nope` is not declared by the policy"),
     ],
 )
 def test_malformed_lines_are_refused_with_a_line_number(store_url: str, bad: str, message: str) -> None:

@@ -1,5 +1,5 @@
-"""The README's language reference: every construct's accepted example lints
-clean, and its rejected example fails with the code the README names."""
+"""The language reference (docs/language.md): every construct's accepted
+example lints clean, and its rejected example fails with the code the page names."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from test_cli_meta import section
+from test_cli_meta import page, section
 from test_lint import codes_of, lint_bytes
 
 PRELUDE = ".decl path(p: symbol)\n.decl n(x: number)\n.decl e(a: number, b: number)\n"
@@ -16,7 +16,7 @@ ROW = re.compile(r"^\| (?P<what>.+?) \| `(?P<ok>.+?)` \| `(?P<bad>.+?)` `(?P<cod
 
 
 def rows() -> list[tuple[str, str, str, str]]:
-    text = section("The rule language").split("### Language reference", 1)[1]
+    text = section("Language reference", page("language.md"))
     found = []
     for line in text.splitlines():
         m = ROW.match(line)
@@ -33,7 +33,7 @@ def test_the_reference_lists_the_constructs() -> None:
 
 
 @pytest.mark.parametrize(("what", "ok", "bad", "code"), rows(), ids=[r[0][:40] for r in rows()])
-def test_each_example_lints_as_the_readme_says(tmp_path: Path, what: str, ok: str, bad: str, code: str) -> None:
+def test_each_example_lints_as_the_page_says(tmp_path: Path, what: str, ok: str, bad: str, code: str) -> None:
     accepted = lint_bytes(tmp_path, (PRELUDE + ok + "\n").encode(), "ok.rules")
     assert (accepted.exit_code, accepted.stdout) == (0, ""), ok
     rejected = lint_bytes(tmp_path, (PRELUDE + bad + "\n").encode(), "bad.rules")

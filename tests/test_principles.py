@@ -1,4 +1,4 @@
-"""DESIGN.md's principles as properties over random event sequences.
+"""The design's principles (docs/design.md) as properties over random event sequences.
 
 Each property draws small random worlds (claims, grants, leases, stops,
 receipts, observations) and checks one principle against the continuity

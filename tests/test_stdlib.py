@@ -20,7 +20,7 @@ POLICY = compile_policy('.include "continuity"\n')
 STDLIB = files("ordinance.rules") / "stdlib"
 MODULES = sorted(p.name for p in STDLIB.iterdir() if p.name.endswith(".rules"))
 
-# DESIGN.md's built-in relations, with the types the store validates against
+# the design's built-in relations (DESIGN.md, not in this repository), with the types the store validates against
 BUILTINS = {
     "claim": ("symbol",) * 4,
     "claim_source": ("symbol",) * 3,

@@ -121,7 +121,7 @@ def test_bad_batch_is_refused_whole_with_one_line_per_problem(store: Store) -> N
         store.append(batch)
     got = [(d.code, d.message) for d in err.value.diagnostics]
     assert got == [
-        ("unknown_relation", "event 2: relation `nope` is not declared"),
+        ("unknown_relation", "event 2: relation `nope` is not declared by the policy"),
         ("arity_mismatch", "event 3: relation `claim_valid` used with 2 arguments, declared with 3"),
         ("type_mismatch", 'event 4: argument 2 of `claim_valid` is "yesterday", declared `time`'),
         ("type_mismatch", "event 4: argument 3 of `claim_valid` is True, not a string or an integer"),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 import click
 
 from ..diagnostics import OrdinanceError
-from ..values import escape, json_text, parse_instant
+from ..values import MAX_INSTANT, escape, json_text, parse_instant
 
 if TYPE_CHECKING:  # (imported when used: a command loads only what it needs)
     from rich.table import Table
@@ -62,7 +62,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class Instant(click.ParamType):
     """An ISO-8601 instant (`2026-08-14T23:00:00Z`; an offset or a bare date
-    also work, a time without a zone is read as UTC) to seconds."""
+    also work, a time without a zone is read as UTC) to seconds; digits alone
+    are seconds since the epoch, as `export` writes a time argument."""
 
     name = "instant"
 
@@ -70,6 +71,10 @@ class Instant(click.ParamType):
         if isinstance(value, int):
             return value
         text = str(value).strip()
+        if text.isascii() and text.isdigit():
+            if int(text) > MAX_INSTANT:
+                self.fail(f"`{text:.40}` seconds is past the year 9999", param, ctx)
+            return int(text)
         try:
             return parse_instant(text)
         except ValueError:
@@ -103,7 +108,8 @@ def now_option(f: F) -> F:
         "--now",
         type=Instant(),
         default=None,
-        help="Evaluation time, ISO-8601 (e.g. 2026-08-14T23:00:00Z); default: the current time.",
+        help="Evaluation time, ISO-8601 (e.g. 2026-08-14T23:00:00Z) or seconds since the epoch; "
+        "default: the current time.",
     )(f)
 
 
@@ -213,20 +219,21 @@ def _database_error(exc: BaseException) -> bool:
 
 
 def error_line(exc: BaseException) -> str:
-    """One line `error[CODE]: message` for any exception, escaped (a message
-    quotes what a user wrote)."""
-    return escape(_error_line(exc))
+    """`error[CODE]: message` for any exception, escaped (a message quotes
+    what a user wrote): one line, or one per diagnostic of an error that has
+    several (a file with two bad lines reports both)."""
+    return "\n".join(escape(line) for line in _error_lines(exc))
+
+
+def _error_lines(exc: BaseException) -> list[str]:
+    if isinstance(exc, OrdinanceError) and exc.diagnostics:
+        return [f"error[{d.code}]: {f'{d.span}: ' if d.span.line else ''}{d.line()}" for d in exc.diagnostics]
+    return [_error_line(exc)]
 
 
 def _error_line(exc: BaseException) -> str:
     if isinstance(exc, OrdinanceError):
-        if not exc.diagnostics:
-            return f"error[{exc.code}]: {exc}"
-        first = exc.diagnostics[0]
-        where = f"{first.span}: " if first.span.line else ""
-        more = len(exc.diagnostics) - 1
-        tail = f" (and {more} more)" if more else ""
-        return f"error[{first.code}]: {where}{first.line()}{tail}"
+        return f"error[{exc.code}]: {exc}"
     if isinstance(exc, click.ClickException):
         message = (exc.format_message().splitlines() or [""])[0].rstrip(".")
         message = message[:1].lower() + message[1:]
@@ -243,7 +250,7 @@ def _error_line(exc: BaseException) -> str:
 
 
 def fail(exc: BaseException) -> int:
-    """Print `exc` as one line on stderr; return the exit code (2)."""
+    """Print `exc` on stderr (a line per diagnostic); return the exit code (2)."""
     click.echo(error_line(exc), err=True)
     if os.environ.get("ORDINANCE_DEBUG"):
         import traceback

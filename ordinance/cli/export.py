@@ -23,9 +23,16 @@ Examples:
 )
 @click.argument("file", type=click.File("w", encoding="utf-8", lazy=True), default="-")
 @click.option(
-    "--since", type=click.IntRange(min=0), default=0, show_default=True, help="Only events after this revision."
+    "--since",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Only events after this revision: `--since 3` starts at revision 4, so the last revision "
+    "a backup holds continues it.",
 )
-@click.option("--until", type=click.IntRange(min=0), default=None, help="Only events up to this revision.")
+@click.option(
+    "--until", type=click.IntRange(min=0), default=None, help="Only events up to this revision, itself included."
+)
 @db_option
 def command(file: IO[str], since: int, until: int | None, db: str) -> None:
     """Write the store's events to FILE (default stdout) as JSON Lines.
@@ -37,4 +44,4 @@ def command(file: IO[str], since: int, until: int | None, db: str) -> None:
     with open_db(db) as store:
         count = export_jsonl(store, file, since, until)
     if file.name not in ("-", "<stdout>"):
-        click.echo(f"exported {count} events to {file.name}", err=True)
+        click.echo(f"exported {count} event{'' if count == 1 else 's'} to {file.name}", err=True)

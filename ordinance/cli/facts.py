@@ -109,7 +109,7 @@ def load_command(file: IO[bytes], source: str, author: str, decisions: bool, db:
         return
     with open_db(db, program, create=True) as store:
         if is_export(first):  # a batch is gapless: what it wrote is its own line count
-            revision = import_jsonl(store, io.StringIO("".join(lines)), decisions=decisions)
+            revision = import_jsonl(store, io.StringIO("".join(lines)), name, decisions=decisions)
             count = sum(1 for line in lines if line.strip())
         else:
             layers = Layers.of(program)
@@ -117,7 +117,7 @@ def load_command(file: IO[bytes], source: str, author: str, decisions: bool, db:
             for event in events:
                 layers.require(event.layer)
             revision, count = store.append(events), len(events)
-    click.echo(f"loaded {count} events; store at revision {revision}")
+    click.echo(f"loaded {count} event{'' if count == 1 else 's'}; store at revision {revision}")
 
 
 commands = (assert_command, load_command)

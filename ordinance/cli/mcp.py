@@ -12,7 +12,7 @@ __all__ = ["command"]
 
 @click.command(
     "mcp",
-    short_help="Serve the gate as MCP tools: check, why, why_not, query, assert, state.",
+    short_help="Serve the gate as MCP tools: check, why, why_not, query, assert, state, rehydrate.",
     epilog="""\b
 Examples:
   ordinance mcp --principal claude                 stdio, for an MCP client to launch
@@ -43,7 +43,7 @@ def command(
 ) -> None:
     """Serve the gate as an MCP server on the official `mcp` SDK, with the
     tools check, why, why_not, query, assert (decided by the policy's
-    `may_assert`) and state. Needs the `server` extra.
+    `may_assert`), state and rehydrate. Needs the `server` extra.
     """
     try:
         from ..serve.mcp import create_mcp

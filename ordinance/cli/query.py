@@ -64,7 +64,9 @@ def command(pattern: str, as_json: bool, audience: str | None, now: int | None, 
     rows = answers(model, asked)
     types = {v: (declared[i] if declared else None) for i, (k, v) in enumerate(asked.args) if k == "var"}
     columns = list(types)
-    if as_json:
+    if as_json and not columns:  # a yes-or-no question: answered as the server's and MCP's `holds`
+        print_json({"holds": bool(rows)})
+    elif as_json:
         print_json([{c: json_value(row[c], types[c]) for c in row} for row in rows])
     elif not columns:
         click.echo("yes" if rows else "no")

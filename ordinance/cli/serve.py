@@ -56,7 +56,7 @@ Examples:
     default=None,
     envvar="ORDINANCE_TOKENS",
     metavar="FILE",
-    help="TOML file of principals and their tokens (see README).",
+    help="TOML file of principals and their tokens (see docs/serve.md).",
 )
 @click.option(
     "--anonymous",

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..diagnostics import CheckError, arity_message
 from ..rules.checked import CheckedProgram
+from ..rules.checks.relations import unknown_relation
 from .model import Model
 
 __all__ = ["Pattern", "parse_pattern", "answers"]
@@ -56,7 +57,7 @@ def parse_pattern(text: str, program: CheckedProgram, *, ground: bool = False) -
     head = items[0].head
     rel = program.relations.get(head.relation)
     if rel is None:
-        raise CheckError(f"relation `{head.relation}` is not declared by the policy", code="unknown_relation")
+        raise CheckError([unknown_relation(head.relation, program.relations)])
     if rel.arity != len(head.args):
         raise CheckError(arity_message(head.relation, len(head.args), rel.arity), code="arity_mismatch")
     args: list[tuple[str, Any]] = []

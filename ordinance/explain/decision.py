@@ -88,7 +88,7 @@ def _reason_json(r: Reason, renderer: Renderer | None) -> dict[str, Any]:
 def decision_json(
     d: Decision, annotate: Annotate | None = None, program: CheckedProgram | None = None, *, proofs: bool = True
 ) -> dict[str, Any]:
-    """The decision's JSON (see README, "JSON output"): the request, allowed,
+    """The decision's JSON (ordinance/output.schema.json): the request, allowed,
     `now` as ISO-8601, revision, policy hash, reasons and flags (each with its
     proof unless `proofs` is false), errors, whose clock gave `now` (`clock`)
     and the log `seq` once logged."""

@@ -172,7 +172,7 @@ def _why_not_lines(node: WhyNot, r: Renderer, depth: int) -> list[str]:
 def to_json(
     node: ProofNode | WhyNot, annotate: Annotate | None = None, program: CheckedProgram | None = None
 ) -> dict[str, Any]:
-    """The JSON shape of a proof or a why-not answer (see README, "JSON output")."""
+    """The JSON shape of a proof or a why-not answer (ordinance/output.schema.json)."""
     r = Renderer(program, annotate)
     return proof_json(node, r) if isinstance(node, ProofNode) else why_not_json(node, r)
 

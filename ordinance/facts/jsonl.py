@@ -167,9 +167,10 @@ def _parse(line: str, lineno: int) -> tuple[Event | None, tuple[str, str] | None
     )
 
 
-def import_jsonl(store: Store, fp: IO[str], decisions: bool = False) -> int:
+def import_jsonl(store: Store, fp: IO[str], name: str = "jsonl", decisions: bool = False) -> int:
     """Append the events of a JSON Lines file, keeping seq and time, in one
-    transaction; return the new revision. Blank lines are skipped.
+    transaction; return the new revision. Blank lines are skipped; problems
+    are reported as `NAME:LINE: ...` (the file's name).
 
     A decision event in the file was not made by this store's gate (an
     import continues the log: it never holds the store's own events), so it
@@ -185,7 +186,7 @@ def import_jsonl(store: Store, fp: IO[str], decisions: bool = False) -> int:
             continue
 
         def bad(code: str, message: str) -> None:
-            problems.append(Diagnostic(code, f"jsonl:{lineno}: {message}"))
+            problems.append(Diagnostic(code, f"{name}:{lineno}: {message}"))
 
         event, error = _parse(line, lineno)
         if event is None:

@@ -27,6 +27,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..diagnostics import Diagnostic, arity_message
 from ..rules.checked import is_request_side
+from ..rules.checks.relations import unknown_relation
 from ..values import MAX_INT, MIN_INT, string_problem, value_problem
 from .events import FACT_KINDS, KIND_RELATIONS, KINDS, Event
 
@@ -274,7 +275,7 @@ def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[
             return
         declared = schema.get(event.relation)
         if declared is None:
-            yield diag("unknown_relation", f"relation `{event.relation}` is not declared")
+            yield unknown_relation(event.relation, schema, where=f"event {n}: ")
             return
         if len(declared) != len(event.args):
             yield diag("arity_mismatch", arity_message(event.relation, len(event.args), len(declared)))

@@ -16,7 +16,11 @@ FORBID, MISSING_PERMIT, FLAG, ERROR = "forbid", "missing-permit", "flag", "error
 
 
 def error_pair(exc: BaseException) -> tuple[str, str]:
-    """An exception as data: (its code, or its class name; its first line)."""
+    """An exception as data: (its code, or its class name; its first line,
+    without the `error[CODE]: ` a diagnostic prints itself with: whoever shows
+    the pair writes the code once)."""
+    if isinstance(exc, OrdinanceError) and exc.diagnostics:
+        return exc.code, exc.diagnostics[0].line()
     code = exc.code if isinstance(exc, OrdinanceError) else type(exc).__name__
     return code, (str(exc).splitlines() or [type(exc).__name__])[0]
 

@@ -83,14 +83,20 @@ def rehydrate(
 ) -> Bundle:
     """The state, the open decisions and the newest log lines, in at most `bound` bytes."""
     projector = Projector.of(source, policy)
-    state = projector.render("state", now, audience=audience, cap=min(cap, bound), agent=agent)
+    too_small = ProjectionError(
+        f"a bound of {bound} bytes cannot hold the state and the open decisions", code="bad_bound"
+    )
+    try:
+        state = projector.render("state", now, audience=audience, cap=min(cap, bound), agent=agent)
+    except ProjectionError as err:
+        if err.code == "bad_cap" and bound < cap:  # the bound, not the cap, left no room for the heading
+            raise too_small from None
+        raise
     head = f"=== state ===\n{state.text}"
     room = bound - len(head.encode())
     label = "=== open decisions ===\n"
     if room <= len(label):
-        raise ProjectionError(
-            f"a bound of {bound} bytes cannot hold the state and the open decisions", code="bad_bound"
-        )
+        raise too_small
     decisions = projector.render("decisions", now, audience=audience, cap=room - len(label), agent=agent)
     part = label + decisions.text
     room -= len(part.encode())

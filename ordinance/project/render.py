@@ -36,7 +36,9 @@ from .sources import Sources
 from .escape import escape
 from .stamps import fact_leaves, stamp
 
-__all__ = ["Line", "Projection", "render_projection", "escape", "write_atomically", "DEFAULT_CAP"]
+EVERY_LAYER = "all"  # how a projection names the audience that sees every layer (no --audience)
+
+__all__ = ["EVERY_LAYER", "Line", "Projection", "render_projection", "escape", "write_atomically", "DEFAULT_CAP"]
 
 DEFAULT_CAP = 4096
 
@@ -88,7 +90,7 @@ class Projection:
             "revision": self.revision,
             "policy_hash": self.policy_hash,
             "now": format_instant(self.now),
-            "audience": self.audience,
+            "audience": self.audience or EVERY_LAYER,
             "agent": self.agent,
             "cap": self.cap,
             "lines": [line.to_json() for line in self.lines],
@@ -189,7 +191,7 @@ def render_projection(
     who = f" of {escape(agent)}" if agent else ""
     header = (
         f"# {escape(name)}{who} · revision {sources.revision} · now {format_instant(at)} · "
-        f"audience {escape(audience or 'all')} · policy {policy.source_hash[:12]}"
+        f"audience {escape(audience or EVERY_LAYER)} · policy {policy.source_hash[:12]}"
     )
 
     def order(t: tuple[Any, ...]) -> tuple[Any, ...]:

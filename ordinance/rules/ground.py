@@ -12,6 +12,7 @@ from typing import Iterable, Sequence
 from ..diagnostics import CheckError, Diagnostic, ParseError, arity_message
 from .ast import Branch, Const, Record, Rule
 from .checked import CheckedProgram
+from .checks.relations import unknown_relation
 from .parser import parse
 
 __all__ = ["parse_facts", "check_declared"]
@@ -69,6 +70,6 @@ def check_declared(program: CheckedProgram, facts: Iterable[tuple[str, Sequence[
     for rel, args in facts:
         decl = program.relations.get(rel)
         if decl is None:
-            raise CheckError(f"relation `{rel}` is not declared by the policy", code="unknown_relation")
+            raise CheckError([unknown_relation(rel, program.relations)])
         if decl.arity != len(args):
             raise CheckError(arity_message(rel, len(args), decl.arity), code="arity_mismatch")

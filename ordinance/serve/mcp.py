@@ -21,6 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from pydantic import AnyHttpUrl
 from mcp.server.mcpserver.exceptions import ToolError
 
+from .. import __version__
 from ..diagnostics import OrdinanceError
 from .identity import AuthError, Principal, Tokens
 from .service import Service, error_data
@@ -66,6 +67,7 @@ def create_mcp(
         server = MCPServer(
             "ordinance",
             instructions=__doc__,
+            version=__version__,
             log_level="WARNING",
             token_verifier=TokenPrincipals(tokens),
             auth=AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=AnyHttpUrl(f"{url}/mcp")),
@@ -73,7 +75,7 @@ def create_mcp(
         known = tokens
         who: Callable[[], Principal] = lambda: _from_token(known)  # noqa: E731
     else:
-        server = MCPServer("ordinance", instructions=__doc__, log_level="WARNING")
+        server = MCPServer("ordinance", instructions=__doc__, version=__version__, log_level="WARNING")
         fixed: Principal = principal  # type: ignore[assignment]  # not None: checked above
         who = lambda: fixed  # noqa: E731
 
@@ -164,4 +166,16 @@ def create_mcp(
     ) -> dict[str, Any]:
         return run(lambda p: service.rehydrate(p, now, audience, bound, cap))
 
+    _refuse_unknown_arguments(server)
     return server
+
+
+def _refuse_unknown_arguments(server: MCPServer) -> None:
+    """Make every tool refuse an argument it does not take (the SDK's argument
+    models ignore them, so a misspelt `given` for `request` would be dropped
+    silently), and say so in each tool's JSON Schema."""
+    for tool in server._tool_manager.list_tools():
+        model = tool.fn_metadata.arg_model
+        model.model_config["extra"] = "forbid"
+        model.model_rebuild(force=True)
+        tool.parameters = model.model_json_schema(by_alias=True)

@@ -30,7 +30,7 @@ import time
 import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..diagnostics import OrdinanceError, StaleEpochError, StoreError, arity_message
+from ..diagnostics import OrdinanceError, StaleEpochError, arity_message
 from ..engine import Pattern, answers, parse_pattern, why, why_not
 from ..explain import annotator, decision_json, rebuild, rebuilt_json, to_json
 from ..engine import evaluate
@@ -506,7 +506,7 @@ class Service:
             bundle = rehydrate(self.projector, self.policy, at, self.audience(principal, audience), limit, cap=size)
         return {
             "revision": bundle.state.revision,
-            "audience": bundle.state.audience,
+            "audience": bundle.state.to_json()["audience"],
             "text": bundle.text,
             "state": bundle.state.to_json(),
             "decisions": bundle.decisions.to_json(),
@@ -539,7 +539,7 @@ def error_data(exc: BaseException) -> dict[str, Any]:
         message = d.message.splitlines()[0] if d.message else exc.code
         code = exc.code
     else:
-        code, message = error_pair(exc) if not isinstance(exc, StoreError) else (exc.code, str(exc))
+        code, message = error_pair(exc)
         if not isinstance(exc, OrdinanceError):
             code, message = "internal", type(exc).__name__
     return {"error": {"code": code, "message": message, "span": span}}

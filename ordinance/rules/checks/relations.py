@@ -11,7 +11,7 @@ from ...diagnostics import Diagnostic, Span
 from .. import ast
 from .walk import uses
 
-__all__ = ["check_relations", "known_relations", "Suggester"]
+__all__ = ["check_relations", "known_relations", "Suggester", "unknown_relation"]
 
 _SPREAD = 2  # candidate lengths: within this many characters of the unknown name
 _PER_BUCKET = 8  # candidates kept per (first character | last two, length) bucket
@@ -42,6 +42,17 @@ class Suggester:
             close = difflib.get_close_matches(name, sorted(pool), n=1)
             self._seen[name] = close[0] if close else None
         return self._seen[name]
+
+
+def unknown_relation(name: str, known: Iterable[str], where: str = "") -> Diagnostic:
+    """`unknown_relation` for a fact or pattern naming `name`, which the policy
+    does not declare, with the "did you mean" `lint` gives (among `known`)."""
+    close = Suggester(known)(name)
+    return Diagnostic(
+        "unknown_relation",
+        f"{where}relation `{name}` is not declared by the policy",
+        help=f"did you mean `{close}`" if close else None,
+    )
 
 
 def known_relations(items: tuple[ast.Item, ...], extensional: Mapping[str, int]) -> set[str]:

@@ -1,5 +1,6 @@
-"""README's "Use with Claude Code" and "Use over HTTP and MCP": their shell
-blocks run as written (on a free port) and print what the README shows;
+"""The pages "Claude Code and other hosts" (docs/claude-code.md) and "HTTP and
+MCP" (docs/serve.md): their shell blocks run as written (on a free port) and
+print what the page shows;
 the MCP client configuration launches a working server."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from served import Served, free_port
-from test_cli_meta import section
+from test_cli_meta import page
 
 BIN = str(Path(sys.executable).parent)
 
@@ -28,9 +29,9 @@ def blocks(text: str, lang: str) -> list[str]:
     return [body for info, body in re.findall(r"^```(\w*)\n(.*?)^```$", text, re.M | re.S) if info == lang]
 
 
-def run_section(title: str, port: int, tmp_path: Path, n: int = 0) -> tuple[str, str]:
-    """Run the `n`th shell block of section `title`; its output and the `n`th plain block."""
-    text = section(title)
+def run_section(name: str, port: int, tmp_path: Path, n: int = 0) -> tuple[str, str]:
+    """Run the `n`th shell block of page `name`; its output and the `n`th plain block."""
+    text = page(name)
     script = blocks(text, "sh")[n].replace(str(port), "PORT")
     free = free_port()
     script = script.replace("PORT", str(free))
@@ -57,7 +58,7 @@ def run_section(title: str, port: int, tmp_path: Path, n: int = 0) -> tuple[str,
 
 
 def test_use_with_claude_code(tmp_path: Path) -> None:
-    out, expected = run_section("Use with Claude Code", 8377, tmp_path)
+    out, expected = run_section("claude-code.md", 8377, tmp_path)
     for line in expected.strip().splitlines():
         assert line in out.splitlines(), (line, out)
     assert "4 passed, 0 failed" in out  # `ordinance test` of the generated policy
@@ -72,7 +73,7 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
     assert not (project / "tokens.toml").exists() and not (project / "policy.rules").exists()
     assert post["command"] == pre["command"] and "onFailure" not in post  # the tool has run: nothing to block
     # the `http` hook of the section, as Claude Code sends it: the URL, the header with its variable filled
-    [hook] = json.loads(blocks(section("Use with Claude Code"), "json")[0])["hooks"]["PreToolUse"][0]["hooks"]
+    [hook] = json.loads(blocks(page("claude-code.md"), "json")[0])["hooks"]["PreToolUse"][0]["hooks"]
     assert hook["type"] == "http" and hook["onFailure"] == "block"
     for private in ("tokens.toml", "agent.token"):  # they hold the tokens
         assert (home / private).stat().st_mode & 0o777 == 0o600
@@ -107,9 +108,9 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
 
 
 def test_use_over_http_and_mcp(tmp_path: Path) -> None:
-    out, expected = run_section("Use over HTTP and MCP", 8390, tmp_path)
+    out, expected = run_section("serve.md", 8390, tmp_path)
     assert out.strip().splitlines()[-3:] == expected.strip().splitlines()
-    config = json.loads(blocks(section("Use over HTTP and MCP"), "json")[0])["mcpServers"]["ordinance"]
+    config = json.loads(blocks(page("serve.md"), "json")[0])["mcpServers"]["ordinance"]
     project = tmp_path / "gate"  # the owner's directory, where the section runs the server
     params = StdioServerParameters(command=str(Path(BIN) / config["command"]), args=config["args"], cwd=project)
 
@@ -121,7 +122,7 @@ def test_use_over_http_and_mcp(tmp_path: Path) -> None:
 
 
 def test_the_server_keeps_the_state_file_as_shown(tmp_path: Path) -> None:
-    out, expected = run_section("Use over HTTP and MCP", 8391, tmp_path, n=1)
+    out, expected = run_section("serve.md", 8391, tmp_path, n=1)
 
     def masked(text: str) -> list[str]:  # the wall clock's `now` and times, the policy hash
         text = re.sub(r"now \S+ ·", "now NOW ·", text)

@@ -1,4 +1,4 @@
-"""README's *Projections and privacy* section runs as written."""
+"""The *Projections and privacy* page (docs/projections.md) runs as written."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGE = (ROOT / "docs" / "projections.md").read_text(encoding="utf-8")
 
 
 def steps() -> list[tuple[str, list[str]]]:
     """The section's `$ command` lines with the output shown under each."""
-    start = README.index("## Projections and privacy\n")
-    text = README[start : README.index("\n## Performance\n", start)]
+    text = PAGE
     found: list[tuple[str, list[str]]] = []
     for _, block in re.findall(r"^(`{3,})\n(.*?)^\1$", text, re.M | re.S):
         for line in block.splitlines():
