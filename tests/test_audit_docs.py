@@ -1,4 +1,4 @@
-"""The commands docs/_incoming/audit.md shows run as shown (bash, in a fresh home)."""
+"""The commands docs/audit.md shows run as shown (bash, in a fresh home)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "_incoming" / "audit.md"
+DOC = ROOT / "docs" / "audit.md"
 
 
 def commands(block: str) -> list[str]:

@@ -138,7 +138,7 @@ def _failure(message: str, where: str) -> Exception:
 
 class DuckDB(Dialect):
     name = "duckdb"
-    recursive_cte = True  # measured: one query instead of a statement batch per round (docs/_incoming/sql.md)
+    recursive_cte = True  # measured: one query instead of a statement batch per round (docs/sql.md)
 
     def __init__(self, connection: Any = None):
         if connection is None:
