@@ -290,6 +290,7 @@ def test_the_warm_gate_at_a_moving_clock_decides_as_a_fresh_one(history, jumps, 
 def test_a_purge_reaches_the_warm_model_incrementally(tmp_path):
     store = open_store(str(tmp_path / "s.db"), schema_of(POLICY))
     gate = Gate(POLICY, store)
+    store.append([Event("assert", "member", ("w1", "repo"), "t", "t")])  # the owner puts the work in the scope
     grant = store.append([Event("assert", "grant", ("alice", "repo", 1), "t", "t")])
     twice = store.append([Event("assert", "grant", ("bob", "repo", 1), "t", "t")] * 2)
     alice = Request("a1", "write", "w1", "alice", 1, scope="repo")

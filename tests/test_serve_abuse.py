@@ -256,7 +256,7 @@ def test_a_group_commit_that_fails_decides_each_request_alone(tmp_path: Path) ->
 
         async def go() -> list[Any]:
             batcher = Batcher(service, ThreadPoolExecutor(2))
-            asks = [batcher.check(r, 1_800_000_000) for r in requests]
+            asks = [batcher.check(r, 1_800_000_000, "server") for r in requests]
             return await asyncio.gather(*asks, return_exceptions=True)
 
         answers = asyncio.run(go())

@@ -100,7 +100,9 @@ def call(payload: Mapping[str, Any], project: str | None) -> Call:
         inputs={"remote": remote, "url": str(payload.get("url") or "")},
         cwd=cwd,
         project=project or cwd,
-        target=str(payload.get("url") or remote),
+        # a push acts in the project whose refs it sends (the remote, a URL or a
+        # local path, is in the inputs): the project's scopes hold it
+        target=project or cwd,
         facts=tuple(facts),
     )
 
