@@ -389,7 +389,9 @@ def test_the_warm_gate_decides_as_a_fresh_one_on_a_qualified_policy(tmp_path: An
     policy = compile_text(GATED)
     t = parse_instant("2026-08-14T23:00:00Z")
     with open_store(str(tmp_path / "gate.db"), schema_of(policy)) as store:
-        store.assert_facts([("grant", ("bob", "deploy", 2)), ("member", ("job", "deploy"))], source="owner", author="lead")
+        store.assert_facts(
+            [("grant", ("bob", "deploy", 2)), ("member", ("job", "deploy"))], source="owner", author="lead"
+        )
         gate = Gate(policy, store)
         asks = [
             Request("r1", "write", "job", "bob", 2, scope="deploy"),
