@@ -149,6 +149,8 @@ def receipts(service: Service) -> list[tuple[Any, ...]]:
 def test_an_ask_is_logged_as_an_ask_and_its_intent_waits_for_the_call_to_run(service: Service) -> None:
     out = hook(service, "PreToolUse", "WebFetch", {"url": "https://x.example"})
     assert out["hookSpecificOutput"]["permissionDecision"] == "ask"
+    # the ask names what it is about, as a deny's reasons do
+    assert out["hookSpecificOutput"]["permissionDecisionReason"] == "ordinance asks: web-fetch (https://x.example)"
     (logged,) = service.store.events(kinds=["decision"])
     assert logged.payload["asked"] == ["web-fetch"] and logged.payload["allowed"] is True
     assert receipts(service) == [("cc-t1", "asked")]

@@ -63,8 +63,11 @@ def verdict_of(decision: Decision, asked: list[str], event: str = "PreToolUse") 
     if not decision.allowed:
         why = "; ".join(f"{r.code} ({r.detail})" if r.detail else r.code for r in decision.reasons)
         return Verdict("deny", f"ordinance blocked this: {why}", event)
-    if asked:
-        return Verdict("ask", f"ordinance asks: {', '.join(asked)}", event)
+    if asked:  # each with what it is about (the file, the URL, the command), as a deny's reasons are
+        said = dict.fromkeys(
+            f"{f.code} ({f.detail})" if f.detail else f.code for f in decision.flags if f.code in asked
+        )
+        return Verdict("ask", f"ordinance asks: {'; '.join(said)}", event)
     if any(f.code == AUTO_ALLOW for f in decision.flags):
         return Verdict("allow", f"ordinance allowed (decision {decision.seq})", event)
     return Verdict("defer", f"ordinance permits this (decision {decision.seq})", event)
