@@ -54,10 +54,10 @@ def test_health_and_openapi_need_no_token(server: Served) -> None:
         "/why-not",
         "/log",
         "/health",
-        "/hooks/claude-code",
+        "/hooks/{host}",
     } <= set(doc["paths"])
     assert "4XX" in doc["paths"]["/check"]["post"]["responses"]
-    assert set(doc["paths"]["/hooks/claude-code"]["post"]["responses"]) == {"200"}  # failures are a 200 deny
+    assert set(doc["paths"]["/hooks/{host}"]["post"]["responses"]) == {"200"}  # failures are a 200 deny
 
 
 def test_a_served_decision_is_logged_and_replays_identically(server: Served, project: Path) -> None:

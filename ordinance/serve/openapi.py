@@ -20,7 +20,7 @@ _REQUEST = {
     "required": ["kind", "target", "epoch"],
 }
 
-HOOK = "/hooks/claude-code"
+HOOK = "/hooks/{host}"
 
 # (method, path, summary, request body properties or None, authenticated)
 ROUTES: tuple[tuple[str, str, str, dict[str, Any] | None, bool], ...] = (
@@ -115,7 +115,8 @@ ROUTES: tuple[tuple[str, str, str, dict[str, Any] | None, bool], ...] = (
     (
         "post",
         HOOK,
-        "Claude Code `http` hook: PreToolUse decides, PostToolUse records (always 200; failures deny)",
+        "A host's hook (`claude-code`, `codex`, `gemini`, `cursor`, `copilot`, `pre-push`): before a tool "
+        "runs it decides, after it records (always 200; failures are the host's fail-closed answer)",
         None,
         True,
     ),
@@ -126,11 +127,13 @@ def document(version: str) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for method, path, summary, body, auth in ROUTES:
         responses: dict[str, Any] = {"200": {"description": "ok", "content": {"application/json": {"schema": _OBJ}}}}
-        if path != HOOK:  # the hook answers a failure with a 200 deny: Claude Code reads only a 2xx
+        if path != HOOK:  # a hook answers a failure with a 200 deny: Claude Code reads only a 2xx
             responses["4XX"] = {"description": "error[CODE] data", "content": {"application/json": {"schema": _ERROR}}}
         op: dict[str, Any] = {"summary": summary, "responses": responses}
         if auth:
             op["security"] = [{"bearer": []}]
+        if path == HOOK:
+            op["parameters"] = [{"name": "host", "in": "path", "required": True, "schema": {"type": "string"}}]
         if body is not None:
             op["requestBody"] = {"content": {"application/json": {"schema": {"type": "object", "properties": body}}}}
         paths.setdefault(path, {})[method] = op
