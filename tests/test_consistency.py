@@ -23,7 +23,8 @@ from ordinance.cli.init import CLAUDE_CODE_POLICY
 from ordinance.facts import open_store, schema_of
 from ordinance.rules import compile_text
 from ordinance.serve import Principal, Service
-from ordinance.serve.claude_code import handle
+from ordinance.hosts import claude_code
+from ordinance.hosts.flow import handle
 from ordinance.serve.mcp import create_mcp
 from test_json_output import valid
 
@@ -130,7 +131,7 @@ def test_an_error_prefix_is_printed_once() -> None:
     service = Service(
         compile_text(CLAUDE_CODE_POLICY), open_store(":memory:", schema_of(compile_text(CLAUDE_CODE_POLICY)))
     )
-    out = handle(service, Principal("claude-code"), {"hook_event_name": "PreToolUse", "tool_input": {}})
+    out = handle(claude_code, service, Principal("claude-code"), {"hook_event_name": "PreToolUse", "tool_input": {}})
     reason = json.dumps(out)
     assert reason.count("error[bad_hook_payload]") == 1, reason
 
@@ -143,8 +144,8 @@ def test_mcp_tools_refuse_unknown_arguments_and_report_the_version(tmp_path: Pat
         async def go() -> tuple[Any, Any, Any]:
             async with Client(server) as c:
                 request = {"id": "m1", "kind": "Bash", "target": "/p", "epoch": 1}
-                wrong = await c.call_tool("check", {"given": request, "now": NOW})
-                right = await c.call_tool("check", {"request": request, "now": NOW})
+                wrong = await c.call_tool("check", {"given": request})
+                right = await c.call_tool("check", {"request": request})
                 tools = (await c.list_tools()).tools
                 return c.server_info.version, (wrong, right), tools  # type: ignore[union-attr]
 

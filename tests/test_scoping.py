@@ -69,10 +69,10 @@ def test_an_atom_with_arithmetic_over_its_own_variable() -> None:
     assert answer("t(1,2). t(3,3). s(X) :- t(X, X + 1).", "s") == {(1,)}
 
 
-def test_readme_says_what_the_scoping_is() -> None:
-    from test_cli_meta import section
+def test_the_language_page_says_what_the_scoping_is() -> None:
+    from test_cli_meta import page
 
-    text = " ".join(section("The rule language").split())
+    text = " ".join(page("language.md").split())
     assert "a target variable is always local" in text
 
 
