@@ -549,6 +549,20 @@ def test_a_record_field_with_arithmetic_binds_nothing() -> None:
         assert set(evaluate(program).tuples("out")) == naive_evaluate(program)["out"] == answer
 
 
+def test_a_nested_field_with_arithmetic_waits_for_a_sibling_that_binds() -> None:
+    # CI found it: `[[Y + 1, _], [Y, Y]]` tested Y + 1 inside the first
+    # sub-record, before the second bound Y (UnboundLocalError)
+    decls = ".type R = [p: number, q: number]\n.type N = [r: R, s: R]\n.decl n(r: N)\n"
+    facts = "n([[1, 0], [0, 0]]). n([[5, 0], [0, 0]]). n([[3, 9], [2, 2]]).\n"
+    for rule, answer in (
+        ("out(Y) :- n([[Y + 1, _], [Y, Y]]).", {(0,), (2,)}),
+        ("out(Y) :- n([[Z, _], [Y, Y]]), Z = Y + 1.", {(0,), (2,)}),
+        ("out(X) :- n([[X, W], [W + X - 1, _]]).", {(1,)}),
+    ):
+        program = compile_text(decls + facts + rule)
+        assert set(evaluate(program).tuples("out")) == answer, rule
+
+
 FIELD = st.sampled_from(["X", "Y", "X + 1", "Y - 1", "X * 2", "X + Y", "1", "_", "[X, Y]", "[Y + 1, _]"])
 BINDER = st.sampled_from(["a(X)", "a(Y)", "b(X, Y)", "b(Y, X)"])
 

@@ -193,10 +193,16 @@ class _Gen:
                 self.aggregate(step)
                 bound.add(step.var)
 
-    def unpack(self, value: str, pattern: Record | Branch, bound: set[str], row: bool = False) -> None:
+    def unpack(
+        self, value: str, pattern: Record | Branch, bound: set[str], row: bool = False, tests: list[str] | None = None
+    ) -> None:
         """Match `value` (a Python name) against a record or constructor
-        pattern: its shape, then its fields (binding the unbound variables).
+        pattern: its shape, then its fields (binding the unbound variables),
+        then the fields that test, once every nested pattern has bound its
+        variables (`[[Y + 1, _], [Y, Y]]`: Y comes from the second).
         A `row` (a relation's tuple, matched field by field) has its shape."""
+        outermost = tests is None
+        tests = [] if tests is None else tests
         if isinstance(pattern, Record):
             if not row:
                 self.items.append(f"if type({value}) is REC and len({value}) == {len(pattern.args)}")
@@ -216,10 +222,10 @@ class _Gen:
         self.items.append(f"for {', '.join(targets)}, in [{value}]")
         nested = [(t, a) for t, a in later if isinstance(a, (Record, Branch)) and not set(var_names(a, True)) <= bound]
         for t, a in nested:  # first what binds, then what tests (`[X + 1, [X]]`)
-            self.unpack(t, a, bound)
-        for t, a in later:
-            if (t, a) not in nested:
-                self.items.append(f"if {t} == {self.term(a)}")
+            self.unpack(t, a, bound, tests=tests)
+        tests += [f"if {t} == {self.term(a)}" for t, a in later if (t, a) not in nested]
+        if outermost:
+            self.items += tests
 
     def scan(self, step: Scan, bound: set[str]) -> None:
         atom, rel = step.atom, step.atom.relation
