@@ -67,7 +67,9 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
     [pre] = settings["hooks"]["PreToolUse"][0]["hooks"]
     [post] = settings["hooks"]["PostToolUse"][0]["hooks"]
     assert pre["command"].startswith("ordinance hook claude-code --server") and pre["onFailure"] == "block"
-    assert pre["command"].endswith(f"--token-file {home / 'agent.token'}")  # Claude Code may scrub the environment
+    assert pre["command"].endswith(
+        f"--token-file {home / 'claude-code.token'}"
+    )  # Claude Code may scrub the environment
     assert set(settings["hooks"]) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied"}
     assert f"Read(/{home}/**)" in settings["permissions"]["deny"] and settings["sandbox"]["enabled"] is True
     assert not (project / "tokens.toml").exists() and not (project / "policy.rules").exists()
@@ -75,7 +77,7 @@ def test_use_with_claude_code(tmp_path: Path) -> None:
     # the `http` hook of the section, as Claude Code sends it: the URL, the header with its variable filled
     [hook] = json.loads(blocks(page("claude-code.md"), "json")[0])["hooks"]["PreToolUse"][0]["hooks"]
     assert hook["type"] == "http" and hook["onFailure"] == "block"
-    for private in ("tokens.toml", "agent.token"):  # they hold the tokens
+    for private in ("tokens.toml", "claude-code.token"):  # they hold the tokens
         assert (home / private).stat().st_mode & 0o777 == 0o600
     tokens = (home / "tokens.toml").read_text()
     token = re.search(r'name = "claude-code"\ntoken = "([^"]+)"', tokens)

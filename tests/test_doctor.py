@@ -57,7 +57,7 @@ def test_what_to_fix_is_said(tmp_path: Path) -> None:
     del data["hooks"]["PreToolUse"][0]["hooks"][0]["onFailure"]
     data["sandbox"]["enabled"] = False
     settings.write_text(json.dumps(data))
-    (tmp_path / "o" / "agent.token").chmod(0o644)
+    (tmp_path / "o" / "claude-code.token").chmod(0o644)
     (project / "tokens.toml").write_text("# a copy within the agent's reach\n")
     (project / ".git" / "hooks" / "pre-push").unlink()
     found = {c.name: c for c in checks(project, claude=client(tmp_path, "2.1.200"), env={})}

@@ -26,14 +26,14 @@ def test_the_owners_controls_live_outside_the_project(tmp_path: Path, monkeypatc
     assert code == 0, out
     home = owner_home(project.resolve())
     assert home.parent == tmp_path / "state" / "ordinance" and home.name.startswith("p-")
-    assert {p.name for p in home.iterdir()} >= {"policy.rules", "tokens.toml", "agent.token", "ordinance.db"}
-    assert home.stat().st_mode & 0o777 == 0o700 and (home / "agent.token").stat().st_mode & 0o777 == 0o600
+    assert {p.name for p in home.iterdir()} >= {"policy.rules", "tokens.toml", "claude-code.token", "ordinance.db"}
+    assert home.stat().st_mode & 0o777 == 0o700 and (home / "claude-code.token").stat().st_mode & 0o777 == 0o600
     assert sorted(p.name for p in project.iterdir()) == [".claude"]  # nothing of the owner's in the project
     assert f'owner_home("{home}")' in (home / "policy.rules").read_text()
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     assert f"--server http://127.0.0.1:{project_port(project.resolve())} " in command
-    assert command.endswith(f"--token-file {home / 'agent.token'}")
+    assert command.endswith(f"--token-file {home / 'claude-code.token'}")
     assert settings["sandbox"]["filesystem"]["denyRead"] == [f"/{home}"]
     assert "no git repository" in out  # and it says how to get the pre-push hook
 
@@ -88,6 +88,6 @@ def test_unreadable_settings_are_not_replaced(tmp_path: Path) -> None:
 def test_ports_differ_by_project_and_merging_is_idempotent(tmp_path: Path) -> None:
     ports = {project_port(tmp_path / f"p{i}") for i in range(50)}
     assert len(ports) > 40 and all(20000 <= p < 40000 for p in ports)
-    ours = settings_for(9000, "/o/agent.token", "/o", "/p")
+    ours = settings_for(9000, "/o/claude-code.token", "/o", "/p")
     assert merged(merged({}, ours), ours) == merged({}, ours)
     assert os.path.isabs(ours["sandbox"]["filesystem"]["denyWrite"][0][1:])

@@ -13,6 +13,7 @@ import click
 from ..diagnostics import OrdinanceError, StoreError
 from ..gate import Layers
 from ..values import escape
+from ..hosts.setup import SETUPS, Setup, command_for, merged, settings_for
 from .common import load_policy, open_db
 
 __all__ = [
@@ -66,11 +67,18 @@ CLAUDE_CODE_POLICY = """\
 // appends `owner_home("...")`); nothing the agent runs reads or writes there
 .decl owner_home(dir: symbol)
 forbid(A, "owner-controls", P) :- request_path(A, P), owner_home(H), (P = H ; starts_with(cat(H, "/"), P)).
-forbid(A, "owner-controls", P) :- request_write(A, P), match(".*/[.]claude/settings([.]local)?[.]json", P).
+forbid(A, "owner-controls", P) :- request_write(A, P), hook_settings(P).
 forbid(A, "owner-controls", C) :- request_word(A, N, 0, W), match("(.*/)?ordinance", W), request_command(A, N, C).
 forbid(A, "owner-controls", C) :- request_word(A, N, 0, W), match("(.*/)?python[0-9.]*", W),
                                   request_word(A, N, _, "-m"), request_word(A, N, _, M),
                                   match("ordinance([.].*)?", M), request_command(A, N, C).
+
+// the hosts' hook settings (`ordinance init --HOST` writes them): an agent editing
+// them would switch the gate off
+.decl hook_settings(path: symbol)
+hook_settings(P) :- request_write(_, P), match(".*/[.]claude/settings([.]local)?[.]json", P).
+hook_settings(P) :- request_write(_, P), match(".*/[.](codex/(hooks[.]json|config[.]toml)|gemini/settings[.]json)", P).
+hook_settings(P) :- request_write(_, P), match(".*/[.](cursor/hooks[.]json|github/hooks/.*)", P).
 
 // no force push to main, however it is spelled (`--force-w`, `-uf`, `+main`,
 // `HEAD:main`, `heads/main`, `:main`, behind `cd`, `bash -c`, `env -S`,
@@ -170,75 +178,6 @@ test "the owner's directory is out of reach" {
 """
 
 
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied")
-
-
-def _hook(event: str, command: str) -> dict[str, object]:
-    """One hook entry of the settings: the command hook asking the server.
-    PreToolUse fails closed in Claude Code too (`onFailure: block`, 2.1.295
-    or later): a hook that cannot start (no `ordinance` on PATH) or times out
-    blocks the call instead of letting it through; the hook itself denies
-    when the server cannot be reached."""
-    hook: dict[str, object] = {"type": "command", "timeout": 10, "command": command}
-    if event == "PreToolUse":
-        hook["onFailure"] = "block"
-    return {"matcher": "*", "hooks": [hook]}
-
-
-def settings_for(port: int, token_file: str, home: str, project: str) -> dict[str, Any]:
-    """What `init --claude-code` puts into .claude/settings.json: the hooks,
-    permission rules and sandbox settings that keep the agent out of the
-    owner's directory, the settings and git's hooks (`//` starts an absolute
-    path in both Claude Code's permission rules and its sandbox paths)."""
-    command = f"ordinance hook claude-code --server http://127.0.0.1:{port} --token-file {shlex.quote(token_file)}"
-    owner = f"/{home}/**"
-    guarded = [
-        f"/{project}/.claude/settings.json",
-        f"/{project}/.claude/settings.local.json",
-        f"/{project}/.git/hooks/**",
-    ]
-    return {
-        "hooks": {event: [_hook(event, command)] for event in HOOK_EVENTS},
-        "permissions": {
-            "deny": [f"Read({owner})", f"Edit({owner})", "Bash(ordinance *)"] + [f"Edit({p})" for p in guarded]
-        },
-        "sandbox": {
-            "enabled": True,
-            "allowUnsandboxedCommands": False,
-            "filesystem": {"denyRead": [f"/{home}"], "denyWrite": [f"/{home}"] + guarded},
-        },
-    }
-
-
-def _ours(entry: Any) -> bool:
-    return isinstance(entry, dict) and any(
-        isinstance(h, dict) and "ordinance hook claude-code" in str(h.get("command", ""))
-        for h in entry.get("hooks", [])
-    )
-
-
-def merged(existing: Any, ours: dict[str, Any]) -> dict[str, Any]:
-    """`ours` merged into the user's settings: their keys, hooks and rules
-    kept; our hook entries replace our earlier ones; lists unioned."""
-    out = dict(existing) if isinstance(existing, dict) else {}
-    for key, value in ours.items():
-        have = out.get(key)
-        if key == "hooks":
-            hooks = dict(have) if isinstance(have, dict) else {}
-            for event, entries in value.items():
-                kept = [e for e in hooks.get(event, []) if not _ours(e)] if isinstance(hooks.get(event), list) else []
-                hooks[event] = kept + entries
-            out[key] = hooks
-        elif isinstance(value, dict):
-            out[key] = merged(have, value)
-        elif isinstance(value, list):
-            old = have if isinstance(have, list) else []
-            out[key] = old + [v for v in value if v not in old]
-        else:
-            out[key] = value
-    return out
-
-
 def owner_home(project: Path) -> Path:
     """The owner's directory of a project: $XDG_STATE_HOME (or
     ~/.local/state)/ordinance/NAME-HASH, outside the project."""
@@ -290,10 +229,50 @@ def install_pre_push(root: Path, command: str) -> str:
     return f"installed {hook}: every push asks the gate with the refs git really pushes{note}"
 
 
-def _claude_code(root: Path, force: bool, home_dir: str | None, port: int | None) -> None:
-    """The owner's directory (policy, tokens, the agent's token file, the
-    store) outside the project, the agent's grant on the project, Claude
-    Code's settings merged into .claude/settings.json, git's pre-push hook."""
+def _principals(tokens: Path) -> dict[str, str]:
+    """The names and tokens of an existing tokens.toml."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(tokens.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise OrdinanceError(
+            f"`{tokens}` is not a tokens file: fix or remove it, then run this again", code="bad_tokens"
+        ) from None
+    found = data.get("principal", [])
+    return {str(p["name"]): str(p.get("token", "")) for p in found if isinstance(p, dict) and "name" in p}
+
+
+def _settings(root: Path, setup: Setup, ours: dict[str, Any]) -> str:
+    """`ours` merged into the host's settings file under `root` (an existing
+    one backed up first, never replaced); what was done, for the user."""
+    import json
+
+    settings = root / setup.path
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    existing: Any = {}
+    backup = None
+    if settings.exists():
+        text = settings.read_text(encoding="utf-8")
+        existing = json.loads(text)  # _agents read every file before writing any
+        backup = settings.with_name(settings.name + ".bak")
+        n = 1
+        while backup.exists():
+            backup, n = settings.with_name(f"{settings.name}.bak{n}"), n + 1
+        backup.write_text(text, encoding="utf-8")
+    settings.write_text(json.dumps(merged(existing, ours, setup.host), indent=2) + "\n", encoding="utf-8")
+    events = ", ".join(ours["hooks"])
+    return (f"merged into {settings} (yours kept in {backup.name})" if backup else f"created {settings}") + (
+        f": hooks {events} run `ordinance hook {setup.host}`"
+    )
+
+
+def _agents(root: Path, hosts: list[str], force: bool, home_dir: str | None, port: int | None) -> None:
+    """The owner's directory (policy, tokens, each agent's token file, the
+    store) outside the project, each host's agent granted the project, each
+    host's hook settings merged into its file, git's pre-push hook. An
+    existing owner's directory is added to: its policy kept (unless
+    --force), its principals and tokens kept, the new hosts' added."""
     import json
     import secrets
 
@@ -308,70 +287,91 @@ def _claude_code(root: Path, force: bool, home_dir: str | None, port: int | None
             f"the owner's directory `{home}` is inside the project: the agent would reach it", code="home_in_project"
         )
     port = project_port(project) if port is None else port
-    policy, tokens, token_file = home / "policy.rules", home / "tokens.toml", home / "agent.token"
-    for path in (policy, tokens):
-        if path.exists() and not force:
-            raise OrdinanceError(f"`{path}` already exists (use --force to overwrite it)", code="exists")
+    policy, tokens = home / "policy.rules", home / "tokens.toml"
+    settings = [SETUPS[h] for h in hosts]
+    for s in settings:  # every settings file readable before anything is written
+        path = root / s.path
+        if path.exists():
+            try:
+                json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                raise OrdinanceError(
+                    f"`{path}` is not JSON: fix it, then run this again", code="bad_settings"
+                ) from None
+    have = _principals(tokens) if tokens.exists() else {}
     home.mkdir(parents=True, exist_ok=True)
     home.chmod(0o700)
-    policy.write_text(CLAUDE_CODE_POLICY + f"\nowner_home({json.dumps(str(home))}).\n", encoding="utf-8")
+    echo = lambda text: click.echo(escape(text))  # noqa: E731 - paths are the user's: escaped
+    echo(f"the owner's directory {home} (mode 0700), outside the project:")
+    if policy.exists() and not force:
+        echo(f"  {policy}: kept (--force writes the example policy over it)")
+    else:
+        policy.write_text(CLAUDE_CODE_POLICY + f"\nowner_home({json.dumps(str(home))}).\n", encoding="utf-8")
+        echo(
+            f"  {policy}: no force push to main, no writes outside the project, the owner's controls and the "
+            "hosts' settings out of reach, unresolved shell commands ask, the owner's stop halts everything"
+        )
     owner = default_author() or "owner"
-    agent_token = secrets.token_urlsafe(24)
-    _private(
-        tokens,
-        "# principals of `ordinance serve`: keep this file private\n"
-        f'[[principal]]\nname = "{owner}"\nowner = true\ntoken = "{secrets.token_urlsafe(24)}"\n\n'
-        f'[[principal]]\nname = "claude-code"\ntoken = "{agent_token}"\n',
+    text = tokens.read_text(encoding="utf-8") if have else "# principals of `ordinance serve`: keep this file private\n"
+    if not have:
+        text += f'[[principal]]\nname = {json.dumps(owner)}\nowner = true\ntoken = "{secrets.token_urlsafe(24)}"\n'
+    added = [h for h in hosts if not have.get(h)]
+    for h in added:
+        have[h] = secrets.token_urlsafe(24)
+        text += f'\n[[principal]]\nname = "{h}"\ntoken = "{have[h]}"\n'
+    _private(tokens, text)
+    token_files = {h: home / f"{h}.token" for h in hosts}
+    for h, path in token_files.items():
+        _private(path, have[h] + "\n")
+    echo(
+        f"  {tokens}: "
+        + (f"principals {', '.join(f'`{h}`' for h in added)} added" if added else "kept")
+        + f"; {', '.join(p.name for p in token_files.values())}: each agent's token (0600)"
     )
-    _private(token_file, agent_token + "\n")
     program = load_policy(str(policy))
     with open_db(str(home / "ordinance.db"), program, create=True) as store:
         revision = store.assert_facts(
-            [("grant", ("claude-code", str(project), 1))],
+            [("grant", (h, str(project), 1)) for h in hosts],
             source="init",
             author=owner,
             layer=Layers.of(program).default,
         )
-    settings = root / ".claude" / "settings.json"
-    settings.parent.mkdir(exist_ok=True)
-    existing: Any = {}
-    backup = None
-    if settings.exists():
-        text = settings.read_text(encoding="utf-8")
-        try:
-            existing = json.loads(text)
-        except ValueError:
-            raise OrdinanceError(
-                f"`{settings}` is not JSON: fix it, then run this again", code="bad_settings"
-            ) from None
-        backup = settings.with_name("settings.json.bak")
-        n = 1
-        while backup.exists():
-            backup, n = settings.with_name(f"settings.json.bak{n}"), n + 1
-        backup.write_text(text, encoding="utf-8")
-    ours = settings_for(port, str(token_file), str(home), str(project))
-    settings.write_text(json.dumps(merged(existing, ours), indent=2) + "\n", encoding="utf-8")
-    gate = f"ordinance hook pre-push --server http://127.0.0.1:{port} --token-file {shlex.quote(str(token_file))}"
-    pushed = install_pre_push(root, gate)
-    echo = lambda text: click.echo(escape(text))  # noqa: E731 - paths are the user's: escaped
-    echo(f"created {home}: the owner's directory (mode 0700), outside the project")
     echo(
-        f"  {policy}: no force push to main, no writes outside the project, the owner's controls and git's hooks "
-        "out of reach, unresolved shell commands ask, the owner's stop halts everything"
+        f"  {home / 'ordinance.db'}: granted {', '.join(f'`{h}`' for h in hosts)} the project {project} at epoch 1 "
+        f"(revision {revision})"
     )
-    echo(f"  {tokens}: principals `{owner}` (owner) and `claude-code`; {token_file}: the agent's token (0600)")
-    echo(f"  {home / 'ordinance.db'}: granted `claude-code` the project {project} at epoch 1 (revision {revision})")
-    what = f"merged into {settings} (yours kept in {backup.name})" if backup else f"created {settings}"
-    echo(
-        f"{what}: hooks {', '.join(HOOK_EVENTS)} ask the gate on port {port}; permissions.deny and the sandbox "
-        "keep the agent out of the owner's directory"
-    )
-    echo(pushed)
+    for s in settings:
+        echo(_settings(root, s, settings_for(port, str(token_files[s.host]), str(home), str(project), s.host)))
+        if s.host == "claude-code":
+            echo("  permissions.deny and the sandbox keep Claude Code out of the owner's directory")
+        if s.note:
+            echo(f"  {s.note}")
+    echo(install_pre_push(root, command_for("pre-push", port, str(token_files[hosts[0]]))))
     echo(
         f"next: ordinance serve --tokens {shlex.quote(str(tokens))} --db {shlex.quote(str(home / 'ordinance.db'))} "
         f"--policy {shlex.quote(str(policy))} --project {shlex.quote(str(project))} --port {port}"
     )
     echo(f"then: ordinance doctor {shlex.quote(str(root))}   (checks the install and says what to fix)")
+
+
+HOST_FLAGS = {
+    "claude-code": "Claude Code",
+    "codex": "Codex CLI",
+    "gemini": "Gemini CLI",
+    "cursor": "Cursor",
+    "copilot": "GitHub Copilot CLI",
+}
+
+
+def _host_options(f: Any) -> Any:
+    for host, title in reversed(HOST_FLAGS.items()):
+        f = click.option(
+            f"--{host}",
+            host.replace("-", "_"),
+            is_flag=True,
+            help=f"A gate for {title}: the owner's directory, {SETUPS[host].path}, git's pre-push hook.",
+        )(f)
+    return f
 
 
 @click.command(
@@ -382,18 +382,14 @@ Examples:
   ordinance init myproject && cd myproject
   ordinance init .                    here
   ordinance init --claude-code .      a gate for Claude Code's hooks
+  ordinance init --codex --gemini .   one gate for Codex CLI and Gemini CLI
   ordinance init --claude-code . --home ~/gates/p --port 9000
   ordinance init . --db postgresql://gate@db/ordinance   the store's tables there
 """,
 )
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite an existing policy.rules (an existing store is kept).")
-@click.option(
-    "--claude-code",
-    "claude_code",
-    is_flag=True,
-    help="A gate for Claude Code: the owner's directory, .claude/settings.json, git's pre-push hook.",
-)
+@_host_options
 @click.option(
     "--db",
     default=None,
@@ -404,30 +400,34 @@ Examples:
     "--home",
     default=None,
     metavar="DIR",
-    help="With --claude-code: the owner's directory (default: $XDG_STATE_HOME/ordinance/NAME-HASH).",
+    help="With a host: the owner's directory (default: $XDG_STATE_HOME/ordinance/NAME-HASH).",
 )
-@click.option("--port", default=None, type=int, help="With --claude-code: the gate's port (default: from the path).")
-def command(directory: str, force: bool, claude_code: bool, db: str | None, home: str | None, port: int | None) -> None:
+@click.option("--port", default=None, type=int, help="With a host: the gate's port (default: from the path).")
+def command(directory: str, force: bool, db: str | None, home: str | None, port: int | None, **hosts: bool) -> None:
     """Create DIRECTORY with policy.rules (the stdlib, an example rule and a
     test block) and an empty SQLite store, ordinance.db.
 
     Commands run inside DIRECTORY find both by default (--policy and --db).
-    With --claude-code the policy, the tokens and the store go to the
-    owner's directory outside the project (--home), the policy reads Claude
-    Code's tool calls (no force push to main, no writes outside the project,
-    the owner's controls out of reach, the owner's stop halts everything),
-    Claude Code's hooks, permission rules and sandbox are merged into
-    .claude/settings.json (the old file backed up), git's pre-push hook asks
-    the gate, and the agent is granted the project directory.
+    With a host (--claude-code, --codex, --gemini, --cursor, --copilot, one
+    or several) the policy, the tokens and the store go to the owner's
+    directory outside the project (--home), the policy reads the host's
+    tool calls (no force push to main, no writes outside the project, the
+    owner's controls out of reach, the owner's stop halts everything), the
+    host's hooks are merged into its settings file in the project (the old
+    file backed up; for Claude Code also permission rules and its sandbox),
+    each host's agent gets its own principal, token file (0600) and grant on
+    the project directory, and git's pre-push hook asks the gate. Run again
+    with another host, it adds that host to the same owner's directory.
     """
     root = Path(directory)
-    if claude_code:
+    chosen = [h for h in HOST_FLAGS if hosts.get(h.replace("-", "_"))]
+    if chosen:
         if db is not None:
-            raise click.UsageError("--db is not for --claude-code, whose hooks find the store in DIRECTORY")
-        _claude_code(root, force, home, port)
+            raise click.UsageError("--db is not for a host's gate, whose store is in the owner's directory")
+        _agents(root, chosen, force, home, port)
         return
     if home is not None or port is not None:
-        raise click.UsageError("--home and --port are for --claude-code")
+        raise click.UsageError("--home and --port are for a host's gate (--claude-code, --codex, ...)")
     policy = root / "policy.rules"
     if policy.exists() and not force:
         raise OrdinanceError(f"`{policy}` already exists (use --force to overwrite it)", code="exists")
