@@ -116,3 +116,23 @@ def test_a_busy_port_is_one_line_error(tmp_path: Path) -> None:
         )
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.splitlines() == [run.stderr.strip()] and run.stderr.startswith("error[port_in_use]: port")
+
+
+def test_the_other_hosts_are_checked_too(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    (project / ".git").mkdir(parents=True)
+    home = tmp_path / "o"
+    done = CliRunner().invoke(cli, ["init", "--codex", "--gemini", str(project), "--home", str(home), "--port", "9"])
+    assert done.exit_code == 0, done.output
+    with Served(home / "policy.rules", str(home / "ordinance.db"), home / "tokens.toml") as server:
+        for path in (project / ".codex" / "hooks.json", project / ".gemini" / "settings.json"):
+            path.write_text(path.read_text().replace("127.0.0.1:9 ", f"127.0.0.1:{server.port} "))
+        found = {c.name: c for c in checks(project, env={})}
+    assert {n: c.ok for n, c in found.items()} == dict.fromkeys(
+        ["codex", "codex-token", "gemini", "gemini-token", "owner", "pre-push", "server"], True
+    )
+    assert "/hooks" in found["codex"].detail  # what is left to do in Codex: trust the hooks
+    (home / "gemini.token").chmod(0o644)
+    (project / ".codex" / "hooks.json").write_text('{"hooks": {"PostToolUse": []}}')  # no PreToolUse hook: gone
+    found = {c.name: c for c in checks(project, env={})}
+    assert "codex" not in found and not found["gemini-token"].ok and not found["server"].ok

@@ -1,4 +1,4 @@
-"""`ordinance doctor`: check a project's Claude Code install and say what to fix."""
+"""`ordinance doctor`: check a project's install (Claude Code and the other hosts) and say what to fix."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ __all__ = ["command"]
 
 @click.command(
     "doctor",
-    short_help="Check a Claude Code install: hooks, client, token, owner's directory, sandbox, server.",
+    short_help="Check an install: hooks, client, tokens, owner's directory, sandbox, pre-push, server.",
     epilog="""\b
 Examples:
   ordinance doctor               the project here
@@ -21,11 +21,14 @@ Examples:
 @click.argument("directory", default=".", type=click.Path(file_okay=False, exists=True))
 @click.option("--claude", default=None, metavar="PATH", help="The Claude Code binary (default: `claude` on PATH).")
 def command(directory: str, claude: str | None) -> None:
-    """Check the install `ordinance init --claude-code` made in DIRECTORY:
-    the hook is present and fails closed, the client honours `onFailure`
-    (2.1.295 or later), the token is reachable, the store and tokens are
-    outside the project, the sandbox is on, git's pre-push hook asks the
-    gate, the server is up. One line per check; exits 1 if any needs fixing."""
+    """Check the install `ordinance init --HOST` made in DIRECTORY. For
+    Claude Code: the hook is present and fails closed, the client honours
+    `onFailure` (2.1.295 or later), the token is reachable, the sandbox is
+    on; for Codex, Gemini CLI, Cursor and Copilot CLI: the hook is in the
+    host's settings (and what is left to do in the host), its token is
+    reachable; for all: the store and tokens are outside the project, git's
+    pre-push hook asks the gate, the server is up. One line per check;
+    exits 1 if any needs fixing."""
     from pathlib import Path
 
     from ..hosts.doctor import checks

@@ -1,6 +1,6 @@
-"""`ordinance doctor`: is a project's Claude Code install one that holds?
+"""`ordinance doctor`: is a project's install (`ordinance init --HOST`) one that holds?
 
-Each check is (name, ok, what was found or what to fix):
+Each check is (name, ok, what was found or what to fix); Claude Code's:
 
     hook        .claude/settings.json runs `ordinance hook claude-code` on PreToolUse, failing closed
     client      `claude --version` is 2.1.295 or later (older clients ignore `onFailure` and fail open)
@@ -9,6 +9,10 @@ Each check is (name, ok, what was found or what to fix):
     sandbox     the settings turn Claude Code's sandbox on, unsandboxed commands off
     pre-push    git's pre-push hook asks the gate (when the project is a git repository)
     server      the hook's server answers /health
+
+and for each other host whose settings file (hosts/setup.py) runs
+`ordinance hook HOST` on its before-events: HOST (the hook is there, and
+what the owner still has to do in the host) and HOST-token.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import within
+from .setup import SETUPS, Setup
 
 __all__ = ["Check", "checks", "MIN_CLIENT"]
 
@@ -103,78 +108,125 @@ def _health(server: str) -> Check:
     return Check("server", ok, f"{server} answers" if ok else f"{server} answered {reply.status}")
 
 
-def checks(project: Path, *, claude: str | None = None, env: Any = None) -> list[Check]:
-    """Every check of the install in `project`, in order."""
-    env = os.environ if env is None else env
-    project = project.resolve()
-    settings = _settings(project)
-    hook = _hook(settings)
-    out: list[Check] = []
-    if hook is None:
-        out.append(
-            Check("hook", False, "no `ordinance hook claude-code` PreToolUse hook: run `ordinance init --claude-code`")
-        )
-        return out
-    blocks = hook.get("onFailure") == "block"
-    out.append(
-        Check(
-            "hook",
-            blocks,
-            "the PreToolUse hook asks the gate and fails closed"
-            if blocks
-            else 'the PreToolUse hook lacks `"onFailure": "block"`: add it, or a failing hook lets calls through',
-        )
-    )
-    out.append(_client(claude))
-    command = str(hook.get("command", ""))
+def _command(data: Any, setup: Setup) -> str | None:
+    """The first hook command of ours on one of the host's before-events, whatever its shape."""
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    for event in setup.pre:
+        entries = hooks.get(event) if isinstance(hooks, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            inner = entry.get("hooks", [entry]) if isinstance(entry, dict) else []
+            for hook in inner if isinstance(inner, list) else []:
+                text = (hook.get("command") or hook.get("bash")) if isinstance(hook, dict) else None
+                if isinstance(text, str) and f"ordinance hook {setup.host} " in text:
+                    return text
+    return None
+
+
+def _token(command: str, env: Any, name: str) -> tuple[Check, Path | None]:
     token_file = _option(command, "--token-file")
-    owned: list[Path] = []
     if token_file:
         path = Path(token_file).expanduser()
-        owned.append(path)
         try:
             private = path.stat().st_mode & 0o077 == 0 and bool(path.read_text(encoding="utf-8").strip())
             detail = f"{path} is readable and private" if private else f"{path} is empty or not 0600: chmod 600 it"
         except OSError as exc:
-            private, detail = False, f"{path} cannot be read ({exc.strerror}): run `ordinance init --claude-code` again"
-        out.append(Check("token", private, detail))
-        owned += [path.parent / n for n in ("tokens.toml", "policy.rules", "ordinance.db")]
-    else:
-        var = _option(command, "--token-env") or "ORDINANCE_TOKEN"
-        has = bool(env.get(var))
+            private, detail = False, f"{path} cannot be read ({exc.strerror}): run `ordinance init` for the host again"
+        return Check(name, private, detail), path
+    var = _option(command, "--token-env") or "ORDINANCE_TOKEN"
+    has = bool(env.get(var))
+    return (
+        Check(
+            name,
+            has,
+            f"${var} is set (a host that scrubs its hooks' environment would strip it: prefer --token-file)"
+            if has
+            else f"${var} is not set and the hook has no --token-file: every call is denied `unauthorized`",
+        ),
+        None,
+    )
+
+
+def checks(project: Path, *, claude: str | None = None, env: Any = None) -> list[Check]:
+    """Every check of the install in `project`, in order: Claude Code's,
+    then each other host whose settings run `ordinance hook HOST`, then
+    what they share (the owner's directory, git's pre-push hook, the server)."""
+    env = os.environ if env is None else env
+    project = project.resolve()
+    settings = _settings(project)
+    hook = _hook(settings)
+    others: list[tuple[Setup, str]] = []
+    for setup in SETUPS.values():
+        if setup.host == "claude-code":
+            continue
+        try:
+            data = json.loads((project / setup.path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        command = _command(data, setup)
+        if command is not None:
+            others.append((setup, command))
+    out: list[Check] = []
+    if hook is None and not others:
         out.append(
             Check(
-                "token",
-                has,
-                f"${var} is set (Claude Code's CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1 would strip it: prefer --token-file)"
-                if has
-                else f"${var} is not set and the hook has no --token-file: every call is denied `unauthorized`",
+                "hook",
+                False,
+                "no `ordinance hook` in any host's settings: run `ordinance init --claude-code` "
+                "(or --codex, --gemini, --cursor, --copilot)",
             )
         )
+        return out
+    owned: list[Path] = []
+    commands: list[str] = []
+    if hook is not None:
+        blocks = hook.get("onFailure") == "block"
+        out.append(
+            Check(
+                "hook",
+                blocks,
+                "the PreToolUse hook asks the gate and fails closed"
+                if blocks
+                else 'the PreToolUse hook lacks `"onFailure": "block"`: add it, or a failing hook lets calls through',
+            )
+        )
+        out.append(_client(claude))
+        commands.append(str(hook.get("command", "")))
+        check, path = _token(commands[-1], env, "token")
+        out.append(check)
+        owned += [path] if path else []
+    for setup, command in others:
+        detail = f"{setup.path} runs `ordinance hook {setup.host}` on {', '.join(setup.pre)}"
+        out.append(Check(setup.host, True, detail + (f" ({setup.note})" if setup.note else "")))
+        commands.append(command)
+        check, path = _token(command, env, f"{setup.host}-token")
+        out.append(check)
+        owned += [path] if path else []
+    owned += [p.parent / n for p in owned for n in ("tokens.toml", "policy.rules", "ordinance.db")]
     owned += [project / n for n in ("tokens.toml", "policy.rules", "ordinance.db")]
-    inside = [str(p) for p in owned if p.exists() and within(os.path.realpath(p), str(project))]
+    inside = list(dict.fromkeys(str(p) for p in owned if p.exists() and within(os.path.realpath(p), str(project))))
     out.append(
         Check(
             "owner",
             not inside,
             "the store, tokens and policy are outside the project"
             if not inside
-            else f"within the agent's reach: {', '.join(inside)}: move them out (`init --claude-code --home`)",
+            else f"within the agent's reach: {', '.join(inside)}: move them out (`init --HOST --home`)",
         )
     )
-    found = settings.get("sandbox")
-    sandbox: dict[str, Any] = found if isinstance(found, dict) else {}
-    on = sandbox.get("enabled") is True and sandbox.get("allowUnsandboxedCommands") is False
-    out.append(
-        Check(
-            "sandbox",
-            on,
-            "Claude Code's sandbox is on, unsandboxed commands off"
-            if on
-            else 'set "sandbox": {"enabled": true, "allowUnsandboxedCommands": false}: without it an agent '
-            "with a shell reaches what the hook cannot see",
+    if hook is not None:
+        found = settings.get("sandbox")
+        sandbox: dict[str, Any] = found if isinstance(found, dict) else {}
+        on = sandbox.get("enabled") is True and sandbox.get("allowUnsandboxedCommands") is False
+        out.append(
+            Check(
+                "sandbox",
+                on,
+                "Claude Code's sandbox is on, unsandboxed commands off"
+                if on
+                else 'set "sandbox": {"enabled": true, "allowUnsandboxedCommands": false}: without it an agent '
+                "with a shell reaches what the hook cannot see",
+            )
         )
-    )
     if (project / ".git").is_dir():
         hook_file = project / ".git" / "hooks" / "pre-push"
         ours = hook_file.exists() and "ordinance hook pre-push" in hook_file.read_text(errors="replace")
@@ -182,9 +234,9 @@ def checks(project: Path, *, claude: str | None = None, env: Any = None) -> list
             Check(
                 "pre-push",
                 ours and os.access(hook_file, os.X_OK),
-                "git's pre-push hook asks the gate" if ours else "no pre-push hook: run `ordinance init --claude-code`",
+                "git's pre-push hook asks the gate" if ours else "no pre-push hook: run `ordinance init --HOST`",
             )
         )
-    server = _option(command, "--server")
-    out.append(_health(server) if server else Check("server", False, "the hook names no --server"))
+    for server in dict.fromkeys(_option(c, "--server") for c in commands):
+        out.append(_health(server) if server else Check("server", False, "a hook names no --server"))
     return out
