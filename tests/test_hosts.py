@@ -13,7 +13,7 @@ from ordinance.cli.init import CLAUDE_CODE_POLICY
 from ordinance.facts import open_store, schema_of
 from ordinance.hosts import Call, Verdict, claude_code, host
 from ordinance.hosts.bash import MAX_COMMANDS, MAX_TEXT, MAX_WORDS, read
-from ordinance.hosts.git import git_facts
+from ordinance.hosts.git import git_facts, git_words
 from ordinance.hosts.flow import handle
 from ordinance.hosts.paths import resolve
 from ordinance.hosts.request import digest
@@ -89,6 +89,9 @@ def test_the_files_a_command_writes(text: str, writes: list[str]) -> None:
         ("eval ls", "eval"),
         ("GIT_DIR=x git push", "environment"),
         ("echo 'open", "parse-error"),
+        ("./g push -f origin main", "push-like"),
+        ("./g -C x push origin +main", "push-like"),
+        ("git-push $b origin main", "expansion"),
     ],
 )
 def test_what_the_reading_cannot_resolve_is_said(text: str, why: str) -> None:
@@ -96,7 +99,16 @@ def test_what_the_reading_cannot_resolve_is_said(text: str, why: str) -> None:
 
 
 def test_plain_commands_resolve_fully() -> None:
-    for text in ("git status", "ls -la *.py", "echo $HOME", "python3 x.py", "awk '{print $1}' f", "sh build.sh"):
+    for text in (
+        "git status",
+        "ls -la *.py",
+        "echo $HOME",
+        "python3 x.py",
+        "awk '{print $1}' f",
+        "sh build.sh",
+        "./g push origin feature",
+        "docker push app:1",
+    ):
         assert read(text, "/p").unresolved == [], text
 
 
@@ -108,6 +120,11 @@ def test_git_is_read_as_git_reads_it() -> None:
     assert git_facts(("git", "push", "-o", "f", "origin", "x")).pushes == [("x", False)]  # -o takes an argument
     assert git_facts(("git", "push")).pushes == [("*", False)]
     assert git_facts(("git", "config", "--global", "alias.p", "push -f")).config == ["alias.p"]
+    # send-pack and http-push update the remote's refs as push does (and run no pre-push hook)
+    assert git_facts(("git", "send-pack", "--force", "../r.git", "main")).pushes == [("main", True)]
+    assert git_facts(("git", "http-push", "https://x/r.git", "+main", "b")).pushes == [("main", True), ("b", False)]
+    assert git_words(["/usr/lib/git-core/git-send-pack", "../r", "main"]) == ["git", "send-pack", "../r", "main"]
+    assert git_words(["gitk", "--all"]) is None and git_words([None, "push"]) is None
 
 
 def test_paths_resolve_through_symlinks(tmp_path: Path) -> None:

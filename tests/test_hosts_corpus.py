@@ -92,6 +92,24 @@ FORCE_PUSHES = [  # (command, "deny" or "ask"; ask: the shell cannot name the br
     ("ssh localhost git push -f origin main", "ask"),
     ("git push -f origin 'main", "ask"),  # unterminated: bash would not run it, and the reading cannot
     ("git push --force-with-lease", "ask"),  # after a rebase: the current branch, main or not; pre-push knows
+    # send-pack and http-push push too, and never run git's pre-push hook; git's exec path has dashed names
+    ("git send-pack --force ../remote.git main", "deny"),
+    ("git send-pack ../remote.git +main", "deny"),
+    ("git send-pack --forc ../remote.git refs/heads/main", "deny"),
+    ("git send-pack --all --force ../remote.git", "ask"),
+    ("git send-pack --mirror ../remote.git", "ask"),
+    ("git http-push --force https://example.com/r.git main", "deny"),
+    ("/usr/lib/git-core/git-push -f origin main", "deny"),
+    ("git-send-pack --force ../remote.git main", "deny"),
+    ("git-push origin +main", "deny"),
+    # a program the reading does not know, given git push's words with a force: maybe git under another name
+    ("./g push -f origin main", "ask"),
+    ("cp /usr/bin/git g && ./g push --force-w origin main", "ask"),
+    ("./g -C sub push origin +main", "ask"),
+    ("./g push origin :main", "ask"),
+    ("./g send-pack --force ../remote.git main", "ask"),
+    ("uv run ./g push -f origin main", "ask"),
+    ("hub push -f origin main", "ask"),
 ]
 
 WRITES_OUTSIDE = [
@@ -178,6 +196,13 @@ HARMLESS = [
     "echo $HOME",
     "ls *.py",
     "echo x > /dev/null",
+    "./g push origin feature",  # not forced: a copy of git or not, git's pre-push hook sees it
+    "docker push registry.example.com/app:1.2",
+    "git send-pack ../remote.git feature",
+    "git commit -m 'revert the force push to main (git push -f origin main)'",
+    "echo 'never git push -f origin main' > notes.txt",
+    "git log --grep='push -f'",
+    "make push",
 ]
 
 

@@ -107,7 +107,8 @@ sink("/dev/null"). sink("/dev/stdout"). sink("/dev/stderr"). sink("/dev/tty").
 forbid(A, "outside-project", P) :- request_write(A, P), outside_project(A, P), !sink(P).
 
 // what the shell reading cannot resolve asks the user: an expansion where a
-// command or a file written is named, a launcher, inline code, `| sh`, `eval`
+// command or a file written is named, a launcher, inline code, `| sh`, `eval`,
+// an unknown program given git push's words with a force (a copy of git?)
 flag(A, "unresolved", cat(W, ": ", C)) :- request_unresolved(A, N, W), request_command(A, N, C).
 flag(A, "unresolved", W) :- request_unresolved(A, -1, W).
 ask_code("unresolved").

@@ -31,6 +31,8 @@ the command, or -1 for the whole text, and why), which a policy asks on:
     inline-code   an interpreter given code (`python3 -c`, `perl -e`, `node -e`, a heredoc or a pipe)
     pipe-to-shell a shell reading its script from a pipe (`curl ... | sh`)
     eval          `eval` (its literal text is read as well), `alias`, `shopt`, `trap`, `enable`
+    push-like     an unknown program given git push's words with a force (`./g push -f origin main`:
+                  maybe a copy of git under another name; git's pre-push hook still sees it)
     environment   git configured through the environment (`GIT_CONFIG_COUNT=1 ...`, `export GIT_DIR=...`)
     parse-error   text bash's grammar does not accept (an unterminated quote, ...)
     too-large     more than LIMITS allow (the rest is not read)
@@ -49,7 +51,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .git import unreadable
+from .git import git_words, push_shaped, unreadable
 from .programs import INTERPRETERS, LAUNCHERS, OPAQUE, PROGRAMS, QUIET, SHELLS, WRAPPERS, Word, base, written
 from .paths import LIMIT, resolve
 
@@ -336,7 +338,8 @@ class _Reader:
                 self.path(w.value, cwd)
             elif w.value is not None and w.value.startswith("--") and "=" in w.value:
                 self.path(w.value.partition("=")[2], cwd)
-        if name == "git" and unreadable([w.value for w in words]):
+        as_git = git_words([w.value for w in words])
+        if as_git is not None and unreadable(as_git):
             r.unread(n, "expansion")  # `git push $b origin main`: the push rule cannot read it
         if name in ("cd", "pushd"):
             return self.cd(args, cwd)
@@ -371,7 +374,9 @@ class _Reader:
                 if inner_words:
                     self.simple(inner_words, inner_cwd, depth + 1, stdin)
             return cwd
-        if name not in QUIET:
+        if name not in QUIET and as_git is None:
+            if push_shaped([w.shown for w in args]):  # `./g push -f origin main`: maybe git under another name
+                r.unread(n, "push-like")
             k = next((k for k, w in enumerate(args) if w.value is not None and base(w.value) in PROGRAMS), None)
             if k is not None:  # `uv run git push`: maybe a launcher; what it may run is read too
                 r.unread(n, "launcher")

@@ -11,16 +11,27 @@ git accepts a unique prefix of a long option (`--force-w` is
 `HEAD` and `@` are the current branch (named `HEAD`, the reading cannot know
 which), and a push with no refspec, `--all`, `--branches` or `--mirror` may
 update any branch (named `*`). `--mirror`, `--delete`/`-d` and `--prune`
-rewrite what they touch: forced. This is the early, explained layer; the
-git `pre-push` hook (hosts/prepush.py) is the guard at the effect.
+rewrite what they touch: forced. `git send-pack` and `git http-push` push
+too (read as pushes: `--force`, `+ref`, `--all`, `--mirror`), and they never
+run git's `pre-push` hook; a dashed `git-push`, `git-send-pack`, ... (git's
+exec path) is the same command. This is the early, explained layer; the git
+`pre-push` hook (hosts/pre_push.py) is the guard at the effect, for `git push`.
+
+`push_shaped(args)`: the words after an unknown program read as git's
+(`./g push -f origin main`, a copy of git under another name): a push
+with a forced ref.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Sequence, TypeVar
 
-__all__ = ["Git", "git_facts", "unreadable"]
+T = TypeVar("T")
+
+__all__ = ["Git", "git_facts", "git_words", "push_shaped", "unreadable", "PUSHES"]
+
+PUSHES = frozenset({"push", "send-pack", "http-push"})  # the subcommands that update a remote's refs
 
 _GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
 _PUSH_LONG = (
@@ -115,9 +126,29 @@ def git_facts(words: Sequence[str]) -> Git:
             keys = keys[1:]
         if keys:
             out.config.append(keys[0].lower())
-    elif out.subcommand == "push":
+    elif out.subcommand in PUSHES:
         _push(rest, out)
     return out
+
+
+def git_words(words: Sequence[T]) -> list[T | str] | None:
+    """`words` as a `git ...` command line: itself for `git` (any path), a
+    dashed `git-SUB ARGS` as `git SUB ARGS`; None for any other program (or
+    a program word that is not a string: an expansion)."""
+    name = words[0].rsplit("/", 1)[-1] if words and isinstance(words[0], str) else None
+    if name == "git":
+        return list(words)
+    if name is not None and name.startswith("git-") and len(name) > 4:
+        return ["git", name[4:], *words[1:]]
+    return None
+
+
+def push_shaped(args: Sequence[str]) -> bool:
+    """`args` of a program that is not git read as git's from their first
+    `push`, `send-pack` or `http-push` on (`./g -C x push -f origin main`,
+    `uv run ./g push -f`): a push with a forced ref."""
+    k = next((k for k, w in enumerate(args) if w in PUSHES), None)
+    return k is not None and any(forced for _, forced in git_facts(("git", *args[k:])).pushes)
 
 
 def _push(rest: list[str], out: Git) -> None:
@@ -173,4 +204,4 @@ def unreadable(words: Sequence[str | None]) -> bool:
         k += 2 if w in _GLOBAL_ARG else 1
     if k >= len(words):
         return False
-    return words[k] in ("push", "config") and any(w is None for w in words[k + 1 :])
+    return (words[k] in PUSHES or words[k] == "config") and any(w is None for w in words[k + 1 :])

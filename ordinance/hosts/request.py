@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping
 from ..gate import Request
 from . import Call
 from .bash import read
-from .git import git_facts
+from .git import git_facts, git_words
 from .paths import resolve
 
 __all__ = ["request_of", "digest", "SHELL_TOOLS"]
@@ -47,8 +47,9 @@ def _shell_facts(text: str, cwd: str) -> Iterable[tuple[str, tuple[Any, ...]]]:
         yield "request_command", (n, " ".join(words))
         for k, w in enumerate(words):
             yield "request_word", (n, k, w)
-        if words and words[0].rsplit("/", 1)[-1] == "git":
-            git = git_facts(words)
+        as_git = git_words(words)
+        if as_git is not None:
+            git = git_facts(as_git)
             if git.subcommand is not None:
                 yield "request_git", (n, git.subcommand)
             for opt in dict.fromkeys(git.globals):
