@@ -308,3 +308,77 @@ def test_every_host_is_served_and_asks_the_server_as_claude_code_does(tmp_path: 
         assert DENIED["codex"][1](json.loads(fast.stdout))
         loaded = fast.stderr.decode()
         assert "ordinance.cli.hook_client" in loaded and "click" not in loaded and "ordinance.hosts" not in loaded
+
+
+def receipts(service: Service) -> list[tuple[str, str]]:
+    return [(str(e.args[0]), str(e.args[1])) for e in service.store.events(kinds=["receipt"])]
+
+
+# a harmless call of each host without call ids: (module, its before payload, its after payload)
+TWICE = {
+    "gemini": (gemini, body("gemini", "before_tool_shell"), body("gemini", "after_tool_shell")),
+    "cursor": (
+        cursor,
+        body("cursor", "before_shell_execution", command="git status"),
+        body("cursor", "before_shell_execution", command="git status", hook_event_name="afterShellExecution"),
+    ),
+    "copilot": (
+        copilot,
+        body("copilot", "pre_tool_use_bash", toolArgs='{"command": "git status"}'),
+        body(
+            "copilot", "pre_tool_use_bash", toolArgs='{"command": "git status"}', toolResult={"resultType": "success"}
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TWICE))
+def test_identical_calls_of_a_host_without_call_ids_have_receipts_of_their_own(service: Service, name: str) -> None:
+    module, before, after = TWICE[name]
+    for _ in range(2):  # the same call twice, both before either ran
+        assert "deny" not in json.dumps(ask(service, module, before))
+    intents = [rid for rid, kind in receipts(service) if kind == "intent"]
+    assert len(intents) == 2 and len(set(intents)) == 2  # two requests, not one
+    ask(service, module, after)  # the first ran: the oldest open call is closed, the other stays open
+    closed = [rid for rid, kind in receipts(service) if kind == "outcome"]
+    assert closed == intents[:1]
+    ask(service, module, after)
+    assert sorted(rid for rid, kind in receipts(service) if kind == "outcome") == sorted(intents)
+    ask(service, module, after)  # a third after-event has nothing left to close
+    assert len(receipts(service)) == 4
+
+
+def test_a_hosts_own_call_id_is_the_requests(service: Service) -> None:
+    data = json.loads(body("cursor", "before_shell_execution", command="git status", tool_use_id="tu-1"))
+    call = cursor.call(data, PROJECT)
+    assert call.id == "cursor-tu-1" and not call.content_id
+    ask(service, cursor, json.dumps(data).encode())
+    assert receipts(service) == [("cursor-tu-1", "intent")]
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        json.loads(body("gemini", "after_tool_shell_failure"))["tool_response"],  # `ls` exited 2 (captured)
+        {"llmContent": "", "returnDisplay": "", "error": {"message": "no such file", "type": "file_not_found"}},
+    ],
+)
+def test_gemini_after_tool_of_a_failed_tool_records_a_failure(service: Service, response: Any) -> None:
+    data = json.loads(body("gemini", "after_tool_shell_failure"))
+    before = dict(data, hook_event_name="BeforeTool")
+    del before["tool_response"]
+    ask(service, gemini, json.dumps(before).encode())
+    assert ask(service, gemini, json.dumps(dict(data, tool_response=response)).encode()) == {}
+    assert [kind for _, kind in receipts(service)] == ["intent", "failed"]
+    assert not gemini.failed(json.loads(body("gemini", "after_tool_shell"))["tool_response"])
+
+
+def test_copilot_failed_and_denied_results_close_the_intent_as_failed(service: Service) -> None:
+    pre = body("copilot", "pre_tool_use_bash", toolArgs='{"command": "ls nope"}')
+    for result in ("failure", "denied"):
+        ask(service, copilot, pre)
+        post = body(
+            "copilot", "pre_tool_use_bash", toolArgs='{"command": "ls nope"}', toolResult={"resultType": result}
+        )
+        ask(service, copilot, post)
+    assert [kind for _, kind in receipts(service)] == ["intent", "failed", "intent", "failed"]

@@ -18,7 +18,10 @@ One module per host (`claude_code`, `pre_push` (git's hook), and `gemini`,
 
 `Call` is what every host reads from its payload: which phase of the call
 (`PRE` before the tool runs, `POST` after it ran, `FAILED` it ran and failed,
-`DENIED` the host refused it, `OTHER`), its id (the same for its PRE and POST),
+`DENIED` the host refused it, `OTHER`), its id (the same for its PRE and POST;
+for a host that gives no call id, `content_id`: the id names what the call
+runs, each PRE gets a suffix of its own, and a POST closes the oldest open
+call of that name),
 the tool and its inputs, the working and project directories, and what the host
 knows the tool touches: `shell` (text a shell runs), `paths` (files named),
 `writes` (files written), `contents` (the inputs holding file contents, which
@@ -72,6 +75,7 @@ class Call:
     target: str | None = None  # what the call acts on, if not a path (a URL, a pattern)
     contents: tuple[str, ...] = ()  # the inputs that are file contents: logged as a digest and a length
     facts: tuple[tuple[str, tuple[Any, ...]], ...] = ()  # request facts the host reads itself (git's pushed refs)
+    content_id: bool = False  # the host gives no id of its own: `id` names what the call runs (flow.py)
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ def tool_call(
     project: str | None,
     session: Any = None,
     writes: tuple[str, ...] | None = None,
+    content_id: bool = False,
 ) -> Call:
     """The Call of Claude Code's tool `tool` with `inputs`: its files, shell
     text and contents read from Claude Code's fields. The other hosts name
@@ -82,6 +83,7 @@ def tool_call(
         writes=(named if tool in WRITERS else ()) if writes is None else writes,
         target=next((str(inputs[f]) for f in TARGET_FIELDS if inputs.get(f)), None),
         contents=tuple(f for f in CONTENT_FIELDS if f in inputs),
+        content_id=content_id,
     )
 
 

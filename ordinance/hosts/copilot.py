@@ -6,9 +6,13 @@ hooks-configuration) posts `{timestamp, cwd, toolName, toolArgs}` with
 `toolArgs` a JSON text, and reads a flat `{"permissionDecision",
 "permissionDecisionReason"}`; only "deny" is processed, so an ask is
 answered as a deny whose reason says so. `postToolUse` adds `toolResult`
-(there is no event name in the payload, nor a call id: a call is named by
-its tool and arguments). Its tools are named as Claude Code's: bash ->
-Bash, create -> Write (`path`, `file_text`), edit -> Edit, view -> Read.
+(its `resultType` "failure" or "denied" is the call's failure). There is no
+event name in the payload, nor a call id (a `toolCallId`, where sent, is
+the id): a call is named by its session (`sessionId`, where sent), cwd,
+tool and arguments; each preToolUse gets a suffix of its own, and a
+postToolUse closes the oldest open call of that name (flow.py). Its tools
+are named as Claude Code's: bash -> Bash, create -> Write (`path`,
+`file_text`), edit -> Edit, view -> Read.
 Failing closed: every failure is a deny, exit 0 (after the tool ran, `{}`).
 """
 
@@ -18,7 +22,7 @@ import json
 from typing import Any, Mapping
 
 from ..diagnostics import OrdinanceError
-from . import POST, PRE, Call, Verdict
+from . import DENIED, FAILED, POST, PRE, Call, Verdict
 from .claude_code import call_id, short, tool_call
 
 __all__ = ["NAME", "call", "render", "failure", "event", "TOOLS"]
@@ -54,14 +58,22 @@ def call(payload: Mapping[str, Any], project: str | None) -> Call:
     tool, renamed = TOOLS.get(name, (name, {}))
     fields = {renamed.get(str(k), str(k)): v for k, v in args.items()}
     kind = event(payload) or "preToolUse"
+    own = payload.get("toolCallId")
+    own = own if isinstance(own, str) and own else None
+    session = payload.get("sessionId")
+    result = payload.get("toolResult")
+    outcome = result.get("resultType") if isinstance(result, Mapping) else None
+    phase = PRE if kind == "preToolUse" else {"failure": FAILED, "denied": DENIED}.get(str(outcome), POST)
     return tool_call(
-        POST if kind == "postToolUse" else PRE,
+        phase,
         kind,
         tool,
         fields,
-        id=call_id(NAME, None, payload.get("cwd"), tool, fields),
+        id=call_id(NAME, own, session, payload.get("cwd"), tool, fields),
         cwd=payload.get("cwd"),
         project=project,
+        session=session,
+        content_id=own is None,
     )
 
 

@@ -8,8 +8,11 @@ command, cwd}`, `beforeReadFile` with `{file_path, content}` and
 `{"permission": "allow"|"deny"|"ask", "user_message", "agent_message"}`.
 They become Bash, Read and MCP-named calls (`mcp__cursor__TOOL`);
 `afterShellExecution` and `afterMCPExecution` are their POST (answered
-`{}`). Cursor gives no call id: a call is named by its generation and what
-it runs. A call the policy permits answers `{}`: Cursor's own allow list
+`{}`). A call is named by its own id where the payload has one
+(`tool_use_id`, `tool_call_id`, `execution_id`), else by its generation and
+what it runs: each before-event then gets a suffix of its own, and an
+after-event closes the oldest open call of that name (flow.py), so
+identical calls keep receipts of their own. A call the policy permits answers `{}`: Cursor's own allow list
 and prompts decide. Failing closed: every failure is `permission: deny`,
 exit 0 (after the tool ran, `{}`).
 """
@@ -26,6 +29,7 @@ from .claude_code import call_id, short, tool_call
 __all__ = ["NAME", "call", "render", "failure", "EVENTS"]
 
 NAME = "cursor"
+OWN_IDS = ("tool_use_id", "tool_call_id", "execution_id")  # a call id, in the versions that send one
 EVENTS = {
     "beforeShellExecution": PRE,
     "beforeReadFile": PRE,
@@ -70,6 +74,7 @@ def call(payload: Mapping[str, Any], project: str | None) -> Call:
     if name not in EVENTS:
         return Call(phase=OTHER, event=name, id="", tool="", inputs={}, cwd=str(cwd or "/"), project=project or "/")
     tool, inputs, what = _tool(name, payload)
+    own = next((payload[f] for f in OWN_IDS if isinstance(payload.get(f), str) and payload[f]), None)
     gen = payload.get("generation_id")
     named = [gen, what] if isinstance(gen, str) and gen else [session, tool, inputs]
     return tool_call(
@@ -77,10 +82,11 @@ def call(payload: Mapping[str, Any], project: str | None) -> Call:
         name,
         tool,
         inputs,
-        id=call_id(NAME, None, *named),
+        id=call_id(NAME, own, *named),
         cwd=cwd,
         project=project,
         session=session,
+        content_id=own is None,
     )
 
 

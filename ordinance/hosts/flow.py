@@ -22,6 +22,7 @@ Every failure is the host's fail-closed answer, as data.
 from __future__ import annotations
 
 import dataclasses
+import secrets
 import time
 from types import ModuleType
 from typing import Any, Mapping
@@ -74,6 +75,9 @@ def verdict_of(decision: Decision, asked: list[str], event: str = "PreToolUse") 
 
 
 def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, at: int, clock: str) -> Verdict:
+    if call.content_id:  # identical calls are distinct requests, with receipts of their own
+        # the suffix sorts as the calls came (nanoseconds), then is unguessable: the oldest open one is first
+        call = dataclasses.replace(call, id=f"{call.id}.{time.time_ns():016x}{secrets.token_hex(4)}")
     with service.lock:  # the ask codes of the decision's model: nothing takes in the receipt before they are read
         request = request_of(call, agent, service.gate.request_relations, epoch=epoch, shells=_shells(service, at))
         asked: list[str] = []
@@ -106,11 +110,32 @@ def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, a
     return verdict_of(decision, asked, call.event)
 
 
+def _oldest_open(model: Any, name: str, agent: str) -> str | None:
+    """The id of the oldest call named `name` (a `content_id`: NAME.SUFFIX)
+    by `agent` that has an intent or asked receipt and neither an outcome
+    nor a failure: the call a host without call ids reports having run."""
+    open_: list[tuple[int, str]] = []  # (its time, its id: the suffix sorts as the calls came)
+    for kind in ("intent", "asked"):
+        for rid, _, _, when in model.query("receipt", (None, kind, agent, None)):
+            if (
+                isinstance(rid, str)
+                and rid.startswith(name + ".")
+                and not any(model.query("receipt", (rid, done, None, None)) for done in ("outcome", "failed"))
+            ):
+                open_.append((when, rid))
+    return min(open_)[1] if open_ else None
+
+
 def _receipts(service: Any, host: ModuleType, request: Request, call: Call, at: int) -> None:
     """PostToolUse, PostToolUseFailure, PermissionDenied: close the call's intent."""
     agent = request.agent
     with service.lock:
         model = service.gate.model(service.store.revision(), at)
+        if call.content_id:
+            opened = _oldest_open(model, call.id, agent)
+            if opened is None:
+                return
+            request = dataclasses.replace(request, id=opened)
 
         def has(kind: str, by: str | None = agent) -> bool:
             return bool(model.query("receipt", (request.id, kind, by, None)))

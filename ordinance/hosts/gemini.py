@@ -10,7 +10,10 @@ Its tools are named as Claude Code's (run_shell_command -> Bash,
 write_file -> Write, replace -> Edit, read_file -> Read, web_fetch ->
 WebFetch), so one policy reads every host; other tools keep their name. It
 gives no call id: a call is named by its session, tool and inputs (the same
-in its BeforeTool and AfterTool).
+in its BeforeTool and AfterTool; each BeforeTool gets a suffix of its own,
+and an AfterTool closes the oldest open call of that name: flow.py). An
+AfterTool whose `tool_response` has an `error`, or a shell command's whose
+last `Exit Code:` is not 0, is the call's failure (its `failed` receipt).
 
 Failing closed: Gemini CLI treats a hook's exit status other than 0 and 2,
 and a hook that cannot start or times out, as a warning and runs the call,
@@ -21,13 +24,14 @@ nothing to refuse: a failure is a `systemMessage`.
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any, Mapping
 
 from ..diagnostics import OrdinanceError
-from . import OTHER, POST, PRE, Call, Verdict
+from . import FAILED, OTHER, POST, PRE, Call, Verdict
 from .claude_code import call_id, short, tool_call
 
-__all__ = ["NAME", "call", "render", "failure", "TOOLS", "EVENTS"]
+__all__ = ["NAME", "call", "render", "failure", "failed", "TOOLS", "EVENTS"]
 
 NAME = "gemini"
 EVENTS = {"BeforeTool": PRE, "AfterTool": POST}
@@ -58,8 +62,11 @@ def call(payload: Mapping[str, Any], project: str | None) -> Call:
     if tool == "Bash" and isinstance(inputs.get("dir_path"), str) and isinstance(cwd, str):
         cwd = posixpath.normpath(posixpath.join(cwd, inputs["dir_path"]))  # the command runs there
     session = payload.get("session_id")
+    phase = EVENTS.get(event, OTHER)
+    if phase == POST and failed(payload.get("tool_response")):
+        phase = FAILED
     return tool_call(
-        EVENTS.get(event, OTHER),
+        phase,
         event,
         tool,
         fields,
@@ -67,7 +74,23 @@ def call(payload: Mapping[str, Any], project: str | None) -> Call:
         cwd=cwd,
         project=project,
         session=session,
+        content_id=True,
     )
+
+
+_EXIT = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
+
+
+def failed(response: Any) -> bool:
+    """An AfterTool's `tool_response` of a tool that failed: its `error` set,
+    or a shell command's last `Exit Code: N` not 0 (Gemini CLI reports a
+    command that exited non-zero that way, not as an error)."""
+    if not isinstance(response, Mapping):
+        return False
+    if response.get("error"):
+        return True
+    codes = _EXIT.findall(str(response.get("llmContent") or ""))
+    return bool(codes) and codes[-1] != "0"
 
 
 def render(verdict: Verdict) -> dict[str, Any]:
