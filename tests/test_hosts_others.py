@@ -382,3 +382,22 @@ def test_copilot_failed_and_denied_results_close_the_intent_as_failed(service: S
         )
         ask(service, copilot, post)
     assert [kind for _, kind in receipts(service)] == ["intent", "failed", "intent", "failed"]
+
+
+def test_codex_patch_through_the_shell_writes_its_files(service: Service) -> None:
+    """Captured from Codex 0.169.0: `apply_patch <<'EOF'` in a Bash call, which Codex applies itself."""
+    call = codex.call(json.loads(body("codex", "pre_tool_use_bash_apply_patch")), PROJECT)
+    assert call.tool == "Bash" and call.writes == ("../outside/p.txt",) and call.shell is not None
+    out = ask(service, codex, body("codex", "pre_tool_use_bash_apply_patch"))["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and "outside-project" in out["permissionDecisionReason"]
+    inside = "cd sub && apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: x.py\n+x\n*** End Patch\nEOF\n"
+    call = codex.call(json.loads(body("codex", "pre_tool_use_bash", tool_input={"command": inside})), PROJECT)
+    assert call.writes == ("sub/x.py",)
+    assert ask(service, codex, body("codex", "pre_tool_use_bash", tool_input={"command": inside})) == {}
+
+
+def test_codex_post_tool_use_closes_the_intent_of_its_pre(service: Service) -> None:
+    pre = body("codex", "pre_tool_use_bash", tool_input={"command": "ls does-not-exist"})
+    assert ask(service, codex, pre) == {}
+    assert ask(service, codex, body("codex", "post_tool_use_bash_failure")) == {}
+    assert receipts(service) == [("codex-call_e2e0001", "intent"), ("codex-call_e2e0001", "outcome")]

@@ -7,7 +7,10 @@ hook_event_name, model, turn_id, tool_name, tool_use_id, tool_input}`, and
 `hookSpecificOutput.permissionDecision` on stdout. Its shell tool is
 `Bash` (`tool_input.command`); `apply_patch` carries the patch as
 `tool_input.command`, and is one `Edit` call that writes every file the
-patch adds, updates, deletes or moves to (refused if any one is). Codex
+patch adds, updates, deletes or moves to (refused if any one is); a
+patch given to `apply_patch` in a shell command (`apply_patch <<'EOF'`,
+which Codex 0.169 applies itself and reports as a `Bash` call) is a Bash
+call that also writes those files (after a leading `cd DIR &&`, there). Codex
 honours only `deny` from PreToolUse (allow and ask are not supported and
 let the call through), so an ask is answered as a deny whose reason says so:
 the owner's "ask first" holds. Failing closed: every failure is a `deny`
@@ -16,6 +19,8 @@ with exit status 0; after the tool ran, a `systemMessage`.
 
 from __future__ import annotations
 
+import posixpath
+import re
 from typing import Any, Mapping
 
 from ..diagnostics import OrdinanceError
@@ -26,6 +31,8 @@ __all__ = ["NAME", "call", "render", "failure", "patch_files", "EVENTS"]
 
 NAME = "codex"
 EVENTS = {"PreToolUse": PRE, "PostToolUse": POST}
+_APPLY = re.compile(r"(^|[\s;&|(])(apply_patch|applypatch)\b")
+_CD = re.compile(r"\s*cd\s+(\S+)\s*&&\s*(apply_patch|applypatch)\b")
 _PATCH_HEADS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
 
 
@@ -61,6 +68,14 @@ def call(payload: Mapping[str, Any], project: str | None) -> Call:
         if not files:
             raise OrdinanceError("the patch names no file", code="bad_hook_payload")
         return tool_call(EVENTS.get(event, OTHER), event, "Edit", {"patch": patch}, writes=files, **common)
+    command = inputs.get("command")
+    if tool == "Bash" and isinstance(command, str) and _APPLY.search(command):
+        # Codex applies a patch given to `apply_patch` in a shell command itself: the shell text is read
+        # as any other, and the files the patch touches are written (relative to a leading `cd DIR &&`)
+        cd = _CD.match(command)
+        base = cd.group(1).strip("'\"") if cd else ""
+        files = tuple(posixpath.join(base, f) for f in patch_files(command))
+        return tool_call(EVENTS.get(event, OTHER), event, tool, inputs, writes=files, **common)
     return tool_call(EVENTS.get(event, OTHER), event, tool, inputs, **common)
 
 

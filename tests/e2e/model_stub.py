@@ -1,15 +1,16 @@
 """A loopback stand-in for a model API that scripts tool calls.
 
-The real agent clients (Claude Code, Gemini CLI) talk to it as to their
+The real agent clients (Claude Code, Gemini CLI, Codex CLI) talk to it as to their
 model: each request of the agent's main loop (one that offers tools) gets
 the next scripted tool call, as many as the script holds, then a closing
 text; any other request (titles, summaries, quota probes) gets a short
 text. Every request body is kept, so a test reads the tool results the
 client sent back (a denial's reason, a tool's error).
 
-Two dialects: Anthropic Messages (`POST /v1/messages`, JSON or SSE when
-`stream` is true) and Gemini (`POST /v1beta/models/M:generateContent` or
-`:streamGenerateContent?alt=sse`). A script is a list of tool calls
+Three dialects: Anthropic Messages (`POST /v1/messages`, JSON or SSE when
+`stream` is true), Gemini (`POST /v1beta/models/M:generateContent` or
+`:streamGenerateContent?alt=sse`) and OpenAI Responses (`POST
+/v1/responses`, SSE: Codex CLI). A script is a list of tool calls
 `{"name": ..., "input": {...}}`.
 """
 
@@ -62,6 +63,8 @@ class ModelStub:
                     return self._anthropic(body)
                 if ":generateContent" in self.path or ":streamGenerateContent" in self.path:
                     return self._gemini(body, stream=":streamGenerateContent" in self.path)
+                if self.path.startswith("/v1/responses"):
+                    return self._responses(body)
                 if ":countTokens" in self.path:
                     return self._send(200, "application/json", b'{"totalTokens": 10}')
                 self._send(404, "application/json", b'{"error": {"message": "not stubbed"}}')
@@ -140,6 +143,33 @@ class ModelStub:
                 if stream:
                     return self._sse([(None, reply)])
                 self._send(200, "application/json", json.dumps(reply).encode())
+
+            def _responses(self, body: dict[str, Any]) -> None:
+                call = stub._take() if body.get("tools") else None
+                n = len(stub.requests)
+                if call is not None:
+                    item: dict[str, Any] = {
+                        "type": "function_call",
+                        "id": f"fc_e2e{n:04d}",
+                        "call_id": f"call_e2e{n:04d}",
+                        "name": call["name"],
+                        "arguments": json.dumps(call["input"]),
+                    }
+                else:
+                    text = {"type": "output_text", "text": DONE, "annotations": []}
+                    item = {"type": "message", "id": f"msg_e2e{n:04d}", "role": "assistant", "content": [text]}
+                usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+                response = {"id": f"resp_e2e{n:04d}", "object": "response", "status": "completed", "usage": usage}
+                self._sse(
+                    [
+                        ("response.created", {"type": "response.created", "response": dict(response, usage=None)}),
+                        (
+                            "response.output_item.done",
+                            {"type": "response.output_item.done", "output_index": 0, "item": item},
+                        ),
+                        ("response.completed", {"type": "response.completed", "response": response}),
+                    ]
+                )
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self._server.server_address[1]
