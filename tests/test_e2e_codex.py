@@ -35,12 +35,12 @@ def down(tmp_path: Path) -> Iterator[Gated]:
 
 
 def codex(
-    g: Gated, script: list[dict[str, Any]], *, hooked: bool = True, reviewed: bool = True
+    g: Gated, script: list[dict[str, Any]], *, hooked: bool = True, reviewed: bool = True, command: str = ""
 ) -> tuple[ModelStub, list[dict]]:
     """Run `codex exec` in the project with the scripted tool calls; the stub
     and the JSON events Codex printed."""
-    if hooked:  # the file `init --codex` writes, with the capturing hook command
-        settings = SETUPS["codex"].settings(g.hook_command("codex"), str(g.owner), str(g.project))
+    if hooked:  # the file `init --codex` writes, with the capturing hook command (or `command`)
+        settings = SETUPS["codex"].settings(command or g.hook_command("codex"), str(g.owner), str(g.project))
         (g.project / ".codex").mkdir(exist_ok=True)
         (g.project / ".codex" / "hooks.json").write_text(json.dumps(settings, indent=2))
     home = g.project.parent / "home"
@@ -111,6 +111,8 @@ def test_a_harmless_push_runs_and_post_tool_use_is_posted(g: Gated) -> None:
     (pre,) = g.payloads("PreToolUse")
     (post,) = g.payloads("PostToolUse")
     assert post["tool_use_id"] == pre["tool_use_id"] and "tool_response" in post  # one call: its receipts close
+    call = f"codex-{pre['tool_use_id']}"
+    assert g.receipts() == [(call, "intent"), (call, "outcome")]
     captured(g, "codex", "push", {"PostToolUse": "post_tool_use_bash"})
 
 
@@ -143,6 +145,14 @@ def test_the_server_down_fails_closed(down: Gated) -> None:
     stub, _ = codex(down, [shell(f"echo x > {target}")])
     assert not target.exists()
     assert "unreachable" in said(stub)
+
+
+def test_a_hook_that_cannot_start_fails_closed(g: Gated) -> None:
+    """`ordinance` not on the hook's PATH: Codex would run the call (it does
+    on a hook's exit 127); the command `init --codex` writes exits 2 then."""
+    target = g.outside / "x.txt"
+    stub, _ = codex(g, [shell(f"echo x > {target}")], command="/nonexistent/ordinance hook codex")
+    assert not target.exists() and "the hook did not run" in said(stub)
 
 
 def test_a_failing_command_fires_post_tool_use_with_its_output(g: Gated) -> None:

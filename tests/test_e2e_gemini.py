@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from ordinance.hosts.setup import SETUPS
 from tests.e2e.harness import SLOW, TOKEN, Gated, captured, client, gated, git
 from tests.e2e.model_stub import ModelStub
 
@@ -33,11 +34,14 @@ def down(tmp_path: Path) -> Iterator[Gated]:
 def gemini(g: Gated, script: list[dict[str, Any]], *args: str, hooked: bool = True) -> tuple[ModelStub, list[dict]]:
     """Run `gemini -p` in the project with the scripted tool calls; the stub
     and the stream-json events Gemini CLI printed."""
-    if hooked:
-        hook = {"type": "command", "command": g.hook_command("gemini"), "timeout": SLOW * 1000}
-        hooks = {event: [{"matcher": ".*", "hooks": [hook]}] for event in ("BeforeTool", "AfterTool")}
+    if hooked:  # the hooks `init --gemini` writes, with the capturing command and a loaded machine's timeout
+        settings = SETUPS["gemini"].settings(g.hook_command("gemini"), str(g.owner), str(g.project))
+        for entries in settings["hooks"].values():
+            for entry in entries:
+                for hook in entry["hooks"]:
+                    hook["timeout"] = SLOW * 1000
         (g.project / ".gemini").mkdir(exist_ok=True)
-        (g.project / ".gemini" / "settings.json").write_text(json.dumps({"hooks": hooks}, indent=2))
+        (g.project / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2))
     home = g.project.parent / "home"
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     # the API key path: with only GOOGLE_GEMINI_BASE_URL set, 0.61.0 picks a "gateway" auth it then refuses
@@ -153,4 +157,5 @@ def test_a_failing_tool_fires_after_tool_with_its_error(g: Gated) -> None:
     gemini(g, [shell("ls does-not-exist")], "--approval-mode", "yolo")
     (after,) = g.payloads("AfterTool")
     assert after["tool_input"]["command"] == "ls does-not-exist"
+    assert [kind for _, kind in g.receipts()] == ["intent", "failed"]  # the gate recorded a failure
     captured(g, "gemini", "failure", {"AfterTool": "after_tool_shell_failure"})

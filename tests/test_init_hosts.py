@@ -7,7 +7,7 @@ really answer, through a running gate."""
 from __future__ import annotations
 
 import json
-import shlex
+import os
 import subprocess
 import sys
 import tomllib
@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from ordinance.cli.group import cli
-from ordinance.hosts.setup import SETUPS, ours
+from ordinance.hosts.setup import SETUPS, blocking, ours
 from served import Served
 
 FIXTURES = Path(__file__).with_name("hosts_fixtures")
@@ -88,7 +88,8 @@ def test_settings_are_merged_with_a_backup_and_the_owners_controls_are_outside(t
     assert mine == set(events)
     token_file = home / f"{host}.token"
     for command in commands(got, host):
-        assert command == f"ordinance hook {host} --server http://127.0.0.1:9123 --token-file {token_file}"
+        mine = f"ordinance hook {host} --server http://127.0.0.1:9123 --token-file {token_file}"
+        assert command == (blocking(mine) if host in ("codex", "gemini") else mine)
     # the token by file, private; the owner's directory out of the project; the agent's principal and grant
     assert token_file.stat().st_mode & 0o777 == 0o600 and home.stat().st_mode & 0o777 == 0o700
     principals = {p["name"]: p for p in tomllib.loads((home / "tokens.toml").read_text())["principal"]}
@@ -191,9 +192,16 @@ def test_the_written_hook_answers_through_the_gate(tmp_path: Path, host: str) ->
     (project / "sub").mkdir()
     with Served(home / "policy.rules", str(home / "ordinance.db"), home / "tokens.toml") as server:
         (command,) = set(commands(json.loads((project / SETUPS[host].path).read_text()), host))
-        argv = shlex.split(command.replace("127.0.0.1:9 ", f"127.0.0.1:{server.port} "))
-        argv[0:1] = [sys.executable, "-c", "from ordinance.cli import main; main()"]
-        done = subprocess.run(argv, input=json.dumps(payload), capture_output=True, text=True, timeout=60)
+        command = command.replace("127.0.0.1:9 ", f"127.0.0.1:{server.port} ")
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `ordinance` on the hook's PATH
+        done = subprocess.run(
+            ["sh", "-c", command],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PATH": path},
+        )
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     text = json.dumps(answer)
@@ -201,3 +209,15 @@ def test_the_written_hook_answers_through_the_gate(tmp_path: Path, host: str) ->
     decision = answer.get("decision") or answer.get("permission") or answer.get("permissionDecision")
     decision = decision or answer["hookSpecificOutput"]["permissionDecision"]
     assert decision == "deny"
+
+
+@pytest.mark.parametrize("host", ["codex", "gemini"])
+def test_a_hook_that_cannot_run_exits_2_where_the_host_refuses_on_2(tmp_path: Path, host: str) -> None:
+    """Codex and Gemini CLI run the call when a hook cannot start; they refuse it on exit status 2."""
+    code, out = init(f"--{host}", str(tmp_path / "p"), "--home", str(tmp_path / "o"))
+    assert code == 0, out
+    (command,) = set(commands(json.loads((tmp_path / "p" / SETUPS[host].path).read_text()), host))
+    done = subprocess.run(
+        ["/bin/sh", "-c", command], input="{}", capture_output=True, text=True, env={"PATH": "/nonexistent"}
+    )
+    assert done.returncode == 2 and "the hook did not run" in done.stderr

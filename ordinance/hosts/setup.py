@@ -5,8 +5,9 @@
     claude-code  .claude/settings.json          PreToolUse (onFailure: block), PostToolUse,
                                                 PostToolUseFailure, PermissionDenied; with
                                                 permissions.deny and the sandbox
-    codex        .codex/hooks.json              PreToolUse, PostToolUse (timeouts in seconds)
-    gemini       .gemini/settings.json          BeforeTool, AfterTool (timeouts in milliseconds)
+    codex        .codex/hooks.json              PreToolUse, PostToolUse (timeouts in seconds;
+                                                the command exits 2 if it cannot run: `blocking`)
+    gemini       .gemini/settings.json          BeforeTool, AfterTool (milliseconds; `blocking`)
     cursor       .cursor/hooks.json             beforeShellExecution, beforeReadFile,
                                                 beforeMCPExecution, afterShellExecution,
                                                 afterMCPExecution ("version": 1)
@@ -22,7 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["Setup", "SETUPS", "settings_for", "command_for", "merged", "ours", "CLAUDE_CODE_EVENTS"]
+__all__ = ["Setup", "SETUPS", "settings_for", "command_for", "blocking", "merged", "ours", "CLAUDE_CODE_EVENTS"]
 
 TIMEOUT_S = 10  # a hook's timeout: generous for a loaded machine, the server answers in milliseconds
 CLAUDE_CODE_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied")
@@ -73,14 +74,23 @@ def _claude_code(command: str, home: str, project: str) -> dict[str, Any]:
     }
 
 
+def blocking(command: str) -> str:
+    """`command`, exiting 2 if it fails to run: Codex and Gemini CLI refuse
+    the call on a hook's exit status 2, but run it when the hook cannot start
+    (`ordinance` not on the hook's PATH: 127), crashes or prints no JSON
+    (Codex 0.169.0, tried). `ordinance hook` itself always answers, exit 0."""
+    return f"{command} || {{ echo 'ordinance: the hook did not run: refused' >&2; exit 2; }}"
+
+
 def _codex(command: str, home: str, project: str) -> dict[str, Any]:
     """Claude Code's shape without a matcher (every tool); seconds."""
-    hook = {"type": "command", "command": command, "timeout": TIMEOUT_S, "statusMessage": "ordinance: asking the gate"}
+    hook = {"type": "command", "command": blocking(command), "timeout": TIMEOUT_S}
+    hook["statusMessage"] = "ordinance: asking the gate"
     return {"hooks": {event: [{"hooks": [hook]}] for event in ("PreToolUse", "PostToolUse")}}
 
 
 def _gemini(command: str, home: str, project: str) -> dict[str, Any]:
-    hook = {"type": "command", "command": command, "timeout": TIMEOUT_S * 1000}
+    hook = {"type": "command", "command": blocking(command), "timeout": TIMEOUT_S * 1000}
     return {"hooks": {event: [{"matcher": ".*", "hooks": [hook]}] for event in ("BeforeTool", "AfterTool")}}
 
 

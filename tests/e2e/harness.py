@@ -72,6 +72,13 @@ class Gated:
     def payloads(self, event: str) -> list[dict[str, Any]]:
         return [json.loads(p.read_bytes()) for p in sorted(self.hooks.glob(f"*-{event}.json"))]
 
+    def receipts(self) -> list[tuple[str, str]]:
+        """(call id, kind) of every receipt the gate wrote, in order."""
+        from ordinance.facts import open_store
+
+        with open_store(str(self.owner / "ordinance.db")) as store:
+            return [(str(e.args[0]), str(e.args[1])) for e in store.events(kinds=["receipt"])]
+
 
 def gated(tmp: Path, *, serve: bool = True) -> Iterator[Gated]:
     """A Gated project under `tmp` (a generator: the server stops after)."""
