@@ -221,3 +221,14 @@ def test_a_hook_that_cannot_run_exits_2_where_the_host_refuses_on_2(tmp_path: Pa
         ["/bin/sh", "-c", command], input="{}", capture_output=True, text=True, env={"PATH": "/nonexistent"}
     )
     assert done.returncode == 2 and "the hook did not run" in done.stderr
+
+
+def test_a_hosts_name_held_by_an_owner_is_refused(tmp_path: Path) -> None:
+    """The agent's token file never gets an owner's token."""
+    home = tmp_path / "o"
+    home.mkdir()
+    tokens = '[[principal]]\nname = "codex"\nowner = true\ntoken = "the-owners-token-0123"\n'
+    (home / "tokens.toml").write_text(tokens)
+    code, out = init("--codex", str(tmp_path / "p"), "--home", str(home))
+    assert code != 0 and "error[bad_tokens]" in out and "`codex`" in out
+    assert (home / "tokens.toml").read_text() == tokens and not (home / "codex.token").exists()

@@ -230,8 +230,9 @@ def install_pre_push(root: Path, command: str) -> str:
     return f"installed {hook}: every push asks the gate with the refs git really pushes{note}"
 
 
-def _principals(tokens: Path) -> dict[str, str]:
-    """The names and tokens of an existing tokens.toml."""
+def _principals(tokens: Path, hosts: list[str]) -> dict[str, str]:
+    """The names and tokens of an existing tokens.toml; a host's principal
+    there must be an agent's (not an owner's) with a token."""
     import tomllib
 
     try:
@@ -240,8 +241,15 @@ def _principals(tokens: Path) -> dict[str, str]:
         raise OrdinanceError(
             f"`{tokens}` is not a tokens file: fix or remove it, then run this again", code="bad_tokens"
         ) from None
-    found = data.get("principal", [])
-    return {str(p["name"]): str(p.get("token", "")) for p in found if isinstance(p, dict) and "name" in p}
+    found = [p for p in data.get("principal", []) if isinstance(p, dict) and "name" in p]
+    for p in found:
+        if p["name"] in hosts and (p.get("owner") or not p.get("token")):
+            raise OrdinanceError(
+                f"principal `{p['name']}` in `{tokens}` is an owner or has no token: the agent's token "
+                "cannot be its; rename it, then run this again",
+                code="bad_tokens",
+            )
+    return {str(p["name"]): str(p["token"]) for p in found if p.get("token")}
 
 
 def _settings(root: Path, setup: Setup, ours: dict[str, Any]) -> str:
@@ -299,7 +307,8 @@ def _agents(root: Path, hosts: list[str], force: bool, home_dir: str | None, por
                 raise OrdinanceError(
                     f"`{path}` is not JSON: fix it, then run this again", code="bad_settings"
                 ) from None
-    have = _principals(tokens) if tokens.exists() else {}
+    existed = tokens.exists()
+    have = _principals(tokens, hosts) if existed else {}
     home.mkdir(parents=True, exist_ok=True)
     home.chmod(0o700)
     echo = lambda text: click.echo(escape(text))  # noqa: E731 - paths are the user's: escaped
@@ -313,8 +322,11 @@ def _agents(root: Path, hosts: list[str], force: bool, home_dir: str | None, por
             "hosts' settings out of reach, unresolved shell commands ask, the owner's stop halts everything"
         )
     owner = default_author() or "owner"
-    text = tokens.read_text(encoding="utf-8") if have else "# principals of `ordinance serve`: keep this file private\n"
-    if not have:
+    owner = owner if owner not in HOST_FLAGS else "owner"  # the owner is never an agent's principal
+    text = (
+        tokens.read_text(encoding="utf-8") if existed else "# principals of `ordinance serve`: keep this file private\n"
+    )
+    if not existed:
         text += f'[[principal]]\nname = {json.dumps(owner)}\nowner = true\ntoken = "{secrets.token_urlsafe(24)}"\n'
     added = [h for h in hosts if not have.get(h)]
     for h in added:
