@@ -35,6 +35,10 @@ def test_the_owners_controls_live_outside_the_project(tmp_path: Path, monkeypatc
     assert f"--server http://127.0.0.1:{project_port(project.resolve())} " in command
     assert command.endswith(f"--token-file {home / 'claude-code.token'}")
     assert settings["sandbox"]["filesystem"]["denyRead"] == [f"/{home}"]
+    for other in (".codex/hooks.json", ".gemini/settings.json", ".github/hooks/**", ".git/hooks/**"):
+        guarded = f"/{project.resolve()}/{other}"  # every host's hooks: what an agent editing switches the gate off
+        assert f"Edit({guarded})" in settings["permissions"]["deny"]
+        assert guarded in settings["sandbox"]["filesystem"]["denyWrite"]
     assert "no git repository" in out  # and it says how to get the pre-push hook
 
 

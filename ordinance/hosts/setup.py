@@ -38,6 +38,20 @@ class Setup:
     note: str = ""  # what the owner still has to do in the host, said by init and doctor
 
 
+# what an agent editing would switch the gate off: every host's hook settings, git's hooks
+# (the example policy's `hook_settings` and `effect-guard` rules say the same for every host)
+GUARDED = (
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+    ".cursor/hooks.json",
+    ".github/hooks/**",
+    ".git/hooks/**",
+)
+
+
 def _claude_hook(event: str, command: str) -> dict[str, object]:
     """One hook entry of Claude Code's settings. PreToolUse fails closed in
     Claude Code too (`onFailure: block`, 2.1.295 or later): a hook that
@@ -56,11 +70,7 @@ def _claude_code(command: str, home: str, project: str) -> dict[str, Any]:
     hooks (`//` starts an absolute path in both Claude Code's permission
     rules and its sandbox paths)."""
     owner = f"/{home}/**"
-    guarded = [
-        f"/{project}/.claude/settings.json",
-        f"/{project}/.claude/settings.local.json",
-        f"/{project}/.git/hooks/**",
-    ]
+    guarded = [f"/{project}/{p}" for p in GUARDED]
     return {
         "hooks": {event: [_claude_hook(event, command)] for event in CLAUDE_CODE_EVENTS},
         "permissions": {
