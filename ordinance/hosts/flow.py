@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 import time
+import weakref
 from types import ModuleType
 from typing import Any, Mapping
 
@@ -75,6 +76,7 @@ def verdict_of(decision: Decision, asked: list[str], event: str = "PreToolUse") 
 
 
 def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, at: int, clock: str) -> Verdict:
+    name = call.id
     if call.content_id:  # identical calls are distinct requests, with receipts of their own
         # the suffix sorts as the calls came (nanoseconds), then is unguessable: the oldest open one is first
         call = dataclasses.replace(call, id=f"{call.id}.{time.time_ns():016x}{secrets.token_hex(4)}")
@@ -104,10 +106,33 @@ def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, a
             return payload
 
         decision, refused = service.check_then(request, at, then, shown, clock=clock)
+        if call.content_id and refused is None and decision.allowed and not decision.errors:
+            _OPENED.setdefault(service, {}).setdefault((agent, name), []).append(call.id)
     if refused is not None:
         code, message = error_pair(refused)
         return Verdict("deny", f"ordinance: error[{code}]: {message}", call.event)
     return verdict_of(decision, asked, call.event)
+
+
+# per service, (agent, name) -> the ids of the calls of that name this process opened, oldest first:
+# an after-event finds its call without a scan (after a restart, _oldest_open scans the receipts)
+_OPENED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], list[str]]] = weakref.WeakKeyDictionary()
+
+
+def _is_open(model: Any, rid: str, agent: str) -> bool:
+    return any(model.query("receipt", (rid, k, agent, None)) for k in ("intent", "asked")) and not any(
+        model.query("receipt", (rid, done, None, None)) for done in ("outcome", "failed")
+    )
+
+
+def _open_call(service: Any, model: Any, name: str, agent: str) -> str | None:
+    """The oldest open call named `name` by `agent`: from what this process opened, else by a scan."""
+    ids = _OPENED.get(service, {}).get((agent, name))
+    while ids:
+        rid = ids.pop(0)
+        if _is_open(model, rid, agent):
+            return rid
+    return _oldest_open(model, name, agent)
 
 
 def _oldest_open(model: Any, name: str, agent: str) -> str | None:
@@ -132,7 +157,7 @@ def _receipts(service: Any, host: ModuleType, request: Request, call: Call, at: 
     with service.lock:
         model = service.gate.model(service.store.revision(), at)
         if call.content_id:
-            opened = _oldest_open(model, call.id, agent)
+            opened = _open_call(service, model, call.id, agent)
             if opened is None:
                 return
             request = dataclasses.replace(request, id=opened)
