@@ -403,3 +403,14 @@ def test_codex_post_tool_use_closes_the_intent_of_its_pre(service: Service) -> N
     assert ask(service, codex, pre) == {}
     assert ask(service, codex, body("codex", "post_tool_use_bash_failure")) == {}
     assert receipts(service) == [("codex-call_e2e0001", "intent"), ("codex-call_e2e0001", "outcome")]
+
+
+def test_the_open_calls_kept_in_memory_are_bounded(service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(flow, "_MAX_OPENED", 2)
+    for n in range(3):  # three calls of three names, none closed: the third starts the map again
+        ask(service, gemini, body("gemini", "before_tool_shell", tool_input={"command": f"echo {n}"}))
+    assert len(flow._OPENED[service]) == 1
+    ask(service, gemini, body("gemini", "after_tool_shell", tool_input={"command": "echo 0"}))  # found by the scan
+    assert [k for _, k in receipts(service)].count("outcome") == 1
+    ask(service, gemini, body("gemini", "after_tool_shell", tool_input={"command": "echo 2"}))  # found in memory
+    assert [k for _, k in receipts(service)].count("outcome") == 2 and not flow._OPENED[service]

@@ -107,7 +107,10 @@ def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, a
 
         decision, refused = service.check_then(request, at, then, shown, clock=clock)
         if call.content_id and refused is None and decision.allowed and not decision.errors:
-            _OPENED.setdefault(service, {}).setdefault((agent, name), []).append(call.id)
+            opened = _OPENED.setdefault(service, {})
+            if len(opened) >= _MAX_OPENED:  # calls that never closed (an ask refused): the scan finds the rest
+                opened.clear()
+            opened.setdefault((agent, name), []).append(call.id)
     if refused is not None:
         code, message = error_pair(refused)
         return Verdict("deny", f"ordinance: error[{code}]: {message}", call.event)
@@ -117,6 +120,7 @@ def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, a
 # per service, (agent, name) -> the ids of the calls of that name this process opened, oldest first:
 # an after-event finds its call without a scan (after a restart, _oldest_open scans the receipts)
 _OPENED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], list[str]]] = weakref.WeakKeyDictionary()
+_MAX_OPENED = 4096  # names kept at most, per service
 
 
 def _is_open(model: Any, rid: str, agent: str) -> bool:
@@ -127,9 +131,12 @@ def _is_open(model: Any, rid: str, agent: str) -> bool:
 
 def _open_call(service: Any, model: Any, name: str, agent: str) -> str | None:
     """The oldest open call named `name` by `agent`: from what this process opened, else by a scan."""
-    ids = _OPENED.get(service, {}).get((agent, name))
+    opened = _OPENED.get(service, {})
+    ids = opened.get((agent, name), [])
     while ids:
         rid = ids.pop(0)
+        if not ids:
+            del opened[(agent, name)]
         if _is_open(model, rid, agent):
             return rid
     return _oldest_open(model, name, agent)
