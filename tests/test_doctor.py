@@ -127,7 +127,13 @@ def test_the_other_hosts_are_checked_too(tmp_path: Path) -> None:
     with Served(home / "policy.rules", str(home / "ordinance.db"), home / "tokens.toml") as server:
         for path in (project / ".codex" / "hooks.json", project / ".gemini" / "settings.json"):
             path.write_text(path.read_text().replace("127.0.0.1:9 ", f"127.0.0.1:{server.port} "))
-        found = {c.name: c for c in checks(project, env={})}
+        codex_home = tmp_path / "codex-home"
+        codex_home.mkdir()
+        env = {"CODEX_HOME": str(codex_home)}
+        untrusted = {c.name: c for c in checks(project, env=env)}
+        assert not untrusted["codex"].ok and "does not trust the project" in untrusted["codex"].detail
+        (codex_home / "config.toml").write_text(f'[projects."{project.resolve()}"]\ntrust_level = "trusted"\n')
+        found = {c.name: c for c in checks(project, env=env)}
     assert {n: c.ok for n, c in found.items()} == dict.fromkeys(
         ["codex", "codex-token", "gemini", "gemini-token", "owner", "pre-push", "server"], True
     )

@@ -35,7 +35,13 @@ def down(tmp_path: Path) -> Iterator[Gated]:
 
 
 def codex(
-    g: Gated, script: list[dict[str, Any]], *, hooked: bool = True, reviewed: bool = True, command: str = ""
+    g: Gated,
+    script: list[dict[str, Any]],
+    *,
+    hooked: bool = True,
+    reviewed: bool = True,
+    trusted: bool = True,
+    command: str = "",
 ) -> tuple[ModelStub, list[dict]]:
     """Run `codex exec` in the project with the scripted tool calls; the stub
     and the JSON events Codex printed."""
@@ -50,7 +56,7 @@ def codex(
             'model = "gpt-5-codex"\nmodel_provider = "stub"\n\n'
             f'[model_providers.stub]\nname = "stub"\nbase_url = "{stub.url}/v1"\n'
             'wire_api = "responses"\nenv_key = "E2E_STUB_KEY"\n\n'
-            f'[projects."{g.project}"]\ntrust_level = "trusted"\n'
+            + (f'[projects."{g.project}"]\ntrust_level = "trusted"\n' if trusted else "")
         )
         env = {
             "PATH": os.environ["PATH"],
@@ -171,4 +177,13 @@ def test_an_unreviewed_hook_is_skipped_not_refused(g: Gated) -> None:
     (`/hooks` in codex), Codex does not run them, and nothing is asked."""
     target = g.outside / "x.txt"
     codex(g, [shell(f"echo x > {target}")], reviewed=False)
+    assert target.read_text() == "x\n" and g.payloads("PreToolUse") == []
+
+
+def test_an_untrusted_projects_hooks_are_skipped_not_refused(g: Gated) -> None:
+    """What `ordinance doctor` checks for Codex: without the project trusted
+    in Codex's config.toml, no project hook runs, even with the review
+    bypassed."""
+    target = g.outside / "x.txt"
+    codex(g, [shell(f"echo x > {target}")], trusted=False)
     assert target.read_text() == "x\n" and g.payloads("PreToolUse") == []

@@ -12,7 +12,8 @@ Each check is (name, ok, what was found or what to fix); Claude Code's:
 
 and for each other host whose settings file (hosts/setup.py) runs
 `ordinance hook HOST` on its before-events: HOST (the hook is there, and
-what the owner still has to do in the host) and HOST-token.
+what the owner still has to do in the host; for Codex, its config.toml
+trusts the project, without which it loads no project hook) and HOST-token.
 """
 
 from __future__ import annotations
@@ -122,6 +123,24 @@ def _command(data: Any, setup: Setup) -> str | None:
     return None
 
 
+def _codex_trusts(project: Path, env: Any) -> bool:
+    """Codex's user config ($CODEX_HOME/config.toml, default ~/.codex) marks
+    the project (or a directory above it) trusted: else Codex loads none of
+    the project's hooks (0.169.0, tried)."""
+    import tomllib
+
+    home = Path(env.get("CODEX_HOME") or Path(env.get("HOME") or Path.home()) / ".codex")
+    try:
+        projects = tomllib.loads((home / "config.toml").read_text(encoding="utf-8")).get("projects", {})
+    except (OSError, ValueError):
+        return False
+    for place in (project, *project.parents):
+        entry = projects.get(str(place)) if isinstance(projects, dict) else None
+        if isinstance(entry, dict) and entry.get("trust_level") == "trusted":
+            return True
+    return False
+
+
 def _token(command: str, env: Any, name: str) -> tuple[Check, Path | None]:
     token_file = _option(command, "--token-file")
     if token_file:
@@ -196,7 +215,16 @@ def checks(project: Path, *, claude: str | None = None, env: Any = None) -> list
         owned += [path] if path else []
     for setup, command in others:
         detail = f"{setup.path} runs `ordinance hook {setup.host}` on {', '.join(setup.pre)}"
-        out.append(Check(setup.host, True, detail + (f" ({setup.note})" if setup.note else "")))
+        ok = True
+        if setup.host == "codex" and not _codex_trusts(project, env):
+            ok, detail = (
+                False,
+                (
+                    f"{detail}, but Codex does not trust the project, so it skips them: accept the project when "
+                    f'`codex` asks, or add [projects."{project}"] trust_level = "trusted" to ~/.codex/config.toml'
+                ),
+            )
+        out.append(Check(setup.host, ok, detail + (f" ({setup.note})" if setup.note else "")))
         commands.append(command)
         check, path = _token(command, env, f"{setup.host}-token")
         out.append(check)
