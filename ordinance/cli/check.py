@@ -64,9 +64,9 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
             print_json(decision_json(decision, annotate, program))
         else:
             click.echo(explain_text(decision, annotate, program))
-        if gate.snapshot_due:  # the next check starts from this model (see gate/snapshot.py)
+        if gate.warm.snapshot_due:  # the next check starts from this model (see gate/snapshot.py)
             try:
-                gate.save_snapshot()
+                gate.warm.save_snapshot()
             except Exception:  # a cache: it never changes what the check answered
                 pass
     if decision.errors:

@@ -173,7 +173,7 @@ def snapshot_model(
     from .deadline import limits
 
     gate = Gate(program, store, limits=limits(), snapshot=True, eager=False)
-    return gate.overlay(request, now, given=given) if gate.restored() else None
+    return gate.overlay(request, now, given=given) if gate.warm.restored() else None
 
 
 def print_table(table: Table) -> None:
