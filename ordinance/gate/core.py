@@ -225,18 +225,27 @@ class Gate:
         """Decide and append the decision to the store's decision log (`log`)."""
         return self.log([(request, now)], clock=clock)[0]
 
-    def logged(self, decision: Decision, source: str = "gate") -> Event:
-        """The event `log` logs `decision` as: by the gate, for the
+    def _event(self, decision: Decision, source: str) -> Event:
+        """The event `log` logs `decision` as: by `source`, for the
         request's agent, in the policy's default layer."""
         return decision_event(
             decision.payload(), source=source, author=decision.request.agent, layer=self.layers.default
         )
 
-    def log(self, asks: Sequence[tuple[Request, int]], *, clock: str = OWNER_CLOCK) -> list[Decision]:
+    def log(
+        self,
+        asks: Sequence[tuple[Request, int]],
+        *,
+        clock: str = OWNER_CLOCK,
+        revision: int | None = None,
+        source: str = "gate",
+    ) -> list[Decision]:
         """Decide each (request, now) and log the decisions in one append (a
-        group commit), in order, with consecutive seqs: the one way a
-        decision is logged (see `log_then`)."""
-        return self.log_then(asks, clock=clock)[0]
+        group commit), in order, returned with their consecutive seqs: the
+        one way a decision is logged (see `log_then`). `revision` decides
+        over the store at that past revision (a scenario's labelled step),
+        logged as it stands there; `source` names who logs them."""
+        return self.log_then(asks, clock=clock, revision=revision, source=source)[0]
 
     def log_then(
         self,
@@ -245,6 +254,8 @@ class Gate:
         clock: str | Sequence[str] = OWNER_CLOCK,
         then: Callable[[list[Decision]], Sequence[Batch]] | None = None,
         shown: Callable[[Decision, dict[str, Any]], dict[str, Any]] | None = None,
+        revision: int | None = None,
+        source: str = "gate",
     ) -> tuple[list[Decision], list[int | StaleEpochError]]:
         """`log`, and the fenced batches `then` makes of the decisions (an
         intent receipt) appended in the same transaction; their revisions,
@@ -257,19 +268,20 @@ class Gate:
         committed after the revision the allowed decisions were made at
         (another process's write, a stop); if one was, the gate decides
         again, up to LOG_TRIES times, and then logs every allow it could
-        not pin as a denial (`revision-moved`)."""
+        not pin as a denial (`revision-moved`). Decisions at a given past
+        `revision` are pinned to nothing: the facts after it are not theirs."""
         clocks = [clock] * len(asks) if isinstance(clock, str) else list(clock)
         if len(clocks) != len(asks):
             raise GateError("give one clock per ask")
         for attempt in range(LOG_TRIES + 1):
-            decisions = [replace(self.decide(r, n), clock=c) for (r, n), c in zip(asks, clocks)]
+            decisions = [replace(self.decide(r, n, revision=revision), clock=c) for (r, n), c in zip(asks, clocks)]
             if not decisions:
                 return [], []
             if attempt == LOG_TRIES:  # the store kept moving: nothing allowed rests on a stale read
                 decisions = [_moved(d) if d.allowed else d for d in decisions]
-            pinned = [d.revision for d in decisions if d.allowed]
+            pinned = [d.revision for d in decisions if d.allowed and revision is None]
             after = list(then(decisions)) if then is not None else []  # (before `shown`: it may note what it saw)
-            logged = [self.logged(d) for d in decisions]
+            logged = [self._event(d, source) for d in decisions]
             if shown is not None:
                 logged = [replace(e, payload=shown(d, dict(e.payload or {}))) for d, e in zip(decisions, logged)]
             batches: list[Batch] = [(logged, None), *after]

@@ -12,7 +12,7 @@ and text it must not contain, at a `now`, for an audience, under a cap).
 from __future__ import annotations
 
 import tomllib
-from dataclasses import replace, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -261,9 +261,7 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
 
         for check in scenario.checks:
             rev = revision(check.at, check.name)
-            decision = gate.decide(check.request, check.now, revision=rev)
-            # decided at a labelled past revision, so logged as it stands (not `Gate.log`, which decides at the newest)
-            decision = replace(decision, seq=store.append([gate.logged(decision, source="scenario")]))
+            (decision,) = gate.log([(check.request, check.now)], revision=rev, source="scenario")
             out.decisions.append((check, decision))
             if decision.errors:
                 out.failures.append(f"{check.name}: evaluation error {decision.errors[0]}")
