@@ -344,8 +344,8 @@ def test_query_why_and_why_not_answer_the_same_from_a_snapshot(tmp_path, monkeyp
     from click.testing import CliRunner
 
     from ordinance.cli import cli
-    from ordinance.cli import explain, query
     from ordinance.facts.store import Store
+    from ordinance.project import projector
 
     db = str(tmp_path / "o.db")
     (tmp_path / "policy.rules").write_text('.include "continuity"\n')
@@ -380,7 +380,7 @@ def test_query_why_and_why_not_answer_the_same_from_a_snapshot(tmp_path, monkeyp
         return events(self, since, until, kinds)
 
     events = Store.events
-    monkeypatch.setattr(query, "model_for", evaluated)
-    monkeypatch.setattr(explain, "model_for", evaluated)
+    monkeypatch.setattr(projector, "demanded_model", evaluated)  # (Projector.model_for evaluates with these)
+    monkeypatch.setattr(projector, "evaluate", evaluated)
     monkeypatch.setattr(Store, "events", whole_log)
     assert outputs() == plain

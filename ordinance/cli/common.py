@@ -22,7 +22,6 @@ from ..values import MAX_INSTANT, escape, json_text, parse_instant
 if TYPE_CHECKING:  # (imported when used: a command loads only what it needs)
     from rich.table import Table
 
-    from ..engine import Model
     from ..facts import Store
     from ..rules.checked import CheckedProgram
 
@@ -41,7 +40,6 @@ __all__ = [
     "allowed_includes",
     "INCLUDE_ENV",
     "open_db",
-    "snapshot_model",
     "now_or_clock",
     "error_line",
     "fail",
@@ -157,23 +155,6 @@ def open_db(url: str, policy: CheckedProgram | None = None, *, create: bool = Fa
     from ..facts import open_store, schema_of
 
     return open_store(url, schema_of(policy) if policy is not None else None, create=create)
-
-
-def snapshot_model(
-    program: CheckedProgram, store: Store, now: int, request: Any = None, given: Any = None
-) -> Model | None:
-    """The gate's warm model restored from the store's snapshot (see
-    gate/snapshot.py) at `now`, with `request` and `given` facts added as the
-    gate adds them; None when no snapshot matches the store and policy (or
-    the policy has no gate), so the caller evaluates what it needs instead."""
-    from ..gate import GATE_RELATIONS, Gate
-
-    if not all(rel in program.relations for rel in GATE_RELATIONS):
-        return None
-    from .deadline import limits
-
-    gate = Gate(program, store, limits=limits(), snapshot=True, eager=False)
-    return gate.overlay(request, now, given=given) if gate.warm.restored() else None
 
 
 def print_table(table: Table) -> None:

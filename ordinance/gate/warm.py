@@ -149,12 +149,13 @@ class Warm:
         self.models[at] = model
         self._fact_revision = self.seen = self.restored_from = at
 
-    def restored(self) -> bool:
+    def ready(self) -> bool:
         """Whether the warm model of the store's newest revision is at hand
-        from the snapshot (restored, and extended to that revision), so a
-        question it answers costs no evaluation of the whole store."""
+        (restored from the snapshot and extended to that revision, or
+        built), so a question it answers costs no evaluation of the whole
+        store."""
         self.revision()
-        return self.restored_from is not None and self._fact_revision in self.models
+        return self._fact_revision in self.models
 
     def save_snapshot(self) -> bool:
         """Write the newest warm model to the snapshot file (see

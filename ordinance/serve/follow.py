@@ -85,10 +85,7 @@ def keep_snapshot(service: Any, every: float = SNAPSHOT_POLL) -> Callable[[], No
     def save() -> None:
         if service.gate.warm.snapshot_due:
             with service.lock:
-                try:
-                    service.gate.warm.save_snapshot()
-                except Exception:  # a cache: serving goes on without it
-                    pass
+                service.gate.warm.save_if_due()  # (a cache: serving goes on without it)
 
     def keep() -> None:
         seen = None  # the revision when the snapshot was last found due

@@ -31,9 +31,8 @@ import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..diagnostics import OrdinanceError, StaleEpochError, arity_message
-from ..engine import Pattern, answers, parse_pattern, why, why_not
+from ..engine import Model, Pattern, answers, parse_pattern, why, why_not
 from ..explain import annotator, decision_json, rebuild, rebuilt_json, to_json
-from ..engine import evaluate
 from ..facts import FACT_KINDS, Event, Store, parse_json
 from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
 from ..gate import SERVER_CLOCK, Decision, Gate, Request, is_request_side
@@ -395,24 +394,17 @@ class Service:
             return asked
         raise Forbidden(f"principal `{principal.name}` may not ask as audience `{asked}`", code="audience_forbidden")
 
-    def _model(self, principal: Principal, body: Mapping[str, Any]) -> Any:
-        """The model at `now` over the facts the audience may see (the warm
-        model for every layer), plus the request in `request`, if any."""
+    def _model(self, principal: Principal, body: Mapping[str, Any], asked: Pattern, why_not: bool = False) -> Model:
+        """The model `asked` is asked of (`Projector.model_for`): at `now`,
+        over the facts the audience may see (the warm model for every
+        layer), plus the request in `request`, if any."""
         request = None if body.get("request") is None else self.request(principal, body["request"])
         # a read of the store alone may ask about any time; with a request, the time is a decision's
         now = _now(body.get("now")) if request is None else clock(principal, body.get("now"))[0]
         audience = self.audience(principal, body.get("audience"))
-        if audience is None:
-            if request is not None:
-                return self.gate.overlay(request, now)
-            return self.gate.model(self.store.revision(), now)
-        sources = self.projector.sources(audience)
-        if request is None:
-            return self.projector.model(sources, audience, now)
-        facts = {rel: set(ts) for rel, ts in sources.facts.items()}
-        for rel, ts in request.facts().items():
-            facts.setdefault(rel, set()).update(ts)
-        return evaluate(self.policy, facts, now=now, limits=self.limits)
+        return self.projector.model_for(
+            now, request=request, audience=audience, asked=asked, why_not=why_not, limits=self.limits
+        ).model
 
     def _pattern(self, text: Any, ground: bool) -> Pattern:
         if not isinstance(text, str):
@@ -423,7 +415,7 @@ class Service:
         body = _object(body)
         asked = self._pattern(body.get("pattern"), ground=False)
         with self.lock:
-            found = answers(self._model(principal, body), asked)
+            found = answers(self._model(principal, body, asked), asked)
         return {"relation": asked.relation, "answers": found, "holds": bool(found)}
 
     def why(self, principal: Principal, body: Any) -> dict[str, Any]:
@@ -433,7 +425,7 @@ class Service:
             return self.why_decision(principal, body["decision"])
         asked = self._pattern(body.get("fact"), ground=True)
         with self.lock:
-            proof = why(self._model(principal, body), asked.relation, asked.values)
+            proof = why(self._model(principal, body, asked), asked.relation, asked.values)
             return {"holds": proof is not None, "proof": None if proof is None else to_json(proof, program=self.policy)}
 
     def why_decision(self, principal: Principal, seq: Any) -> dict[str, Any]:
@@ -454,7 +446,7 @@ class Service:
         body = _object(body)
         asked = self._pattern(body.get("fact"), ground=False)
         with self.lock:
-            answer = why_not(self._model(principal, body), asked.relation, asked.values)
+            answer = why_not(self._model(principal, body, asked, why_not=True), asked.relation, asked.values)
             return {"holds": bool(answer.holds), "why_not": to_json(answer, program=self.policy)}
 
     def log(
