@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 import click
 
-from ..diagnostics import OrdinanceError
+from ..diagnostics import OrdinanceError, diagnostic_of
 from ..values import MAX_INSTANT, escape, json_text, parse_instant
 
 if TYPE_CHECKING:  # (imported when used: a command loads only what it needs)
@@ -207,14 +207,15 @@ def error_line(exc: BaseException) -> str:
 
 
 def _error_lines(exc: BaseException) -> list[str]:
-    if isinstance(exc, OrdinanceError) and exc.diagnostics:
-        return [f"error[{d.code}]: {f'{d.span}: ' if d.span.line else ''}{d.line()}" for d in exc.diagnostics]
+    """A line per diagnostic of an OrdinanceError (`diagnostic_of` for the
+    first: the one mapping); the CLI's own words for what else can reach it."""
+    if isinstance(exc, OrdinanceError):
+        found = (diagnostic_of(exc), *exc.diagnostics[1:])
+        return [f"error[{d.code}]: {f'{d.span}: ' if d.span.line else ''}{d.line()}" for d in found]
     return [_error_line(exc)]
 
 
 def _error_line(exc: BaseException) -> str:
-    if isinstance(exc, OrdinanceError):
-        return f"error[{exc.code}]: {exc}"
     if isinstance(exc, click.ClickException):
         message = (exc.format_message().splitlines() or [""])[0].rstrip(".")
         message = message[:1].lower() + message[1:]

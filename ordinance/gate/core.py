@@ -26,7 +26,7 @@ from ..engine import GATE_DEADLINE_S, Limits, Model, overlay, why, why_not
 from ..facts import Event, RevisionMoved, Store, decision_event
 from ..rules.checked import CheckedProgram
 from ..values import Facts
-from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason, error_pair
+from .decision import ERROR, FLAG, FORBID, MISSING_PERMIT, Decision, Reason
 from .guard import GuardResult, Guarded, guard
 from .layers import Layers
 from .request import REQUEST_RELATIONS, Request, request_relations
@@ -198,10 +198,9 @@ class Gate:
                     )
                 noted = tuple(Reason(str(t[1]), str(t[2]), FLAG, partial(prove, why, "flag", t)) for t in flags)
         except Exception as exc:  # an error denies, as data
-            code, message = error_pair(exc)
-            return Decision(
-                request, False, (Reason(code, message, ERROR),), rev, digest, now, errors=(diagnostic_of(exc),)
-            )
+            error = diagnostic_of(exc)
+            reason = Reason(error.code, error.line(), ERROR)
+            return Decision(request, False, (reason,), rev, digest, now, errors=(error,))
         return Decision(request, bool(permits) and not forbids, tuple(reasons), rev, digest, now, flags=noted)
 
     def _prove(

@@ -30,7 +30,7 @@ import time
 import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..diagnostics import OrdinanceError, StaleEpochError, arity_message
+from ..diagnostics import OrdinanceError, StaleEpochError, arity_message, diagnostic_of
 from ..engine import Model, Pattern, answers, parse_pattern, why, why_not
 from ..explain import annotator, decision_json, rebuild, rebuilt_json, to_json
 from ..facts import FACT_KINDS, Event, Store, parse_json
@@ -519,19 +519,11 @@ def _size(value: Any, default: int, name: str) -> int:
 
 
 def error_data(exc: BaseException) -> dict[str, Any]:
-    """`{"error": {code, message, span}}` for any exception (no traceback)."""
-    from ..gate.decision import error_pair
-
-    span = None
-    if isinstance(exc, OrdinanceError) and exc.diagnostics:
-        d = exc.diagnostics[0]
-        s = d.span
-        if getattr(s, "line", 0):
-            span = {"file": s.file, "line": s.line, "column": getattr(s, "column", 0)}
-        message = d.message.splitlines()[0] if d.message else exc.code
-        code = exc.code
-    else:
-        code, message = error_pair(exc)
-        if not isinstance(exc, OrdinanceError):
-            code, message = "internal", type(exc).__name__
-    return {"error": {"code": code, "message": message, "span": span}}
+    """`{"error": {code, message, span}}` for any exception (no traceback):
+    `diagnostic_of`, its message's first line; anything but an
+    OrdinanceError is `internal`, named by its class only."""
+    if not isinstance(exc, OrdinanceError):
+        return {"error": {"code": "internal", "message": type(exc).__name__, "span": None}}
+    d = diagnostic_of(exc)
+    span = {"file": d.span.file, "line": d.span.line, "column": d.span.column} if d.span.line else None
+    return {"error": {"code": d.code, "message": d.message.splitlines()[0] if d.message else d.code, "span": span}}
