@@ -30,15 +30,15 @@ import time
 import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..diagnostics import OrdinanceError, StaleEpochError, arity_message, diagnostic_of
+from ..diagnostics import CheckError, OrdinanceError, StaleEpochError, diagnostic_of
 from ..engine import Model, Pattern, answers, parse_pattern, why, why_not
 from ..explain import annotator, decision_json, rebuild, rebuilt_json, to_json
 from ..facts import FACT_KINDS, Event, Store, parse_json
 from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
-from ..gate import SERVER_CLOCK, Decision, Gate, Request, is_request_side
+from ..gate import SERVER_CLOCK, Decision, Gate, Request
+from ..rules import typed_fact
 from ..rules.checked import CheckedProgram
 from ..facts.events import kind_of
-from ..values import to_value
 from ..values import format_instant, parse_instant, value_problem
 from .identity import Principal
 
@@ -230,22 +230,14 @@ class Service:
         return bool(self.gate.overlay(ask, now).contains("may_assert", (principal.name, relation)))
 
     def _fact(self, relation: Any, args: Any, where: str) -> tuple[str, tuple[Any, ...]]:
+        """A fact to store, checked by `typed_fact`: refused as a bad
+        request, or forbidden for a derived relation."""
         if not isinstance(relation, str) or not isinstance(args, list):
             raise BadRequest(f'{where}: a fact is {{"relation": NAME, "args": [...]}}')
-        rel = self.policy.relations.get(relation)
-        if rel is None:
-            raise BadRequest(f"{where}: relation `{relation}` is not declared by the policy", code="unknown_relation")
-        if is_request_side(relation, rel):
-            raise BadRequest(f"{where}: `{relation}` facts describe a request: pass them to check", code="request_fact")
-        if rel.derived:
-            raise Forbidden(f"{where}: `{relation}` is derived by the policy and never stored", code="derived_relation")
-        if len(args) != rel.arity:
-            raise BadRequest(f"{where}: {arity_message(relation, len(args), rel.arity)}", code="arity_mismatch")
-        types = rel.types or ("symbol",) * rel.arity
         try:
-            return relation, tuple(to_value(v, t) for v, t in zip(args, types))
-        except (ValueError, TypeError) as exc:
-            raise BadRequest(f"{where}: {exc}", code="bad_value") from None
+            return typed_fact(self.policy, relation, args, where=f"{where}: ", stored=True)
+        except CheckError as exc:
+            raise (Forbidden if exc.code == "derived_relation" else BadRequest)(exc.diagnostics, exc.code) from None
 
     def facts_of(self, body: Mapping[str, Any]) -> list[tuple[str, tuple[Any, ...]]]:
         """`facts`: [{"relation", "args"}] or `text`: facts in the rule language."""
