@@ -47,7 +47,8 @@ from .evaluate import load_relations, run_stratum
 from .limits import Budget, Limits
 from .magic import Demand, magic
 from .model import Model
-from .prepare import Prepared, Stratum
+from .full import evaluate
+from .prepare import Prepared, Stratum, prepared
 from .qualify import is_qualified
 from .provenance import premises
 from .relation import Rel
@@ -78,7 +79,6 @@ class Given:
 
     @classmethod
     def load(cls, program: CheckedProgram, facts: Mapping[str, Iterable[Tuple]] | None, now: int) -> "Given":
-        from . import prepared
 
         prep = prepared(program)
         loaded = load_relations(prep, facts, now)
@@ -191,7 +191,6 @@ def demanded(
     With `proofs`, its tuples carry the heights `why` reads; `why_not`
     demands in source order, what a why-not of the pattern reads. `also`
     asks more questions of the same model: it holds what each one needs."""
-    from . import prepared
 
     prep = prepared(given.program)
     found: dict[str, set[Tuple]] = {}
@@ -204,7 +203,6 @@ def demanded(
 def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[Tuple]]) -> None:
     """Evaluate the demand transformation for one question; add the tuples
     it derived to `found` (original relation -> tuples)."""
-    from . import prepared
 
     relation, values, why_not = ask
     program = given.program
@@ -240,7 +238,6 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
         raise
     except EvaluationError:
         # name the rule as the policy writes it: the full evaluation meets the same error
-        from . import evaluate
 
         evaluate(program, {name: rel.edb for name, rel in given.rels.items()}, now=given.now, limits=limits)
         raise
@@ -296,7 +293,6 @@ def _restricted(
         # a tuple whose instances cannot be enumerated from its value (a head
         # argument that is an expression, in a recursive stratum): its height is
         # the full evaluation's to give
-        from . import evaluate
 
         return evaluate(prep.program, {name: rel.edb for name, rel in given.rels.items()}, now=given.now, limits=limits)
     return model
@@ -398,7 +394,5 @@ def model_for(
             and len(demand_of(program, relation, bound, why_not).program.rules) > GROWTH * rules
         )
     ):
-        from . import evaluate
-
         return evaluate(program, facts, now=now, limits=limits)
     return demanded(Given.load(program, facts, now), relation, values, limits=limits, proofs=proofs, why_not=why_not)

@@ -14,7 +14,7 @@ from .plan import AggStep, plan_rule
 from .qualify import is_qualified, qualified
 from .relation import Rel
 
-__all__ = ["Prepared", "Stratum", "Round", "prepare"]
+__all__ = ["Prepared", "Stratum", "Round", "prepare", "prepared"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,3 +191,18 @@ def _relations(lit: Any) -> Iterable[str]:
         yield lit.relation
     elif isinstance(lit, Negation):
         yield lit.atom.relation
+
+
+_CACHE: dict[int, tuple[CheckedProgram, Prepared]] = {}
+
+
+def prepared(program: CheckedProgram) -> Prepared:
+    """The program readied for evaluation: one per program object, shared by
+    its models (with their compiled plans)."""
+    hit = _CACHE.get(id(program))
+    if hit is not None and hit[0] is program:
+        return hit[1]
+    if len(_CACHE) >= 64:
+        _CACHE.pop(next(iter(_CACHE)))
+    prep = _CACHE[id(program)] = (program, prepare(program))
+    return prep[1]
