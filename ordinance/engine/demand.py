@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..diagnostics import EvaluationError, LimitExceeded
-from ..rules.ast import Branch, Record, literal_terms, subterms
+from ..rules.ast import Aggregate, BinOp, Branch, Call, Record, literal_terms, subterms
 from ..rules.checked import CheckedProgram
 from .clock import clockwork
 from .evaluate import load_relations, run_stratum
@@ -53,7 +53,7 @@ from .qualify import is_qualified
 from .provenance import premises
 from .relation import Rel
 
-__all__ = ["Given", "Ask", "demanded", "demand_of", "model_for", "settled", "structured", "GROWTH"]
+__all__ = ["Given", "Ask", "demanded", "demand_exact", "demand_of", "model_for", "settled", "structured", "GROWTH"]
 
 GROWTH = 2  # model_for evaluates in full when the rewrite holds more than this many times the policy's rules
 
@@ -396,3 +396,30 @@ def model_for(
     ):
         return evaluate(program, facts, now=now, limits=limits)
     return demanded(Given.load(program, facts, now), relation, values, limits=limits, proofs=proofs, why_not=why_not)
+
+
+def demand_exact(policy: CheckedProgram, inputs: frozenset[str]) -> bool:
+    """Whether questions asked on demand over a warm model, with `inputs`
+    (the request-side relations) given, answer as a full evaluation at
+    another `now` does (gate/jump.py): not for qualifiers or records, a
+    program whose facts mention `$now`, or one whose rules that depend on the
+    clock or the inputs may fail at run time (a functor, an operator but `+`
+    and `-`, an aggregate but `count`, `min` and `max`)."""
+    if is_qualified(policy) or structured(policy):
+        return False
+    prep = prepared(policy)
+    if not clockwork(prep).fixed:
+        return False
+    full = settled(prep, inputs)
+    for rule in policy.rules:
+        if rule.body and rule.head.relation not in full:
+            terms = (*rule.head.args, *(x for lit in rule.body for x in literal_terms(lit)))
+            for term in terms:
+                for t in subterms(term, True):
+                    if (
+                        isinstance(t, Call)
+                        or (isinstance(t, BinOp) and t.op not in ("+", "-"))
+                        or (isinstance(t, Aggregate) and t.func not in ("count", "min", "max"))
+                    ):
+                        return False
+    return True
