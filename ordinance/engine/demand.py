@@ -122,7 +122,7 @@ def settled(prep: Prepared, inputs: frozenset[str]) -> frozenset[str]:
     """The derived relations of `prep` that depend (through any literal)
     neither on `$now` nor on the relations `inputs`: the same at every
     `now` and whatever facts of `inputs` are added."""
-    hit: frozenset[str] | None = prep.worked.get(("settled", inputs))
+    hit = prep.analyses.settled.get(inputs)
     if hit is not None:
         return hit
     work = clockwork(prep)
@@ -131,7 +131,7 @@ def settled(prep: Prepared, inputs: frozenset[str]) -> frozenset[str]:
     for st in prep.strata:
         if (st.positive | st.negative) & moving or not timed.isdisjoint(st.rules):
             moving |= set(st.relations)
-    found = prep.worked["settled", inputs] = frozenset(prep.derived - moving)
+    found = prep.analyses.settled[inputs] = frozenset(prep.derived - moving)
     return found
 
 
@@ -257,7 +257,7 @@ def _template(prep: Prepared) -> tuple[dict[str, Rel], list[tuple[str, ...] | No
     positively (the first such atom of each rule: in a rewrite, its magic
     relation; None where some rule reads none): while they are all empty, no
     rule of the stratum can fire."""
-    hit: tuple[dict[str, Rel], list[tuple[str, ...] | None]] | None = prep.worked.get("template")
+    hit = prep.analyses.template
     if hit is not None:
         return hit
     guards: list[tuple[str, ...] | None] = []
@@ -265,7 +265,7 @@ def _template(prep: Prepared) -> tuple[dict[str, Rel], list[tuple[str, ...] | No
         first = [next((r for _, r in st.atoms[rid] if r not in st.relations), None) for rid in st.rules]
         guards.append(None if None in first else tuple(dict.fromkeys(r for r in first if r is not None)))
     rels = load_relations(prep, None, 0)  # a rewrite's own facts never mention `$now`
-    prep.worked["template"] = (rels, guards)
+    prep.analyses.template = (rels, guards)
     return rels, guards
 
 
@@ -301,9 +301,9 @@ def _restricted(
 def _first_rules(prep: Prepared) -> dict[str, int]:
     """Derived relation -> the id of its first rule with a body (what a
     non-recursive stratum's notes name), made once per program."""
-    first: dict[str, int] | None = prep.worked.get("first")
+    first = prep.analyses.first
     if first is None:
-        first = prep.worked["first"] = {}
+        first = prep.analyses.first = {}
         for rid, rule in enumerate(prep.program.rules):
             if rule.body:
                 first.setdefault(rule.head.relation, rid)
