@@ -112,7 +112,7 @@ def main() -> None:
                 gate = Gate(policy, s, limits=Limits(), snapshot=snap if snapshot else False, eager=False)
                 out = Projector(policy, gate=gate).render("state", NOW)
                 if snapshot and not snap.exists():
-                    assert gate.save_snapshot()
+                    assert gate.warm.save_snapshot()
                 return out
 
         t, state = timed(cold, 3)

@@ -18,7 +18,7 @@ what it means; the README's table and the golden tests read it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "Diagnostic",
     "CODES",
     "diagnostic_of",
+    "error_pair",
     "arguments",
     "arity_message",
     "OrdinanceError",
@@ -126,12 +127,25 @@ def arity_message(relation: str, used: int, expected: int, how: str = "declared 
 
 
 def diagnostic_of(exc: BaseException) -> Diagnostic:
-    """An exception as one diagnostic: an OrdinanceError's first (with its
-    span), anything else as its class name and first line."""
+    """An exception as one diagnostic: the one mapping from an exception to
+    error data, which every surface renders (a decision's errors and
+    reasons, `error_pair`, the server's and MCP's `error_data`, the CLI's
+    `error[CODE]` lines). An OrdinanceError's first diagnostic (with its
+    span), under the error's code; anything else as its class name and
+    first line (a surface that must not show what it is renders `internal`)."""
     if isinstance(exc, OrdinanceError) and exc.diagnostics:
-        return exc.diagnostics[0]
+        first = exc.diagnostics[0]
+        return first if first.code == exc.code else replace(first, code=exc.code)
     code = exc.code if isinstance(exc, OrdinanceError) else type(exc).__name__
     return Diagnostic(code, (str(exc).splitlines() or [type(exc).__name__])[0])
+
+
+def error_pair(exc: BaseException) -> tuple[str, str]:
+    """`diagnostic_of(exc)` as (its code, its line, without the
+    `error[CODE]: ` a diagnostic prints itself with: whoever shows the pair
+    writes the code once)."""
+    d = diagnostic_of(exc)
+    return d.code, d.line()
 
 
 class OrdinanceError(Exception):

@@ -143,11 +143,11 @@ def test_the_clock_moves_the_warm_model_only_past_what_decisions_read(store: Sto
     rev = store.revision()
     assert same_as_fresh(bob("b2"), T + 3600 + 60).allowed  # past the lease's expiry
     assert not same_as_fresh(alice(), T + 3600 + 120).allowed
-    assert gate._cached(rev)[1].now == T  # not moved
+    assert gate.warm.cached(rev)[1].now == T  # not moved
     assert ("job", "bob") not in gate.overlay(None, T + 3600 + 120).tuples("live")
-    assert gate._cached(rev)[1].now == T + 3600 + 120  # moved for every relation when asked
+    assert gate.warm.cached(rev)[1].now == T + 3600 + 120  # moved for every relation when asked
     assert same_as_fresh(bob("b3", uses=("c1",)), T + 7300).allowed  # the claim is current: read by the decision
-    assert gate._cached(rev)[1].now == T + 7300
+    assert gate.warm.cached(rev)[1].now == T + 7300
 
 
 def test_overlay_leaves_the_warm_model_untouched(store: Store) -> None:
@@ -159,14 +159,15 @@ def test_overlay_leaves_the_warm_model_untouched(store: Store) -> None:
     assert not model.query("forbid", ("a1", None, None))
 
 
-def test_an_evaluation_error_denies_as_data(store: Store) -> None:
+def test_an_evaluation_error_denies_as_data(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     takeover(store)
 
-    class Broken(Gate):
-        def model(self, revision: int, now: int) -> Any:
-            raise RuntimeError("disk on fire")
+    def broken(revision: int, now: int) -> Any:
+        raise RuntimeError("disk on fire")
 
-    d = Broken(POLICY, store).check(bob(), T)
+    gate = Gate(POLICY, store)
+    monkeypatch.setattr(gate.warm, "model", broken)  # the warm model cannot be built
+    d = gate.check(bob(), T)
     assert not d.allowed
     assert [(e.code, e.message) for e in d.errors] == [("RuntimeError", "disk on fire")]
     assert all(isinstance(e, Diagnostic) for e in d.errors)  # errors are diagnostics

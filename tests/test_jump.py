@@ -77,8 +77,8 @@ def _decision(d: Any) -> Any:
 
 def _eager(gate: Gate) -> Gate:
     """Every `now` past the horizon is decided on demand, never by moving the model."""
-    gate.jumps.instants = -1
-    gate.jumps.settle = 1 << 30
+    gate.warm.jumps.instants = -1
+    gate.warm.jumps.settle = 1 << 30
     return gate
 
 
@@ -99,12 +99,12 @@ def test_the_gate_decides_a_jump_on_demand_as_a_fresh_gate_does(history, jumps):
                 offsets = [0] + (jumps[asked] if asked < len(jumps) else [])
                 asked += 1
                 for off in offsets:
-                    model = warm._cached(store.revision())[1]
+                    model = warm.warm.cached(store.revision())[1]
                     jumped = model is not None and not horizon(model).holds(now + off)
                     then = model.now if model is not None else None
                     got = warm.decide(step.request, now + off)
                     if jumped:  # decided on demand: the warm model stayed where it was
-                        assert warm._cached(store.revision())[1] is model and model.now == then
+                        assert warm.warm.cached(store.revision())[1] is model and model.now == then
                     want = Gate(POLICY, store).decide(step.request, now + off)
                     assert _decision(got) == _decision(want), (now + off, step.request)
         store.close()
@@ -126,7 +126,7 @@ def test_a_jump_leaves_the_warm_model_where_it_is_and_a_settled_clock_moves_it(t
     now = 1_000_000
     _world(store, now)
     gate = Gate(POLICY, store)
-    gate.jumps.instants = 4
+    gate.warm.jumps.instants = 4
     ask = Request("a1", "write", "w1", "alice", 1, scope="repo", uses=("c3",), needs=(("s3", "state", "open"),))
     first = gate.decide(ask, now)
     rev = store.revision()
@@ -141,7 +141,7 @@ def test_a_jump_leaves_the_warm_model_where_it_is_and_a_settled_clock_moves_it(t
     for t in (far, far + 1, far + 2, far + 3):
         got = gate.decide(ask, t)
         assert _decision(got) == _decision(Gate(POLICY, store).decide(ask, t))
-    assert gate._cached(rev)[1].now == far + 2  # moved at the third, then held
+    assert gate.warm.cached(rev)[1].now == far + 2  # moved at the third, then held
     store.close()
 
 
@@ -149,6 +149,6 @@ def test_a_policy_whose_clock_rules_may_fail_always_moves_the_model(tmp_path):
     text = '.include "continuity"\n.decl late(a: symbol, d: number)\nlate(W, ($now - At) / 0) :- lease(W, _, _, At).\n'
     policy = compile_text(text)
     store = open_store(str(tmp_path / "s.db"), schema_of(policy))
-    assert not Gate(policy, store).jumps.able  # a full evaluation fails where the demand never looks
-    assert Gate(POLICY, store).jumps.able
+    assert not Gate(policy, store).warm.jumps.able  # a full evaluation fails where the demand never looks
+    assert Gate(POLICY, store).warm.jumps.able
     store.close()

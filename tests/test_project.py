@@ -264,11 +264,11 @@ def test_a_state_from_the_gate_snapshot_reads_only_the_events_it_shows(night: An
     path = tmp_path / "night.snapshot"
     built = Gate(POLICY, night, snapshot=path)
     expected = render_state(night, POLICY, AT_2345)  # the facts folded from the log, the model evaluated
-    assert render_state(built, POLICY, AT_2345).text == expected.text and built.save_snapshot()
+    assert render_state(built, POLICY, AT_2345).text == expected.text and built.warm.save_snapshot()
     restored = Gate(POLICY, night, snapshot=path, eager=False)
     projector = Projector(POLICY, gate=restored)
     state = projector.render("state", AT_2345)
-    assert restored.restored_from == night.revision() and state.text == expected.text
+    assert restored.warm.restored_from == night.revision() and state.text == expected.text
     sources = projector.sources()
     assert sources._facts is None and 0 < len(sources.origin) < sum(map(len, night.facts().values()))
     # it follows new facts and purges as one built from the log does
@@ -280,10 +280,10 @@ def test_a_state_from_the_gate_snapshot_reads_only_the_events_it_shows(night: An
 
 
 def test_state_command_starts_from_the_snapshot_it_wrote(night: Any, tmp_path: Path, monkeypatch: Any) -> None:
-    import ordinance.gate.core as core
+    import ordinance.gate.warm as warm_module
     from ordinance.cli.common import load_policy
 
-    monkeypatch.setattr(core, "SNAPSHOT_WORTH_S", 0.0)  # a small store: write it anyway
+    monkeypatch.setattr(warm_module, "SNAPSHOT_WORTH_S", 0.0)  # a small store: write it anyway
     policy = tmp_path / "policy.rules"
     policy.write_text('.include "continuity"\n')
     args = ["state", "--db", night.url, "--policy", str(policy), "--now", "2026-08-14T23:45:00Z"]
@@ -309,7 +309,7 @@ def test_state_command_starts_from_the_snapshot_it_wrote(night: Any, tmp_path: P
     assert again.output == first.output and snapshot in read
     restored = Gate(load_policy(str(policy)), night, snapshot=True)  # as the command loads it
     restored.model(night.revision(), AT_2345)
-    assert restored.restored_from == night.revision()
+    assert restored.warm.restored_from == night.revision()
     public = CliRunner().invoke(cli, args + ["--audience", "public"])  # an audience has its own model
     assert public.exit_code == 0 and public.output != first.output
 

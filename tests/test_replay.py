@@ -93,4 +93,4 @@ def test_decisions_between_two_fact_changes_share_a_model(store: Store) -> None:
     # b1 and b2 (at T and T + 60) were logged between the same two fact changes
     a, b = (gate.replay(e) for e in store.decisions()[:2])
     assert (a.revision, b.revision) == (seqs[0] - 1, seqs[1] - 1)
-    assert list(gate._warm) == [3]  # one warm model, at the grant's revision (a batch of three facts)
+    assert list(gate.warm.models) == [3]  # one warm model, at the grant's revision (a batch of three facts)

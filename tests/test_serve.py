@@ -478,32 +478,32 @@ def test_postgresql_notifies_the_follower_before_any_decision(pg_url: str) -> No
     policy = compile_text(CLAUDE_CODE_POLICY)
     with open_store(pg_url, schema_of(policy)) as store, open_store(pg_url, schema_of(policy)) as writer:
         service = Service(policy, store)
-        service.gate.model(service.gate._current_revision(), 0)  # warm, at revision 0
+        service.gate.model(service.gate.warm.revision(), 0)  # warm, at revision 0
         stop = follow(service, pg_url)
         try:
             rev = writer.assert_facts([("grant", ("claude-code", "repo", 1))])
             deadline = time.monotonic() + 20
-            while service.gate._seen_revision < rev and time.monotonic() < deadline:
+            while service.gate.warm.seen < rev and time.monotonic() < deadline:
                 time.sleep(0.05)
         finally:
             stop()
-        assert service.gate._seen_revision == rev  # the listener extended the model, nobody asked
+        assert service.gate.warm.seen == rev  # the listener extended the model, nobody asked
 
 
 def test_the_server_writes_the_gate_snapshot_when_due_between_decisions(tmp_path: Path, monkeypatch: Any) -> None:
     import time
 
-    import ordinance.gate.core as core
+    import ordinance.gate.warm as warm_module
     from ordinance.gate import Request
     from ordinance.serve import Service
     from ordinance.serve.follow import keep_snapshot
 
-    monkeypatch.setattr(core, "SNAPSHOT_WORTH_S", 1e-9)  # a small store: due after any build
+    monkeypatch.setattr(warm_module, "SNAPSHOT_WORTH_S", 1e-9)  # a small store: due after any build
     policy = compile_text(CLAUDE_CODE_POLICY)
     with open_store(str(tmp_path / "s.db"), schema_of(policy)) as store:
         store.assert_facts([("grant", ("claude-code", "repo", 1))])
         service = Service(policy, store)
-        path = service.gate.snapshot_path
+        path = service.gate.warm.snapshot_path
         assert path is not None and not path.exists()
         stop = keep_snapshot(service, every=0.05)
         try:
@@ -511,14 +511,14 @@ def test_the_server_writes_the_gate_snapshot_when_due_between_decisions(tmp_path
             deadline = time.monotonic() + 20
             while not path.exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert path.exists() and not service.gate.snapshot_due  # written by the thread, nobody asked
+            assert path.exists() and not service.gate.warm.snapshot_due  # written by the thread, nobody asked
             store.assert_facts([("grant", ("claude-code", "docs", 1))])
-            service.gate._current_revision()  # a change that would cost the next process work
+            service.gate.warm.revision()  # a change that would cost the next process work
         finally:
             stop()  # writes it a last time
         fresh = Gate(policy, store, snapshot=True)
         fresh.model(store.revision(), 0)
-        assert fresh.restored_from == store.revision()
+        assert fresh.warm.restored_from == store.revision()
 
 
 def test_the_server_outlives_the_commands_deadline(project: Path) -> None:

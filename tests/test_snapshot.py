@@ -61,7 +61,7 @@ def _same_as_fresh(store: Any, path: Path, nows: list[int], *, restored: int | N
     for now in nows:
         for request in ASKS:
             assert _decision(gate.decide(request, now)) == _decision(Gate(POLICY, store).decide(request, now))
-    assert gate.restored_from == restored
+    assert gate.warm.restored_from == restored
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def store(store_url: str) -> Any:
 def _saved(store: Any, path: Path, now: int = NOW) -> int:
     gate = Gate(POLICY, store, snapshot=path)
     gate.decide(ASKS[0], now)
-    assert gate.save_snapshot()
+    assert gate.warm.save_snapshot()
     return store.revision()
 
 
@@ -90,11 +90,11 @@ def test_the_default_place_is_beside_a_sqlite_file_or_in_the_cache_for_postgresq
         assert snapshot_path(private) is None
     gate = Gate(POLICY, store, snapshot=True)
     gate.decide(ASKS[0], NOW)
-    assert gate.save_snapshot() and where.exists()
+    assert gate.warm.save_snapshot() and where.exists()
     assert (where.stat().st_mode & 0o777) == 0o600
     again = Gate(POLICY, store, snapshot=True)
     again.decide(ASKS[1], NOW)
-    assert again.restored_from == store.revision()
+    assert again.warm.restored_from == store.revision()
 
 
 def test_a_restored_gate_extends_the_snapshot_with_later_facts_and_purges(store, tmp_path):
@@ -163,7 +163,7 @@ def test_a_key_others_can_read_turns_snapshots_off(store, tmp_path, monkeypatch)
     _same_as_fresh(store, path, [NOW], restored=None)
     gate = Gate(POLICY, store, snapshot=tmp_path / "other.snapshot")
     gate.decide(ASKS[0], NOW)
-    assert not gate.save_snapshot() and not (tmp_path / "other.snapshot").exists()
+    assert not gate.warm.save_snapshot() and not (tmp_path / "other.snapshot").exists()
     os.chmod(tmp_path / "cache" / "key", 0o600)
     _same_as_fresh(store, path, [NOW], restored=saved)
 
@@ -172,7 +172,7 @@ def test_turning_the_cache_off_turns_snapshots_off(store, tmp_path, monkeypatch)
     monkeypatch.setenv(sealed.CACHE_ENV, "off")
     gate = Gate(POLICY, store, snapshot=tmp_path / "s.snapshot")
     gate.decide(ASKS[0], NOW)
-    assert not gate.save_snapshot() and not (tmp_path / "s.snapshot").exists()
+    assert not gate.warm.save_snapshot() and not (tmp_path / "s.snapshot").exists()
 
 
 def test_a_snapshot_of_other_facts_at_the_same_revision_is_ignored(store_url, tmp_path):
@@ -204,7 +204,7 @@ def test_a_snapshot_of_another_policy_is_ignored(store, tmp_path):
     other = compile_text('.include "continuity"\nforbid(A, "no-bob", "") :- request(A, _, _, "bob", _).\n')
     gate = Gate(other, store, snapshot=path)
     gate.decide(ASKS[1], NOW)
-    assert gate.save_snapshot()
+    assert gate.warm.save_snapshot()
     _same_as_fresh(store, path, [NOW], restored=None)
 
 
@@ -214,7 +214,7 @@ def test_the_cli_check_prints_the_same_from_a_snapshot(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from ordinance.cli import cli
-    from ordinance.gate import core
+    from ordinance.gate import warm
 
     restored: list[Any] = []
 
@@ -222,8 +222,8 @@ def test_the_cli_check_prints_the_same_from_a_snapshot(tmp_path, monkeypatch):
         restored.append(found := read(*args))
         return found
 
-    read = core.read_snapshot
-    monkeypatch.setattr(core, "read_snapshot", spy)
+    read = warm.read_snapshot
+    monkeypatch.setattr(warm, "read_snapshot", spy)
 
     db = str(tmp_path / "o.db")
     (tmp_path / "policy.rules").write_text('.include "continuity"\n')
@@ -249,10 +249,10 @@ def test_the_cli_check_prints_the_same_from_a_snapshot(tmp_path, monkeypatch):
     plain = output()
     Path(db + ".snapshot").unlink(missing_ok=True)  # (one it wrote if building took long enough)
     with open_store(db, schema_of(POLICY)) as s:
-        assert Gate(POLICY, s, snapshot=True).save_snapshot() is False  # nothing built yet
+        assert Gate(POLICY, s, snapshot=True).warm.save_snapshot() is False  # nothing built yet
         gate = Gate(POLICY, s, snapshot=True)
         gate.decide(ASKS[0], NOW)
-        assert gate.save_snapshot()
+        assert gate.warm.save_snapshot()
     restored.clear()
     assert output() == plain and len(restored) == 1 and restored[0] is not None
     Path(db + ".snapshot").write_bytes(b"not a snapshot")
@@ -290,10 +290,10 @@ def test_a_restored_gate_decides_as_a_fresh_one_on_stdlib_histories(history, sav
                 at = now + (jumps[asked] if asked < len(jumps) else 0)
                 gate = Gate(POLICY, store, snapshot=path)
                 got = gate.decide(step.request, at)
-                assert gate.restored_from == saved
+                assert gate.warm.restored_from == saved
                 assert _decision(got) == _decision(Gate(POLICY, store).decide(step.request, at))
                 if asked < len(saves) and saves[asked]:
-                    assert gate.save_snapshot()
+                    assert gate.warm.save_snapshot()
                     saved = store.revision()
                 asked += 1
         store.close()
@@ -318,10 +318,10 @@ def test_a_model_holding_records_and_branches_is_written_and_restored_exactly(st
     path = tmp_path / "s.snapshot"
     built = Gate(RECORDS, store, snapshot=path)
     first = [built.decide(r, NOW) for r in ASKS]
-    assert built.save_snapshot()
+    assert built.warm.save_snapshot()
     restored = Gate(RECORDS, store, snapshot=path)
     again = [restored.decide(r, NOW) for r in ASKS]
-    assert restored.restored_from == store.revision()
+    assert restored.warm.restored_from == store.revision()
     for a, b in zip(first, again):
         assert decision_json(a, program=RECORDS) == decision_json(b, program=RECORDS)
     model, fresh = restored.model(store.revision(), NOW), Gate(RECORDS, store).model(store.revision(), NOW)
@@ -344,8 +344,8 @@ def test_query_why_and_why_not_answer_the_same_from_a_snapshot(tmp_path, monkeyp
     from click.testing import CliRunner
 
     from ordinance.cli import cli
-    from ordinance.cli import explain, query
     from ordinance.facts.store import Store
+    from ordinance.project import projector
 
     db = str(tmp_path / "o.db")
     (tmp_path / "policy.rules").write_text('.include "continuity"\n')
@@ -380,7 +380,7 @@ def test_query_why_and_why_not_answer_the_same_from_a_snapshot(tmp_path, monkeyp
         return events(self, since, until, kinds)
 
     events = Store.events
-    monkeypatch.setattr(query, "model_for", evaluated)
-    monkeypatch.setattr(explain, "model_for", evaluated)
+    monkeypatch.setattr(projector, "demanded_model", evaluated)  # (Projector.model_for evaluates with these)
+    monkeypatch.setattr(projector, "evaluate", evaluated)
     monkeypatch.setattr(Store, "events", whole_log)
     assert outputs() == plain

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..explain import annotator, decision_json, explain_text
+from ..explain import decision_json, explain_text, model_annotator
 from ..gate import Gate, Request
 from ..rules import check_declared, parse_facts
 from .deadline import limits
@@ -58,17 +58,13 @@ def command(facts: tuple[str, ...], as_json: bool, now: int | None, db: str, pol
         decision = gate.check(request, at)
         # claim windows from the gate's model (none if the deadline cut it); events only for the leaves shown
         built = not any(e.code == "limit_exceeded" for e in decision.errors)
-        windows = {"claim_valid": gate.model(decision.revision, decision.now).tuples("claim_valid") if built else set()}
-        annotate = annotator(store, decision.revision, windows)
+        model = gate.model(decision.revision, decision.now) if built else None
+        annotate = model_annotator(store, decision.revision, model)
         if as_json:
             print_json(decision_json(decision, annotate, program))
         else:
             click.echo(explain_text(decision, annotate, program))
-        if gate.snapshot_due:  # the next check starts from this model (see gate/snapshot.py)
-            try:
-                gate.save_snapshot()
-            except Exception:  # a cache: it never changes what the check answered
-                pass
+        gate.warm.save_if_due()  # the next check starts from this model (see gate/warm.py)
     if decision.errors:
         raise click.exceptions.Exit(2)
     if not decision.allowed:

@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 import click
 
-from ..diagnostics import OrdinanceError
+from ..diagnostics import OrdinanceError, diagnostic_of
 from ..values import MAX_INSTANT, escape, json_text, parse_instant
 
 if TYPE_CHECKING:  # (imported when used: a command loads only what it needs)
     from rich.table import Table
 
-    from ..engine import Model
     from ..facts import Store
     from ..rules.checked import CheckedProgram
 
@@ -41,7 +40,6 @@ __all__ = [
     "allowed_includes",
     "INCLUDE_ENV",
     "open_db",
-    "snapshot_model",
     "now_or_clock",
     "error_line",
     "fail",
@@ -159,23 +157,6 @@ def open_db(url: str, policy: CheckedProgram | None = None, *, create: bool = Fa
     return open_store(url, schema_of(policy) if policy is not None else None, create=create)
 
 
-def snapshot_model(
-    program: CheckedProgram, store: Store, now: int, request: Any = None, given: Any = None
-) -> Model | None:
-    """The gate's warm model restored from the store's snapshot (see
-    gate/snapshot.py) at `now`, with `request` and `given` facts added as the
-    gate adds them; None when no snapshot matches the store and policy (or
-    the policy has no gate), so the caller evaluates what it needs instead."""
-    from ..gate import GATE_RELATIONS, Gate
-
-    if not all(rel in program.relations for rel in GATE_RELATIONS):
-        return None
-    from .deadline import limits
-
-    gate = Gate(program, store, limits=limits(), snapshot=True, eager=False)
-    return gate.overlay(request, now, given=given) if gate.restored() else None
-
-
 def print_table(table: Table) -> None:
     """A rich table on stdout; unbounded width when not on a terminal."""
     from rich.console import Console
@@ -226,14 +207,15 @@ def error_line(exc: BaseException) -> str:
 
 
 def _error_lines(exc: BaseException) -> list[str]:
-    if isinstance(exc, OrdinanceError) and exc.diagnostics:
-        return [f"error[{d.code}]: {f'{d.span}: ' if d.span.line else ''}{d.line()}" for d in exc.diagnostics]
+    """A line per diagnostic of an OrdinanceError (`diagnostic_of` for the
+    first: the one mapping); the CLI's own words for what else can reach it."""
+    if isinstance(exc, OrdinanceError):
+        found = (diagnostic_of(exc), *exc.diagnostics[1:])
+        return [f"error[{d.code}]: {f'{d.span}: ' if d.span.line else ''}{d.line()}" for d in found]
     return [_error_line(exc)]
 
 
 def _error_line(exc: BaseException) -> str:
-    if isinstance(exc, OrdinanceError):
-        return f"error[{exc.code}]: {exc}"
     if isinstance(exc, click.ClickException):
         message = (exc.format_message().splitlines() or [""])[0].rstrip(".")
         message = message[:1].lower() + message[1:]

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator
 
 import click
 
-from ..engine import Model, ProofNode, WhyNot, model_for, parse_pattern, why, why_not
+from ..engine import Model, ProofNode, WhyNot, parse_pattern, why, why_not
 from ..explain import (
     Annotate,
     Rebuilt,
@@ -22,7 +22,7 @@ from ..explain import (
     to_text,
     unblock,
 )
-from ..gate import GATE_RELATIONS, Gate, Request, is_request_side
+from ..gate import Gate, Request, is_request_side
 from ..project import Projector
 from ..rules.checked import CheckedProgram
 from ..rules import check_declared, parse_facts
@@ -34,7 +34,6 @@ from .common import (
     now_or_clock,
     open_db,
     print_json,
-    snapshot_model,
 )
 from .state import audience_option
 
@@ -72,9 +71,10 @@ def _model(
     and the other given facts as if stored, so the proof is the one the
     decision shows. Otherwise it is also the gate's model when its snapshot
     matches the store; else what `fact` needs of the store (the layers
-    `audience` may see) plus `given` at `now`, evaluated on demand."""
+    `audience` may see) plus `given` at `now`, evaluated on demand: the
+    choice is `Projector.model_for`'s."""
     program = load_policy(policy)
-    relation, t = _target(program, fact, partial)
+    pattern = parse_pattern(fact, program, ground=not partial)
     extra = parse_facts(given, "given fact")
     check_declared(program, extra)
     asked = [(rel, args) for rel, args in extra if is_request_side(rel, program.relations.get(rel))]
@@ -85,36 +85,10 @@ def _model(
             added.setdefault(rel, set()).add(args)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        model = None
-        if audience is None and request is not None and all(rel in program.relations for rel in GATE_RELATIONS):
-            model = Gate(program, store, limits=limits(), snapshot=True, eager=False).overlay(request, at, given=added)
-        elif audience is None:
-            model = snapshot_model(program, store, at, request, added)
-        if model is not None:
-            annotate = annotator(store, store.revision(), {"claim_valid": model.tuples("claim_valid")})
-            yield program, relation, t, model, annotate
-            return
-        seen: Any = store  # with an audience: only the events of the layers it sees
-        if audience is None:
-            facts = store.facts()
-        else:
-            seen = Projector(program, store).sources(audience)
-            facts = {r: set(ts) for r, ts in seen.facts.items()}
-        for rel, rows in {**(request.facts() if request else {}), **added}.items():
-            facts[rel] = facts[rel] | rows if rel in facts else set(rows)
-        annotate = annotator(seen, store.revision(), facts)
-        yield (
-            program,
-            relation,
-            t,
-            model_for(program, facts, relation, t, now=at, limits=limits(), why_not=partial),
-            annotate,
+        found = Projector.asking(program, store, limits()).model_for(
+            at, request=request, given=added, audience=audience, asked=pattern, why_not=partial, limits=limits()
         )
-
-
-def _target(program: CheckedProgram, text: str, partial: bool) -> tuple[str, tuple[Any, ...]]:
-    asked = parse_pattern(text, program, ground=not partial)
-    return asked.relation, asked.values
+        yield program, pattern.relation, pattern.values, found.model, found.annotate
 
 
 def _show(tree: ProofNode | WhyNot, fmt: str | None, annotate: Annotate, program: CheckedProgram) -> None:

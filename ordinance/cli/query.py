@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..engine import answers, model_for, parse_pattern
+from ..engine import answers, parse_pattern
 from ..values import json_value, show_value
 from ..project import Projector
 from .deadline import limits
@@ -17,7 +17,6 @@ from .common import (
     open_db,
     print_json,
     print_table,
-    snapshot_model,
 )
 from .state import audience_option
 
@@ -55,12 +54,11 @@ def command(pattern: str, as_json: bool, audience: str | None, now: int | None, 
     declared = program.relation_types(asked.relation)
     at = now_or_clock(now)
     with open_db(db, program) as store:
-        # every layer: the gate's warm model, when a snapshot of it matches the store
-        model = snapshot_model(program, store, at) if audience is None else None
-        if model is None:
-            facts = store.facts() if audience is None else Projector(program, store).sources(audience).facts
-    if model is None:  # with a bound argument, evaluated on demand: what the pattern needs, not the whole store
-        model = model_for(program, facts, asked.relation, asked.values, now=at, limits=limits(), proofs=False)
+        # every layer: the gate's warm model when a snapshot of it matches the store, else on demand
+        found = Projector.asking(program, store, limits()).model_for(
+            at, audience=audience, asked=asked, proofs=False, limits=limits()
+        )
+    model = found.model
     rows = answers(model, asked)
     types = {v: (declared[i] if declared else None) for i, (k, v) in enumerate(asked.args) if k == "var"}
     columns = list(types)

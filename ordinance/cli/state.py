@@ -78,11 +78,7 @@ def command(
         else:  # every layer: the gate's model, from its snapshot when that matches (see gate/snapshot.py)
             gate = Gate(program, store, limits=Limits(), snapshot=True, eager=False)
             state = render_state(gate, program, now_or_clock(now), audience, cap, agent=agent)
-            if gate.snapshot_due:  # the next state or check starts from this model
-                try:
-                    gate.save_snapshot()
-                except Exception:  # a cache: it never changes what was rendered
-                    pass
+            gate.warm.save_if_due()  # the next state or check starts from this model
     if as_json:
         print_json(state.to_json())
     elif out is not None:

@@ -40,19 +40,20 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..diagnostics import EvaluationError, LimitExceeded
-from ..rules.ast import Branch, Record, literal_terms, subterms
+from ..rules.ast import Aggregate, BinOp, Branch, Call, Record, literal_terms, subterms
 from ..rules.checked import CheckedProgram
 from .clock import clockwork
 from .evaluate import load_relations, run_stratum
 from .limits import Budget, Limits
 from .magic import Demand, magic
 from .model import Model
-from .prepare import Prepared, Stratum
+from .full import evaluate
+from .prepare import Prepared, Stratum, prepared
 from .qualify import is_qualified
 from .provenance import premises
 from .relation import Rel
 
-__all__ = ["Given", "Ask", "demanded", "demand_of", "model_for", "settled", "structured", "GROWTH"]
+__all__ = ["Given", "Ask", "demanded", "demand_exact", "demand_of", "model_for", "settled", "structured", "GROWTH"]
 
 GROWTH = 2  # model_for evaluates in full when the rewrite holds more than this many times the policy's rules
 
@@ -78,7 +79,6 @@ class Given:
 
     @classmethod
     def load(cls, program: CheckedProgram, facts: Mapping[str, Iterable[Tuple]] | None, now: int) -> "Given":
-        from . import prepared
 
         prep = prepared(program)
         loaded = load_relations(prep, facts, now)
@@ -122,7 +122,7 @@ def settled(prep: Prepared, inputs: frozenset[str]) -> frozenset[str]:
     """The derived relations of `prep` that depend (through any literal)
     neither on `$now` nor on the relations `inputs`: the same at every
     `now` and whatever facts of `inputs` are added."""
-    hit: frozenset[str] | None = prep.worked.get(("settled", inputs))
+    hit = prep.analyses.settled.get(inputs)
     if hit is not None:
         return hit
     work = clockwork(prep)
@@ -131,7 +131,7 @@ def settled(prep: Prepared, inputs: frozenset[str]) -> frozenset[str]:
     for st in prep.strata:
         if (st.positive | st.negative) & moving or not timed.isdisjoint(st.rules):
             moving |= set(st.relations)
-    found = prep.worked["settled", inputs] = frozenset(prep.derived - moving)
+    found = prep.analyses.settled[inputs] = frozenset(prep.derived - moving)
     return found
 
 
@@ -191,7 +191,6 @@ def demanded(
     With `proofs`, its tuples carry the heights `why` reads; `why_not`
     demands in source order, what a why-not of the pattern reads. `also`
     asks more questions of the same model: it holds what each one needs."""
-    from . import prepared
 
     prep = prepared(given.program)
     found: dict[str, set[Tuple]] = {}
@@ -204,7 +203,6 @@ def demanded(
 def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[Tuple]]) -> None:
     """Evaluate the demand transformation for one question; add the tuples
     it derived to `found` (original relation -> tuples)."""
-    from . import prepared
 
     relation, values, why_not = ask
     program = given.program
@@ -240,7 +238,6 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
         raise
     except EvaluationError:
         # name the rule as the policy writes it: the full evaluation meets the same error
-        from . import evaluate
 
         evaluate(program, {name: rel.edb for name, rel in given.rels.items()}, now=given.now, limits=limits)
         raise
@@ -260,7 +257,7 @@ def _template(prep: Prepared) -> tuple[dict[str, Rel], list[tuple[str, ...] | No
     positively (the first such atom of each rule: in a rewrite, its magic
     relation; None where some rule reads none): while they are all empty, no
     rule of the stratum can fire."""
-    hit: tuple[dict[str, Rel], list[tuple[str, ...] | None]] | None = prep.worked.get("template")
+    hit = prep.analyses.template
     if hit is not None:
         return hit
     guards: list[tuple[str, ...] | None] = []
@@ -268,7 +265,7 @@ def _template(prep: Prepared) -> tuple[dict[str, Rel], list[tuple[str, ...] | No
         first = [next((r for _, r in st.atoms[rid] if r not in st.relations), None) for rid in st.rules]
         guards.append(None if None in first else tuple(dict.fromkeys(r for r in first if r is not None)))
     rels = load_relations(prep, None, 0)  # a rewrite's own facts never mention `$now`
-    prep.worked["template"] = (rels, guards)
+    prep.analyses.template = (rels, guards)
     return rels, guards
 
 
@@ -296,7 +293,6 @@ def _restricted(
         # a tuple whose instances cannot be enumerated from its value (a head
         # argument that is an expression, in a recursive stratum): its height is
         # the full evaluation's to give
-        from . import evaluate
 
         return evaluate(prep.program, {name: rel.edb for name, rel in given.rels.items()}, now=given.now, limits=limits)
     return model
@@ -305,9 +301,9 @@ def _restricted(
 def _first_rules(prep: Prepared) -> dict[str, int]:
     """Derived relation -> the id of its first rule with a body (what a
     non-recursive stratum's notes name), made once per program."""
-    first: dict[str, int] | None = prep.worked.get("first")
+    first = prep.analyses.first
     if first is None:
-        first = prep.worked["first"] = {}
+        first = prep.analyses.first = {}
         for rid, rule in enumerate(prep.program.rules):
             if rule.body:
                 first.setdefault(rule.head.relation, rid)
@@ -398,7 +394,32 @@ def model_for(
             and len(demand_of(program, relation, bound, why_not).program.rules) > GROWTH * rules
         )
     ):
-        from . import evaluate
-
         return evaluate(program, facts, now=now, limits=limits)
     return demanded(Given.load(program, facts, now), relation, values, limits=limits, proofs=proofs, why_not=why_not)
+
+
+def demand_exact(policy: CheckedProgram, inputs: frozenset[str]) -> bool:
+    """Whether questions asked on demand over a warm model, with `inputs`
+    (the request-side relations) given, answer as a full evaluation at
+    another `now` does (gate/jump.py): not for qualifiers or records, a
+    program whose facts mention `$now`, or one whose rules that depend on the
+    clock or the inputs may fail at run time (a functor, an operator but `+`
+    and `-`, an aggregate but `count`, `min` and `max`)."""
+    if is_qualified(policy) or structured(policy):
+        return False
+    prep = prepared(policy)
+    if not clockwork(prep).fixed:
+        return False
+    full = settled(prep, inputs)
+    for rule in policy.rules:
+        if rule.body and rule.head.relation not in full:
+            terms = (*rule.head.args, *(x for lit in rule.body for x in literal_terms(lit)))
+            for term in terms:
+                for t in subterms(term, True):
+                    if (
+                        isinstance(t, Call)
+                        or (isinstance(t, BinOp) and t.op not in ("+", "-"))
+                        or (isinstance(t, Aggregate) and t.func not in ("count", "min", "max"))
+                    ):
+                        return False
+    return True

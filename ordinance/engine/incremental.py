@@ -152,12 +152,11 @@ def _path(
     aggregates over a relation that may grow (that needs `_propagate`), and
     the program has no qualifiers; else None. With `wanted`, only the strata
     these relations depend on. Worked out once per program and key."""
-    key = ("path", given, wanted)
-    try:
-        return prep.worked[key]  # type: ignore[no-any-return]
-    except KeyError:
-        pass
-    prep.worked[key] = None
+    key = (given, wanted)
+    paths = prep.analyses.paths
+    if key in paths:
+        return paths[key]
+    paths[key] = None
     if prep.qualified is not None:
         return None
     needed = None if wanted is None else prep.needed(wanted)
@@ -172,7 +171,7 @@ def _path(
         if reads:
             path.append((st, tuple(sorted(reads))))
             grow |= set(st.relations)
-    found = prep.worked[key] = tuple(path)
+    found = paths[key] = tuple(path)
     return found
 
 
@@ -441,11 +440,11 @@ def _headed(prep: Any, rid: int, tuples: set[Any]) -> set[Any]:
     """The tuples rule `rid`'s head can match: those with its constants (a
     symbol or a number) in place; a relation's rules often differ only there
     (`projection_note("state", "Claims", ...)`)."""
-    consts = prep.worked.get(("head", rid))
+    consts = prep.analyses.heads.get(rid)
     if consts is None:
         args = prep.program.rules[rid].head.args
         kept = ("symbol", "number")
-        consts = prep.worked["head", rid] = tuple(
+        consts = prep.analyses.heads[rid] = tuple(
             (i, a.value) for i, a in enumerate(args) if isinstance(a, Const) and a.type in kept
         )
     return {t for t in tuples if all(t[i] == v for i, v in consts)} if consts else tuples
@@ -547,7 +546,7 @@ NEGATION_MAX = 64
 def _aggregated(model: Model, st: Stratum) -> frozenset[str]:
     """The relations the stratum's rules read inside an aggregate (worked
     out once per stratum)."""
-    known: frozenset[str] | None = model.prepared.worked.get(("aggregated", st.index))
+    known = model.prepared.analyses.aggregated.get(st.index)
     if known is not None:
         return known
     found: set[str] = set()
@@ -583,7 +582,7 @@ def _aggregated(model: Model, st: Stratum) -> frozenset[str]:
         literal(rule.head)
         for lit in rule.body:
             literal(lit)
-    known = model.prepared.worked["aggregated", st.index] = frozenset(found)
+    known = model.prepared.analyses.aggregated[st.index] = frozenset(found)
     return known
 
 
@@ -642,10 +641,10 @@ def _negation_step(
 def _negations(prep: Any, st: Stratum) -> tuple[tuple[int, int, Negation], ...]:
     """(rule id, body position, literal) of each negation of the stratum's
     rules (worked out once per stratum)."""
-    found = prep.worked.get(("negations", st.index))
+    found = prep.analyses.negations.get(st.index)
     if found is None:
         rules = prep.program.rules
-        found = prep.worked["negations", st.index] = tuple(
+        found = prep.analyses.negations[st.index] = tuple(
             (rid, pos, lit) for rid in st.rules for pos, lit in enumerate(rules[rid].body) if isinstance(lit, Negation)
         )
     return found  # type: ignore[no-any-return]
@@ -717,9 +716,9 @@ def warm(model: Model, relations: Any) -> None:
     of the clock costs a lookup per index."""
     prep, rels = model.prepared, model.rels
     key = frozenset(relations)
-    specs = prep.worked.get(("warmed", key))
+    specs = prep.analyses.warmed.get(key)
     if specs is None:
-        specs = prep.worked["warmed", key] = _warm_specs(model, key)
+        specs = prep.analyses.warmed[key] = _warm_specs(model, key)
     for name, cols in specs:
         rel = rels.get(name)
         if rel is not None:

@@ -14,7 +14,7 @@ from .plan import AggStep, plan_rule
 from .qualify import is_qualified, qualified
 from .relation import Rel
 
-__all__ = ["Prepared", "Stratum", "Round", "prepare"]
+__all__ = ["Analyses", "Prepared", "Stratum", "Round", "prepare", "prepared"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,26 @@ class Round:
 
 
 @dataclass(slots=True)
+class Analyses:
+    """What is worked out once per program, one typed cache per question
+    (each filled where its question is asked, on first need)."""
+
+    # the strata a set of relations needs (`Prepared.needed`)
+    needed: dict[frozenset[str], frozenset[int]] = field(default_factory=dict)
+    # an overlay's short path, per (given, wanted) (incremental._path)
+    paths: dict[tuple[frozenset[str], frozenset[str] | None], tuple[tuple[Stratum, tuple[str, ...]], ...] | None] = (
+        field(default_factory=dict)
+    )
+    heads: dict[int, tuple[tuple[int, Any], ...]] = field(default_factory=dict)  # a rule's head constants
+    aggregated: dict[int, frozenset[str]] = field(default_factory=dict)  # read inside an aggregate, per stratum
+    negations: dict[int, tuple[tuple[int, int, Negation], ...]] = field(default_factory=dict)  # per stratum
+    warmed: dict[frozenset[str], tuple[tuple[str, tuple[int, ...]], ...]] = field(default_factory=dict)  # warm()
+    settled: dict[frozenset[str], frozenset[str]] = field(default_factory=dict)  # demand.settled, per inputs
+    template: tuple[dict[str, Rel], list[tuple[str, ...] | None]] | None = None  # a rewrite's relations (demand)
+    first: dict[str, int] | None = None  # a derived relation's first rule (demand)
+
+
+@dataclass(slots=True)
 class Prepared:
     """A checked program readied for evaluation; plans compile on first use."""
 
@@ -59,7 +79,7 @@ class Prepared:
     bound: dict[tuple[int, str], Compiled] = field(default_factory=dict)  # rules with the head bound (incremental.py)
     qualified: Any = None  # qualify.Qualified with `choice-domain`, subsumption or `autoinc()`, else None
     hints: dict[str, int] = field(default_factory=dict)  # sizes planned with instead of the live ones (demand.py)
-    worked: dict[Any, Any] = field(default_factory=dict)  # what is worked out once per program (demand, overlays)
+    analyses: Analyses = field(default_factory=Analyses)  # worked out once per program, by question
 
     def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
         compiled = self.plans.get((rule_id, delta))
@@ -93,7 +113,7 @@ class Prepared:
     def needed(self, wanted: frozenset[str]) -> frozenset[int]:
         """The strata holding `wanted` or what they read, transitively
         (worked out once per set of relations)."""
-        found: frozenset[int] | None = self.worked.get(("needed", wanted))
+        found = self.analyses.needed.get(wanted)
         if found is not None:
             return found
         todo, seen, needed = list(wanted), set(wanted), set()
@@ -107,7 +127,7 @@ class Prepared:
                 if r not in seen:
                     seen.add(r)
                     todo.append(r)
-        found = self.worked["needed", wanted] = frozenset(needed)
+        found = self.analyses.needed[wanted] = frozenset(needed)
         return found
 
     def aggregate(self, step: AggStep) -> Compiled:
@@ -191,3 +211,18 @@ def _relations(lit: Any) -> Iterable[str]:
         yield lit.relation
     elif isinstance(lit, Negation):
         yield lit.atom.relation
+
+
+_CACHE: dict[int, tuple[CheckedProgram, Prepared]] = {}
+
+
+def prepared(program: CheckedProgram) -> Prepared:
+    """The program readied for evaluation: one per program object, shared by
+    its models (with their compiled plans)."""
+    hit = _CACHE.get(id(program))
+    if hit is not None and hit[0] is program:
+        return hit[1]
+    if len(_CACHE) >= 64:
+        _CACHE.pop(next(iter(_CACHE)))
+    prep = _CACHE[id(program)] = (program, prepare(program))
+    return prep[1]

@@ -10,7 +10,7 @@ checked program); decision.py renders gate decisions with it; annotate.py
 says, for each fact leaf, which store event wrote it.
 """
 
-from .annotate import annotator
+from .annotate import annotator, model_annotator
 from .decision import decision_json, explain_text, reason_title
 from .logged import (
     Rebuilt,
@@ -42,6 +42,7 @@ __all__ = [
     "rebuilt_text",
     "action_text",
     "annotator",
+    "model_annotator",
     "decision_json",
     "explain_text",
     "graph_to_dot",

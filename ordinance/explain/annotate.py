@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from ..engine import Model
 from ..facts import FACT_KINDS, Store
 from ..values import format_instant
 from .proof import Annotate
 
-__all__ = ["annotator"]
+__all__ = ["annotator", "model_annotator"]
 
 # relation -> the argument positions holding instants worth showing
 _TIMES = {
@@ -82,3 +83,10 @@ def annotator(store: Store, revision: int, facts: Mapping[str, Iterable[tuple[An
         return "; ".join(parts)
 
     return annotate
+
+
+def model_annotator(store: Any, revision: int, model: Model | None) -> Annotate:
+    """`annotator` whose claim windows are `model`'s `claim_valid` (the
+    model a proof or decision came from; none without one, as when the
+    deadline cut its build short)."""
+    return annotator(store, revision, {"claim_valid": model.tuples("claim_valid") if model is not None else set()})

@@ -17,7 +17,7 @@ this policy's, with proofs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 from ..diagnostics import GateError
@@ -116,8 +116,7 @@ def rebuild(gate: Gate, seq: int) -> Rebuilt:
         attributes = request.get("attributes") or {}
         request["attributes"] = {k: v for k, v in attributes.items() if k in gate.request_relations}
         payload["request"] = request
-    again = gate.replay(payload, what_if=True)
-    object.__setattr__(again, "seq", seq)
+    again = replace(gate.replay(payload, what_if=True), seq=seq)
     return Rebuilt(seq, logged, again, logged_asked(found[0].payload))
 
 

@@ -15,7 +15,8 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 
 from ..diagnostics import StoreError
-from .store import COLUMNS, LAYER_COLUMN, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
+from .sql import COLUMNS, LAYER_COLUMN, SqlStore, SqlTxn, tables_sql
+from .store import Row, WriteTxn
 
 __all__ = ["PostgresStore"]
 

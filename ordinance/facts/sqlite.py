@@ -13,7 +13,8 @@ import sqlite3
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from ..diagnostics import StoreError
-from .store import COLUMNS, LAYER_COLUMN, Row, SqlStore, SqlTxn, WriteTxn, tables_sql
+from .sql import COLUMNS, LAYER_COLUMN, SqlStore, SqlTxn, tables_sql
+from .store import Row, WriteTxn
 
 __all__ = ["SqliteStore"]
 

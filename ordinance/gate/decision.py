@@ -5,24 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from ..diagnostics import Diagnostic, OrdinanceError
+from ..diagnostics import Diagnostic
 from ..values import format_instant
 from .request import Request
 
-__all__ = ["Reason", "Decision", "error_pair"]
+__all__ = ["Reason", "Decision"]
 
 # Reason kinds: a forbid that holds, a permit that does not, a flag, an error.
 FORBID, MISSING_PERMIT, FLAG, ERROR = "forbid", "missing-permit", "flag", "error"
-
-
-def error_pair(exc: BaseException) -> tuple[str, str]:
-    """An exception as data: (its code, or its class name; its first line,
-    without the `error[CODE]: ` a diagnostic prints itself with: whoever shows
-    the pair writes the code once)."""
-    if isinstance(exc, OrdinanceError) and exc.diagnostics:
-        return exc.code, exc.diagnostics[0].line()
-    code = exc.code if isinstance(exc, OrdinanceError) else type(exc).__name__
-    return code, (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Callable, Generic, TypeVar
 
-from ..diagnostics import GateError, StaleEpochError
+from ..diagnostics import GateError, StaleEpochError, error_pair
 from ..facts import Event
-from .decision import Decision, error_pair
+from .decision import Decision
 from .request import Request
 
 __all__ = ["Blocked", "GuardResult", "Guarded", "guard", "intent", "intent_batch", "outcome"]

@@ -33,11 +33,9 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from functools import cached_property
 
-from ..engine import Given, Limits, Model, demanded, prepared
-from ..engine.clock import Horizon, clockwork, horizon
-from ..engine.demand import Ask, settled, structured
-from ..engine.qualify import is_qualified
-from ..rules.ast import Aggregate, BinOp, Call, literal_terms, subterms
+from ..engine import Given, Limits, Model, demanded
+from ..engine.clock import Horizon, horizon
+from ..engine.demand import Ask, demand_exact
 from ..rules.checked import CheckedProgram
 from ..values import Facts
 
@@ -64,7 +62,7 @@ class Jumps:
     def able(self) -> bool:
         """Whether decisions on demand equal a full evaluation's for this policy
         (worked out when first needed: a gate that never jumps never pays)."""
-        return _able(self.policy, self.inputs)
+        return demand_exact(self.policy, self.inputs)
 
     def model(self, warm: Model | None, facts: Facts, request_id: str, now: int) -> Model | None:
         """The model deciding on `facts` at `now` on demand over `warm`, or
@@ -94,25 +92,3 @@ def _crossed(h: Horizon, a: int, b: int) -> int:
     """How many of the horizon's instants lie between `a` and `b`."""
     lo, hi = (a, b) if a <= b else (b, a)
     return sum(bisect_right(xs, hi) - bisect_left(xs, lo) for xs in h.instants.values())
-
-
-def _able(policy: CheckedProgram, inputs: frozenset[str]) -> bool:
-    """Whether decisions on demand equal those of a full evaluation."""
-    if is_qualified(policy) or structured(policy):
-        return False
-    prep = prepared(policy)
-    if not clockwork(prep).fixed:
-        return False
-    full = settled(prep, inputs)
-    for rule in policy.rules:
-        if rule.body and rule.head.relation not in full:
-            terms = (*rule.head.args, *(x for lit in rule.body for x in literal_terms(lit)))
-            for term in terms:
-                for t in subterms(term, True):
-                    if (
-                        isinstance(t, Call)
-                        or (isinstance(t, BinOp) and t.op not in ("+", "-"))
-                        or (isinstance(t, Aggregate) and t.func not in ("count", "min", "max"))
-                    ):
-                        return False
-    return True

@@ -28,9 +28,8 @@ import weakref
 from types import ModuleType
 from typing import Any, Mapping
 
-from ..diagnostics import OrdinanceError
+from ..diagnostics import OrdinanceError, error_pair
 from ..gate import OWNER_CLOCK, SERVER_CLOCK, Decision, Request
-from ..gate.decision import error_pair
 from ..gate.guard import intent_batch, outcome
 from . import DENIED, FAILED, POST, PRE, Call, Verdict, event_of
 from .request import SHELL_TOOLS, digest, request_of

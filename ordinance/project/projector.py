@@ -9,26 +9,43 @@ their events), following the store as it grows, and the model of the newest
 (revision, `now`). With no audience and a gate, it uses the gate's warm
 model. `render_state` is the one-call form; a long-running server keeps one
 `Projector` and calls `render` on every change.
+
+`model_for(now, request=, given=, audience=, asked=)` is the one choice of
+the model a question is asked of (`ordinance why`/`why-not`, the server's
+and MCP's query, why and why-not), with the annotator of its proofs.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from dataclasses import dataclass
 from typing import Any
 
-from ..engine import evaluate
+from ..engine import Limits, Model, Pattern, evaluate
+from ..engine import model_for as demanded_model
 from ..engine.clock import horizon
+from ..explain import Annotate, annotator, model_annotator
 from ..facts import Store
-from ..gate import Gate
+from ..gate import GATE_RELATIONS, Gate, Request
 from ..rules.checked import CheckedProgram
 from ..gate.layers import Layers
+from ..values import Facts
 from .render import DEFAULT_CAP, Projection, render_projection
 from .sources import Sources
 
-__all__ = ["Projector", "render_state"]
+__all__ = ["Answering", "Projector", "render_state"]
 
 _DAY = 86400
+
+
+@dataclass(frozen=True, slots=True)
+class Answering:
+    """The model a question is asked of, and the annotator of its proofs'
+    leaves (over the same events)."""
+
+    model: Model
+    annotate: Annotate
 
 
 class Projector:
@@ -52,6 +69,16 @@ class Projector:
         if isinstance(source, Gate):
             return cls(policy, gate=source)
         return cls(policy, source)
+
+    @classmethod
+    def asking(cls, policy: CheckedProgram, store: Store, limits: Limits | None = None) -> Projector:
+        """One over `store` for a process that asks one question (the CLI's
+        `query`, `why`, `why-not`): with a gate, when the policy has one, that
+        starts from the store's snapshot, so `model_for` reads the gate's
+        model when the snapshot matches the store or a request needs it."""
+        if not all(rel in policy.relations for rel in GATE_RELATIONS):
+            return cls(policy, store)
+        return cls(policy, gate=Gate(policy, store, limits=limits, snapshot=True, eager=False))
 
     def sources(self, audience: str | None = None, revision: int | None = None) -> Sources:
         """The facts `audience` may see at `revision` (default: newest), with their events."""
@@ -81,6 +108,52 @@ class Projector:
             model = evaluate(self.policy, sources.facts, now=now)
         self._models[audience] = (key, model)
         return model
+
+    def model_for(
+        self,
+        now: int,
+        *,
+        request: Request | None = None,
+        given: Facts | None = None,
+        audience: str | None = None,
+        asked: Pattern | None = None,
+        why_not: bool = False,
+        proofs: bool = True,
+        limits: Limits | None = None,
+    ) -> Answering:
+        """The model a question at `now` is asked of, with `request`'s facts
+        added as the gate adds them (its scope defaults to its target) and
+        `given` facts as if stored. For every layer it is the gate's warm
+        model, when the gate's model of the newest revision is at hand (a
+        snapshot restored it, or it was built), or a request needs it, or
+        the caller names no question; else, and for an audience (over the
+        facts of the layers it sees, never filtered after derivation), the
+        model is evaluated, on demand for the pattern `asked` when it is
+        given (`why_not`: a why-not question; `proofs=False`: no proofs
+        are read, as for a query)."""
+        gate = self.gate
+        if audience is None and gate is not None and (request is not None or asked is None or gate.warm.ready()):
+            revision = self.store.revision()
+            if request is None and not given:
+                model = gate.model(revision, now)
+            else:
+                model = gate.overlay(request, now, given=given)
+            return Answering(model, model_annotator(self.store, revision, model))
+        sources = self.sources(audience)
+        seen: Any = self.store if audience is None else sources  # (a view of its events for an audience)
+        if request is None and not given and asked is None:
+            model = self.model(sources, audience, now)
+            return Answering(model, model_annotator(seen, sources.revision, model))
+        facts = {rel: set(ts) for rel, ts in sources.facts.items()}
+        for rel, rows in {**(request.facts() if request is not None else {}), **(given or {})}.items():
+            facts[rel] = facts[rel] | set(rows) if rel in facts else set(rows)
+        if asked is None:
+            model = evaluate(self.policy, facts, now=now, limits=limits)
+        else:
+            model = demanded_model(
+                self.policy, facts, asked.relation, asked.values, now=now, limits=limits, proofs=proofs, why_not=why_not
+            )
+        return Answering(model, annotator(seen, sources.revision, facts))
 
     def render(
         self,

@@ -13,7 +13,7 @@ from typing import Any
 
 from .checked import CheckedProgram, Relation
 from .checks import check
-from .ground import check_declared, parse_facts
+from .ground import check_declared, parse_facts, typed_fact
 from .loader import read_policy, read_source
 from .parser import parse
 from .printer import format_atom, format_literal, format_program, format_rule, format_term
@@ -23,6 +23,7 @@ __all__ = [
     "parse",
     "parse_facts",
     "check_declared",
+    "typed_fact",
     "check",
     "load",
     "compile_text",

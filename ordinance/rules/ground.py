@@ -7,15 +7,16 @@ check (facts/schema.py), whether it describes a request is the gate's.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..diagnostics import CheckError, Diagnostic, ParseError, arity_message
 from .ast import Branch, Const, Record, Rule
-from .checked import CheckedProgram
+from ..values import Value, to_value
+from .checked import CheckedProgram, Relation, is_request_side
 from .checks.relations import unknown_relation
 from .parser import parse
 
-__all__ = ["parse_facts", "check_declared"]
+__all__ = ["parse_facts", "check_declared", "typed_fact"]
 
 
 def parse_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tuple[str | int, ...]]]:
@@ -66,10 +67,37 @@ def parse_facts(texts: Iterable[str], what: str = "fact") -> list[tuple[str, tup
 
 def check_declared(program: CheckedProgram, facts: Iterable[tuple[str, Sequence[object]]]) -> None:
     """CheckError unless every fact (or query pattern) names a relation
-    `program` declares, with its arity."""
+    `program` declares, with its arity (`typed_fact`'s first checks)."""
     for rel, args in facts:
-        decl = program.relations.get(rel)
-        if decl is None:
-            raise CheckError([unknown_relation(rel, program.relations)])
-        if decl.arity != len(args):
-            raise CheckError(arity_message(rel, len(args), decl.arity), code="arity_mismatch")
+        _declared(program, rel, len(args))
+
+
+def _declared(program: CheckedProgram, relation: str, arity: int, where: str = "") -> Relation:
+    decl = program.relations.get(relation)
+    if decl is None:
+        raise CheckError([unknown_relation(relation, program.relations, where=where)])
+    if decl.arity != arity:
+        raise CheckError(f"{where}{arity_message(relation, arity, decl.arity)}", code="arity_mismatch")
+    return decl
+
+
+def typed_fact(
+    program: CheckedProgram, relation: str, args: Sequence[Any], *, where: str = "", stored: bool = False
+) -> tuple[str, tuple[Value, ...]]:
+    """The one check of a fact given as data (JSON, TOML) against the
+    checked program: its relation declared (with lint's "did you mean"), its
+    arity, each value as its declared type (`to_value`), and with
+    `stored=True` a fact the store may take (not request-side, not derived).
+    CheckError otherwise (`unknown_relation`, `arity_mismatch`,
+    `request_fact`, `derived_relation`, `bad_value`); `where` starts the
+    message (`fact 2: `). The store's schema check is the last word."""
+    decl = _declared(program, relation, len(args), where)
+    if stored and is_request_side(relation, decl):
+        raise CheckError(f"{where}`{relation}` facts describe a request: pass them to check", code="request_fact")
+    if stored and decl.derived:
+        raise CheckError(f"{where}`{relation}` is derived by the policy and never stored", code="derived_relation")
+    types = decl.types or ("symbol",) * decl.arity
+    try:
+        return relation, tuple(to_value(v, t) for v, t in zip(args, types))
+    except (ValueError, TypeError) as exc:
+        raise CheckError(f"{where}{exc}", code="bad_value") from None

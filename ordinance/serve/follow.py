@@ -61,7 +61,7 @@ def follow(service: Any, url: str) -> Callable[[], None]:
                 return
             if heard and not done.is_set():
                 with service.lock:
-                    service.gate._current_revision()
+                    service.gate.warm.revision()
 
     thread = threading.Thread(target=listen, name="ordinance-follow", daemon=True)
     thread.start()
@@ -83,17 +83,14 @@ def keep_snapshot(service: Any, every: float = SNAPSHOT_POLL) -> Callable[[], No
     done = threading.Event()
 
     def save() -> None:
-        if service.gate.snapshot_due:
+        if service.gate.warm.snapshot_due:
             with service.lock:
-                try:
-                    service.gate.save_snapshot()
-                except Exception:  # a cache: serving goes on without it
-                    pass
+                service.gate.warm.save_if_due()  # (a cache: serving goes on without it)
 
     def keep() -> None:
         seen = None  # the revision when the snapshot was last found due
         while not done.wait(every):
-            if not service.gate.snapshot_due:
+            if not service.gate.warm.snapshot_due:
                 seen = None
                 continue
             try:

@@ -30,16 +30,15 @@ import time
 import uuid
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..diagnostics import OrdinanceError, StaleEpochError, arity_message
-from ..engine import Pattern, answers, parse_pattern, why, why_not
+from ..diagnostics import CheckError, OrdinanceError, StaleEpochError, diagnostic_of
+from ..engine import Model, Pattern, answers, parse_pattern, why, why_not
 from ..explain import annotator, decision_json, rebuild, rebuilt_json, to_json
-from ..engine import evaluate
 from ..facts import FACT_KINDS, Event, Store, parse_json
 from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
-from ..gate import SERVER_CLOCK, Decision, Gate, Request, is_request_side
+from ..gate import SERVER_CLOCK, Decision, Gate, Request
+from ..rules import typed_fact
 from ..rules.checked import CheckedProgram
 from ..facts.events import kind_of
-from ..values import to_value
 from ..values import format_instant, parse_instant, value_problem
 from .identity import Principal
 
@@ -231,22 +230,14 @@ class Service:
         return bool(self.gate.overlay(ask, now).contains("may_assert", (principal.name, relation)))
 
     def _fact(self, relation: Any, args: Any, where: str) -> tuple[str, tuple[Any, ...]]:
+        """A fact to store, checked by `typed_fact`: refused as a bad
+        request, or forbidden for a derived relation."""
         if not isinstance(relation, str) or not isinstance(args, list):
             raise BadRequest(f'{where}: a fact is {{"relation": NAME, "args": [...]}}')
-        rel = self.policy.relations.get(relation)
-        if rel is None:
-            raise BadRequest(f"{where}: relation `{relation}` is not declared by the policy", code="unknown_relation")
-        if is_request_side(relation, rel):
-            raise BadRequest(f"{where}: `{relation}` facts describe a request: pass them to check", code="request_fact")
-        if rel.derived:
-            raise Forbidden(f"{where}: `{relation}` is derived by the policy and never stored", code="derived_relation")
-        if len(args) != rel.arity:
-            raise BadRequest(f"{where}: {arity_message(relation, len(args), rel.arity)}", code="arity_mismatch")
-        types = rel.types or ("symbol",) * rel.arity
         try:
-            return relation, tuple(to_value(v, t) for v, t in zip(args, types))
-        except (ValueError, TypeError) as exc:
-            raise BadRequest(f"{where}: {exc}", code="bad_value") from None
+            return typed_fact(self.policy, relation, args, where=f"{where}: ", stored=True)
+        except CheckError as exc:
+            raise (Forbidden if exc.code == "derived_relation" else BadRequest)(exc.diagnostics, exc.code) from None
 
     def facts_of(self, body: Mapping[str, Any]) -> list[tuple[str, tuple[Any, ...]]]:
         """`facts`: [{"relation", "args"}] or `text`: facts in the rule language."""
@@ -395,24 +386,17 @@ class Service:
             return asked
         raise Forbidden(f"principal `{principal.name}` may not ask as audience `{asked}`", code="audience_forbidden")
 
-    def _model(self, principal: Principal, body: Mapping[str, Any]) -> Any:
-        """The model at `now` over the facts the audience may see (the warm
-        model for every layer), plus the request in `request`, if any."""
+    def _model(self, principal: Principal, body: Mapping[str, Any], asked: Pattern, why_not: bool = False) -> Model:
+        """The model `asked` is asked of (`Projector.model_for`): at `now`,
+        over the facts the audience may see (the warm model for every
+        layer), plus the request in `request`, if any."""
         request = None if body.get("request") is None else self.request(principal, body["request"])
         # a read of the store alone may ask about any time; with a request, the time is a decision's
         now = _now(body.get("now")) if request is None else clock(principal, body.get("now"))[0]
         audience = self.audience(principal, body.get("audience"))
-        if audience is None:
-            if request is not None:
-                return self.gate.overlay(request, now)
-            return self.gate.model(self.store.revision(), now)
-        sources = self.projector.sources(audience)
-        if request is None:
-            return self.projector.model(sources, audience, now)
-        facts = {rel: set(ts) for rel, ts in sources.facts.items()}
-        for rel, ts in request.facts().items():
-            facts.setdefault(rel, set()).update(ts)
-        return evaluate(self.policy, facts, now=now, limits=self.limits)
+        return self.projector.model_for(
+            now, request=request, audience=audience, asked=asked, why_not=why_not, limits=self.limits
+        ).model
 
     def _pattern(self, text: Any, ground: bool) -> Pattern:
         if not isinstance(text, str):
@@ -423,7 +407,7 @@ class Service:
         body = _object(body)
         asked = self._pattern(body.get("pattern"), ground=False)
         with self.lock:
-            found = answers(self._model(principal, body), asked)
+            found = answers(self._model(principal, body, asked), asked)
         return {"relation": asked.relation, "answers": found, "holds": bool(found)}
 
     def why(self, principal: Principal, body: Any) -> dict[str, Any]:
@@ -433,7 +417,7 @@ class Service:
             return self.why_decision(principal, body["decision"])
         asked = self._pattern(body.get("fact"), ground=True)
         with self.lock:
-            proof = why(self._model(principal, body), asked.relation, asked.values)
+            proof = why(self._model(principal, body, asked), asked.relation, asked.values)
             return {"holds": proof is not None, "proof": None if proof is None else to_json(proof, program=self.policy)}
 
     def why_decision(self, principal: Principal, seq: Any) -> dict[str, Any]:
@@ -454,7 +438,7 @@ class Service:
         body = _object(body)
         asked = self._pattern(body.get("fact"), ground=False)
         with self.lock:
-            answer = why_not(self._model(principal, body), asked.relation, asked.values)
+            answer = why_not(self._model(principal, body, asked, why_not=True), asked.relation, asked.values)
             return {"holds": bool(answer.holds), "why_not": to_json(answer, program=self.policy)}
 
     def log(
@@ -527,19 +511,11 @@ def _size(value: Any, default: int, name: str) -> int:
 
 
 def error_data(exc: BaseException) -> dict[str, Any]:
-    """`{"error": {code, message, span}}` for any exception (no traceback)."""
-    from ..gate.decision import error_pair
-
-    span = None
-    if isinstance(exc, OrdinanceError) and exc.diagnostics:
-        d = exc.diagnostics[0]
-        s = d.span
-        if getattr(s, "line", 0):
-            span = {"file": s.file, "line": s.line, "column": getattr(s, "column", 0)}
-        message = d.message.splitlines()[0] if d.message else exc.code
-        code = exc.code
-    else:
-        code, message = error_pair(exc)
-        if not isinstance(exc, OrdinanceError):
-            code, message = "internal", type(exc).__name__
-    return {"error": {"code": code, "message": message, "span": span}}
+    """`{"error": {code, message, span}}` for any exception (no traceback):
+    `diagnostic_of`, its message's first line; anything but an
+    OrdinanceError is `internal`, named by its class only."""
+    if not isinstance(exc, OrdinanceError):
+        return {"error": {"code": "internal", "message": type(exc).__name__, "span": None}}
+    d = diagnostic_of(exc)
+    span = {"file": d.span.file, "line": d.span.line, "column": d.span.column} if d.span.line else None
+    return {"error": {"code": d.code, "message": d.message.splitlines()[0] if d.message else d.code, "span": span}}

@@ -12,15 +12,16 @@ and text it must not contain, at a `now`, for an audience, under a cap).
 from __future__ import annotations
 
 import tomllib
-from dataclasses import replace, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..diagnostics import GateError, OrdinanceError, arity_message
+from ..diagnostics import GateError, OrdinanceError
 from ..facts import Event, Store, kind_of, open_store, schema_of
 from ..gate import Decision, Gate, Request
 from ..project import DEFAULT_BOUND, Layers, Projector, records, rehydrate
 from ..rules.invariants import Harness, invariant_head
+from ..rules import typed_fact
 from ..rules.checked import CheckedProgram
 from ..values import to_value
 
@@ -138,14 +139,7 @@ def _policy(data: Mapping[str, Any], path: Path | None) -> CheckedProgram:
 def _fact(row: Any, policy: CheckedProgram, where: str) -> Fact:
     if not isinstance(row, list) or not row or not isinstance(row[0], str):
         raise GateError(f"{where}: a fact is [relation, arg, ...], got {row!r}")
-    relation, args = row[0], row[1:]
-    rel = policy.relations.get(relation)
-    if rel is None:
-        raise GateError(f"{where}: relation `{relation}` is not declared by the policy")
-    if rel.arity != len(args):
-        raise GateError(f"{where}: {arity_message(relation, len(args), rel.arity)}")
-    types = rel.types or ("symbol",) * rel.arity
-    return relation, tuple(to_value(v, t) for v, t in zip(args, types))
+    return typed_fact(policy, row[0], row[1:], where=f"{where}: ")
 
 
 def _request(data: Mapping[str, Any]) -> Request:
@@ -261,9 +255,7 @@ def run_scenario(scenario: Scenario, store_url: str) -> Outcome:
 
         for check in scenario.checks:
             rev = revision(check.at, check.name)
-            decision = gate.decide(check.request, check.now, revision=rev)
-            # decided at a labelled past revision, so logged as it stands (not `Gate.log`, which decides at the newest)
-            decision = replace(decision, seq=store.append([gate.logged(decision, source="scenario")]))
+            (decision,) = gate.log([(check.request, check.now)], revision=rev, source="scenario")
             out.decisions.append((check, decision))
             if decision.errors:
                 out.failures.append(f"{check.name}: evaluation error {decision.errors[0]}")
