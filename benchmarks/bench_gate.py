@@ -129,7 +129,8 @@ def requests(n: int, count: int, rnd: random.Random) -> list[Request]:
 
 CEDAR_POLICY = """
 permit(principal, action, resource) when {
-  principal.grants.contains({scope: context.scope_name, epoch: context.epoch}) && (!context.held || resource in context.scope)
+  principal.grants.contains({scope: context.scope_name, epoch: context.epoch}) &&
+  (!context.held || resource in context.scope)
 };
 forbid(principal, action, resource) when {
   principal.revoked.contains({scope: context.scope_name, epoch: context.epoch})

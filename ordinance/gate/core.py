@@ -70,9 +70,15 @@ def _moved(decision: Decision) -> Decision:
     return replace(decision, allowed=False, reasons=decision.reasons + (reason,))
 
 
-def _rows(model: Any, relation: str, key: str, arity: int) -> list[tuple[Any, ...]]:
-    """The tuples of `relation` whose first argument is `key`, sorted."""
-    return sorted(model.query(relation, (key,) + (None,) * (arity - 1)))
+def _rows(model: Any, relation: str, key: str) -> list[tuple[Any, ...]]:
+    """The tuples of `relation` whose first argument is `key`, sorted (by
+    the index on it, as `model.query` would: this runs on every decision)."""
+    rel = model.rels.get(relation)
+    if rel is None:
+        return []
+    if rel.arity == 1:
+        return [(key,)] if (key,) in rel.stable else []
+    return sorted(rel.index((0,)).get(key, ()))
 
 
 class Gate:
@@ -365,9 +371,9 @@ class Gate:
             model = None if held else self.jumps.model(warm, facts, request.id, now)
             if model is None:  # (brought up to date only where the gate's relations read)
                 model = overlay(warm if held else self.model(rev, now), facts, now=now, wanted=self._wanted)
-            forbids = _rows(model, "forbid", request.id, 3)
-            permits = _rows(model, "permit", request.id, 1)
-            flags = _rows(model, "flag", request.id, 3) if self._flags else []
+            forbids = _rows(model, "forbid", request.id)
+            permits = _rows(model, "permit", request.id)
+            flags = _rows(model, "flag", request.id) if self._flags else []
             reasons: list[Reason] = []
             noted: tuple[Reason, ...] = ()
             if forbids or flags or not permits:  # most checks have no reason to give

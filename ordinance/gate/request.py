@@ -194,23 +194,30 @@ class Request:
         return self.epoch if self.lease_epoch is None else self.lease_epoch
 
     def facts(self) -> Facts:
-        """The overlay facts of this request."""
+        """The overlay facts of this request (each relation with some fact;
+        built on every decision, so only the fields it has)."""
         a, s = self.id, self.authority_scope
         facts: Facts = {
             "request": {(a, self.kind, self.target, self.agent, self.epoch)},
             "request_scope": {(a, s)},
             "request_lease": {(a, self.lease)},
-            "request_uses": {(a, c) for c in self.uses},
-            "request_needs": {(a, *n) for n in self.needs},
-            "request_route": {(a, r, s) for r in self.routes},
-            "request_requires": {(a, p) for p in self.requires},
-            "request_irreversible": {(a,)} if self.irreversible else set(),
-            "request_key": {(a, self.key)} if self.key is not None else set(),
             AT: {(a, p) for p in places(self.target)},
         }
+        if self.uses:
+            facts["request_uses"] = {(a, c) for c in self.uses}
+        if self.needs:
+            facts["request_needs"] = {(a, *n) for n in self.needs}
+        if self.routes:
+            facts["request_route"] = {(a, r, s) for r in self.routes}
+        if self.requires:
+            facts["request_requires"] = {(a, p) for p in self.requires}
+        if self.irreversible:
+            facts["request_irreversible"] = {(a,)}
+        if self.key is not None:
+            facts["request_key"] = {(a, self.key)}
         for rel, args in self.attributes:
             facts.setdefault(rel, set()).add((a, *args))
-        return {k: v for k, v in facts.items() if v}
+        return facts
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
