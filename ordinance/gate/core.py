@@ -47,7 +47,7 @@ from .layers import Layers
 from .request import REQUEST_RELATIONS, Request, request_relations
 from .snapshot import read_snapshot, snapshot_path, write_snapshot
 
-__all__ = ["Gate", "GATE_RELATIONS", "OWNER_CLOCK", "SERVER_CLOCK", "LOG_TRIES"]
+__all__ = ["Gate", "GATE_RELATIONS", "OWNER_CLOCK", "SERVER_CLOCK", "LOG_TRIES", "REQUEST_TUPLES"]
 
 GATE_RELATIONS = ("permit", "forbid")  # what a policy derives for the gate to decide on
 OWNER_CLOCK = "owner"  # a decision's `clock` when its caller (the library, the CLI) gave `now`
@@ -62,6 +62,11 @@ T = TypeVar("T")
 _WARM = 4  # warm models kept (one per revision)
 _CHANGES = (*FACT_KINDS, "purge")  # the events that change a model
 SNAPSHOT_WORTH_S = 0.2  # `snapshot_due` once this much work would be saved by writing one
+# the tuples one request's own evaluation (its overlay) may derive: a request
+# deriving millions would hold the interpreter for seconds as they are made
+# and again as they are freed (C code holding the GIL: every other thread,
+# /health too, waits), while the store's own evaluations keep the engine's limit
+REQUEST_TUPLES = 250_000
 
 
 def _moved(decision: Decision) -> Decision:
@@ -98,7 +103,9 @@ class Gate:
         """`limits` bound each evaluation the gate runs; the default keeps the
         engine's tuple and round limits and adds a deadline of
         GATE_DEADLINE_S seconds, so a decision always ends (a request that
-        makes the rules diverge is denied with `limit_exceeded`). Building
+        makes the rules diverge is denied with `limit_exceeded`), and a
+        request's own evaluation (its overlay) derives at most
+        REQUEST_TUPLES tuples (`request_limits`). Building
         the warm model of the store's facts, which no request takes part in,
         is bounded by the tuple and round limits but not by the deadline: it
         grows with the store (about 25 s at 1M facts), and a gate whose
@@ -149,6 +156,8 @@ class Gate:
         self.eager = eager
         self._settle = settle
         self._build_limits = self.limits if build_deadline else replace(self.limits, deadline=None)
+        tuples = self.limits.max_tuples
+        self.request_limits = replace(self.limits, max_tuples=min(tuples or REQUEST_TUPLES, REQUEST_TUPLES))
         self._restore_s = 0.0  # how long reading the snapshot took
         self.jumps = Jumps(policy, frozenset(self.request_relations), self._flags, self.limits)
 
@@ -334,7 +343,7 @@ class Gate:
         facts = self._facts(request)
         for rel, rows in (given or {}).items():
             facts[rel] = facts[rel] | rows if rel in facts else rows
-        return overlay(self.model(rev, now), facts, now=now)
+        return overlay(self.model(rev, now), facts, self.request_limits, now=now)
 
     def _facts(self, request: Request | None) -> dict[str, Any]:
         """The request's facts, of the request-side relations this policy reads."""
@@ -370,7 +379,8 @@ class Gate:
                 self._warm.move_to_end(key)  # (the newest used is the last evicted, as in `model`)
             model = None if held else self.jumps.model(warm, facts, request.id, now)
             if model is None:  # (brought up to date only where the gate's relations read)
-                model = overlay(warm if held else self.model(rev, now), facts, now=now, wanted=self._wanted)
+                base = warm if held else self.model(rev, now)
+                model = overlay(base, facts, self.request_limits, now=now, wanted=self._wanted)
             forbids = _rows(model, "forbid", request.id)
             permits = _rows(model, "permit", request.id)
             flags = _rows(model, "flag", request.id) if self._flags else []

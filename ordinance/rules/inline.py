@@ -52,7 +52,9 @@ def _expand(rule: ast.Rule, rules: dict[str, list[ast.Rule]], inline: set[str]) 
             for definition in rules.get(lit.relation, ()):
                 outer = rule_vars(rule)
                 names = FreshNames(outer | rule_vars(definition))
-                renamed = {v: names.fresh(v) for v in rule_vars(definition)}
+                renamed = {
+                    v: names.fresh(v) for v in sorted(rule_vars(definition))
+                }  # (sorted: the same names in every process)
                 head = list(zip(lit.args, definition.head.args))
                 took: set[int] = set()  # a head variable's first match with a variable: renamed to it, no equality
                 for k, (a, h) in enumerate(head):
