@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..diagnostics import OrdinanceError, StaleEpochError, arity_message
 from ..engine import Pattern, answers, parse_pattern, why, why_not
 from ..explain import annotator, decision_json, rebuild, rebuilt_json, to_json
-from ..engine import evaluate
+from ..engine import overlay
 from ..facts import FACT_KINDS, Event, Store, parse_json
 from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
 from ..gate import SERVER_CLOCK, Decision, Gate, Request, is_request_side
@@ -406,13 +406,11 @@ class Service:
             if request is not None:
                 return self.gate.overlay(request, now)
             return self.gate.model(self.store.revision(), now)
-        sources = self.projector.sources(audience)
+        model = self.projector.model(self.projector.sources(audience), audience, now)
         if request is None:
-            return self.projector.model(sources, audience, now)
-        facts = {rel: set(ts) for rel, ts in sources.facts.items()}
-        for rel, ts in request.facts().items():
-            facts.setdefault(rel, set()).update(ts)
-        return evaluate(self.policy, facts, now=now, limits=self.limits)
+            return model
+        # the audience's model plus the request, bounded as the gate bounds a request's own evaluation
+        return overlay(model, request.facts(), self.gate.request_limits, now=now)
 
     def _pattern(self, text: Any, ground: bool) -> Pattern:
         if not isinstance(text, str):
