@@ -8,7 +8,10 @@ clients each loop over the worst requests the server takes: a body nested
 100k deep (`too_deep`), a body declared 1 GB (refused unread: `too_large`,
 and the same without a token: 401), 17 MB streamed without a length (cut
 at the cap), a `/query` whose overlay makes N * N candidates a filter
-rejects (cut by the gate's deadline), and a batch of `/check`s of which one
+rejects (cut by the gate's deadline), a `/query` whose overlay derives 20M
+tuples (cut at the request's tuple limit, gate REQUEST_TUPLES; before it,
+cut by the deadline after millions, and freeing them held the interpreter
+for seconds), and a batch of `/check`s of which one
 has a bad field (`bad_field`, its own 400). The issue's target is /health
 within 100 ms; the figures are the server's on this host.
 """
@@ -35,8 +38,16 @@ SLOW = """
 .decl request_size(a: symbol, n: number)
 .decl hit(a: symbol)
 hit(A) :- request_size(A, N), X = range(0, N), Y = range(0, N), X + Y < 0.
+.decl request_many(a: symbol, n: number)
+.decl big(a: symbol, x: number)
+big(A, X) :- request_many(A, N), X = range(0, N).
 """
 AUTH = {"Authorization": f"Bearer {AGENT}"}
+HUGE = 20_000_000  # the tuples the huge query asks its overlay to derive
+HUGE_QUERY = {  # (a pattern with a variable: a bound one is answered on demand, with no millions)
+    "pattern": 'big("h1", X)',
+    "request": {"id": "h1", "kind": "k", "target": "/p", "epoch": 1, "attributes": {"request_many": [[HUGE]]}},
+}
 
 
 def health(url: str, seconds: float, stop: threading.Event | None = None) -> list[float]:
@@ -75,6 +86,7 @@ def abuse(server: Served, stop: threading.Event, counts: dict[str, int]) -> None
                 ("declared_1gb_no_token", lambda: declared(server.port, "/hooks/claude-code", None)),
                 ("streamed_17mb", lambda: client.post("/assert", content=iter([chunk] * 17), headers=AUTH)),
                 ("slow_query", lambda: client.post("/query", json=slow, headers=AUTH)),
+                ("huge_query", lambda: client.post("/query", json=HUGE_QUERY, headers=AUTH)),
                 (
                     "bad_field",
                     lambda: client.post("/check", json={"request": {**slow["request"], "key": 5}}, headers=AUTH),
@@ -87,6 +99,13 @@ def abuse(server: Served, stop: threading.Event, counts: dict[str, int]) -> None
                 except (httpx.TransportError, OSError):  # a refused stream may close the connection
                     pass
                 counts[name] = counts.get(name, 0) + 1
+
+
+def huge_query(server: Served) -> str:
+    """One huge query's answer: its error code and message."""
+    with httpx.Client(base_url=server.url, timeout=120) as client:
+        error = client.post("/query", json=HUGE_QUERY, headers=AUTH).json().get("error") or {}
+    return f"{error.get('code')}: {error.get('message')}"
 
 
 def report(label: str, lat: list[float]) -> None:
@@ -118,6 +137,15 @@ def main() -> None:
                 t.join()
             report(f"/health, {args.abusers} abusers", lat)
             print("abusive requests sent:", ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+            # alone (the abusers share the interpreter, so each gets fewer tuples made before its cut)
+            answered: list[str] = []
+            one = threading.Thread(target=lambda: answered.append(huge_query(server)))
+            one.start()
+            lat = health(server.url, 0.2)
+            while one.is_alive():
+                lat += health(server.url, 0.2)
+            report("/health, one huge query", lat)
+            print("the huge query:", answered[0])
 
 
 if __name__ == "__main__":

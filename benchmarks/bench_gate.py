@@ -20,6 +20,10 @@ For each size (100k facts, and 1M with --million), over one SQLite store:
 - `query` with a bound argument and `why` (engine.model_for: evaluated on
   demand) against a full evaluation over the same facts, as a ratio
   (`--demand-only` prints just these).
+Each agent's work is a member of its scope (`member`, as the owner declares
+it where scope follows the target; a checkout from before that has no
+`member` and decides by the named scope alone, and so do the peers there),
+so a request for another scope's work is refused everywhere.
 Cedar has no clock and no aggregation: its entities carry each scope's and
 work's newest epoch, stop and first resume, and `now` is in the context.
 """
@@ -55,7 +59,9 @@ BATCHES = 3  # runs of each latency series (ours and Cedar's): the best one's p5
 SCOPES = 100
 
 
-def world(n: int, rnd: random.Random) -> list[tuple[str, tuple[Any, ...]]]:
+def world(n: int, rnd: random.Random, members: bool = False) -> list[tuple[str, tuple[Any, ...]]]:
+    """The facts; with `members` (a policy where scope follows the target),
+    each agent's work is a member of its scope, as the owner declares."""
     rows: list[tuple[str, tuple[Any, ...]]] = [("single_valued", ("state",))]
     claims = n // 5  # 3 facts per claim: 60% of the facts
     for i in range(claims):
@@ -75,6 +81,8 @@ def world(n: int, rnd: random.Random) -> list[tuple[str, tuple[Any, ...]]]:
             ("lease", (f"w{i}", f"a{i}", 1 + (i % SCOPES) % 3, NOW + rnd.randint(600, 2 * DAY))),
             ("failure_domain", (f"a{i}", f"host{i % 7}")),
         ]
+        if members:
+            rows.append(("member", (f"w{i}", f"scope{i % SCOPES}")))
         if i % 97 == 5:
             rows.append(("revoke", (f"a{i}", f"scope{i % SCOPES}", 1 + (i % SCOPES) % 3)))
     for s in range(SCOPES):
@@ -121,7 +129,8 @@ def requests(n: int, count: int, rnd: random.Random) -> list[Request]:
 
 CEDAR_POLICY = """
 permit(principal, action, resource) when {
-  principal.grants.contains({scope: context.scope_name, epoch: context.epoch})
+  principal.grants.contains({scope: context.scope_name, epoch: context.epoch}) &&
+  (!context.held || resource in context.scope)
 };
 forbid(principal, action, resource) when {
   principal.revoked.contains({scope: context.scope_name, epoch: context.epoch})
@@ -144,7 +153,12 @@ package gate
 import rego.v1
 
 key := {"scope": input.scope, "epoch": input.epoch}
-permit contains "grant" if key in data.agents[input.agent].grants
+permit contains "grant" if {
+  key in data.agents[input.agent].grants
+  held
+}
+held if not data.held
+held if data.member[input.target] == input.scope
 revoked if key in data.agents[input.agent].revoked
 deny contains "revoked" if revoked
 deny contains "stale-epoch" if { some k in [input.scope, input.target]; data.latest[k] > input.epoch }
@@ -173,7 +187,10 @@ def peer_data(rows: list[tuple[str, tuple[Any, ...]]]) -> dict[str, Any]:
     stops: dict[str, int] = {}
     resumes: dict[str, int] = {}
     leases: dict[str, list[dict[str, Any]]] = {}
+    member: dict[str, str] = {}  # (one scope per work in this world)
     for rel, args in rows:
+        if rel == "member":
+            member[args[0]] = args[1]
         if rel in ("grant", "revoke"):
             ag, s, e = args
             agents.setdefault(ag, {"grants": [], "revoked": []})["grants" if rel == "grant" else "revoked"].append(
@@ -190,7 +207,15 @@ def peer_data(rows: list[tuple[str, tuple[Any, ...]]]) -> dict[str, Any]:
             stops[args[0]] = min(stops.get(args[0], args[1]), args[1])
         elif rel == "resume":
             resumes[args[0]] = min(resumes.get(args[0], args[1]), args[1])
-    return {"agents": agents, "latest": latest, "stops": stops, "first_resume": resumes, "leases": leases}
+    return {
+        "agents": agents,
+        "latest": latest,
+        "stops": stops,
+        "first_resume": resumes,
+        "leases": leases,
+        "member": member,
+        "held": bool(member),  # scope follows the target: a grant permits only in a scope holding it
+    }
 
 
 def cedar_entities(data: dict[str, Any]) -> Any:
@@ -212,7 +237,8 @@ def cedar_entities(data: dict[str, Any]) -> Any:
             {"agent": {"__entity": {"type": "Agent", "id": x["agent"]}}, "epoch": x["epoch"]} for x in ls
         ]
         kind = "Work" if k in data["leases"] else "Scope"
-        out.append({"uid": {"type": kind, "id": k}, "attrs": attrs, "parents": []})
+        parents = [{"type": "Scope", "id": data["member"][k]}] if k in data["member"] else []
+        out.append({"uid": {"type": kind, "id": k}, "attrs": attrs, "parents": parents})
     return cedarpy.Entities.from_json_str(json.dumps(out))
 
 
@@ -221,6 +247,7 @@ class Cedar:
         self.policies = cedarpy.PolicySet.from_str(CEDAR_POLICY)
         self.entities = cedar_entities(data)
         self.works = set(data["leases"])
+        self.held = data["held"]
 
     def allowed(self, r: Request, now: int) -> bool:
         kind = "Work" if r.target in self.works else "Scope"
@@ -233,6 +260,7 @@ class Cedar:
                 "epoch": r.epoch,
                 "now": now,
                 "scope": {"__entity": {"type": "Scope", "id": r.authority_scope}},
+                "held": self.held,
             },
         }
         return cedarpy.is_authorized(req, self.policies, self.entities).allowed  # type: ignore[no-any-return]
@@ -394,7 +422,7 @@ def run(n: int, checks: int, rnd: random.Random) -> None:
     print(f"\n== {n:,} facts")
     policy = compile_text('.include "continuity"\n')
     authority = compile_text(AUTHORITY)
-    rows = world(n, rnd)
+    rows = world(n, rnd, members="member" in policy.relations)
     reqs = requests(n, checks, rnd)
     with tempfile.TemporaryDirectory() as tmp:
         db = str(Path(tmp) / "bench.db")

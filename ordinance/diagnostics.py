@@ -307,6 +307,7 @@ CODES: dict[str, tuple[str, str]] = {
     # the gate
     "gate": ("gate", "the gate was used wrongly (a bad request)"),
     "bad_field": ("gate", "a request field or attribute of the wrong type (checked before the decision is made)"),
+    "unknown_argument": ("serve", "an MCP tool call with an argument the tool does not take"),
     # projections (ordinance.project)
     "projection": ("project", "a projection could not be rendered"),
     "unknown_projection": ("project", "the policy declares no such projection"),

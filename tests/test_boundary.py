@@ -323,12 +323,13 @@ def test_no_allow_is_logged_after_a_stop_from_another_process(store_url: str) ->
 
 def test_the_directories_above_a_target_are_worked_out_never_given() -> None:
     from ordinance.diagnostics import GateError
-    from ordinance.gate.request import under
+    from ordinance.gate.request import places, under
 
     assert under("/p/src/x") == ("/", "/p", "/p/src") and under("repo/w1") == ("repo",)
     assert under("/p/../etc") == under("/p/./x") == under("/p//x") == under("prod") == ()
+    assert places("/p/src/x") == ("/p/src/x", "/", "/p", "/p/src") and places("/p/../etc") == ("/p/../etc",)
     with pytest.raises(GateError):  # a caller cannot say where its target lies
-        Request("a1", "write", "/etc/x", "alice", 1, attributes=(("request_under", ("/p",)),))
+        Request("a1", "write", "/etc/x", "alice", 1, attributes=(("request_at", ("/p",)),))
 
 
 def test_the_mcp_lease_tool_takes_through_the_gate(tmp_path: Path) -> None:

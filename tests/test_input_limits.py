@@ -17,7 +17,7 @@ from mcp import Client
 from ordinance.cli import cli
 from ordinance.cli.init import CLAUDE_CODE_POLICY
 from ordinance.diagnostics import OrdinanceError
-from ordinance.facts import MAX_JSON_DEPTH, open_store, parse_json, schema_of
+from ordinance.facts import MAX_JSON_DEPTH, MAX_LINE_BYTES, open_store, parse_json, schema_of
 from ordinance.rules import compile_text
 from ordinance.serve import Principal, Service
 from ordinance.serve.mcp import create_mcp
@@ -101,3 +101,41 @@ def test_mcp_tools_refuse_a_request_field_of_the_wrong_type(tmp_path: Path, fiel
         for result in asyncio.run(go()):
             assert result.is_error and "error[bad_field]" in result.content[0].text, result.content
         assert store.events(kinds=["decision"]) == []
+
+
+def test_load_reads_an_endless_file_line_by_line_with_a_bound(tmp_path: Path) -> None:
+    """`ordinance load /dev/zero` stops at the line bound with one line
+    naming the file and the line (a subprocess: an unbounded read would be
+    killed by the timeout, not fill this test's memory)."""
+    (tmp_path / "p.rules").write_text('.include "continuity"\n')
+    args = [str(SCRIPT), "load", "--db", str(tmp_path / "l.db"), "--policy", str(tmp_path / "p.rules"), "/dev/zero"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert lines == [f"error[too_large]: /dev/zero:1: a line longer than {MAX_LINE_BYTES} bytes"], lines
+    assert done.returncode == 2
+
+
+def test_load_bounds_each_line_and_the_file_and_writes_nothing_past_them(store_url: str, tmp_path: Path) -> None:
+    from io import BytesIO
+
+    from ordinance.diagnostics import StoreError
+    from ordinance.facts import read_lines
+
+    fact = b'{"relation": "grant", "args": ["alice", "deploy", 1]}\n'
+    assert read_lines(BytesIO(fact * 3), "f", max_line=len(fact)) == [fact.decode()] * 3
+    with pytest.raises(StoreError) as long:
+        read_lines(BytesIO(fact + b"x" * 100 + b"\n"), "f.jsonl", max_line=len(fact))
+    assert long.value.code == "too_large" and str(long.value).endswith(
+        f"f.jsonl:2: a line longer than {len(fact)} bytes"
+    )
+    with pytest.raises(StoreError) as big:
+        read_lines(BytesIO(fact * 3), "f.jsonl", max_bytes=2 * len(fact))
+    assert big.value.code == "too_large" and "f.jsonl:3: the file is longer than" in str(big.value)
+    # through the command, on both backends: a refused file writes nothing
+    (tmp_path / "p.rules").write_text('.include "continuity"\n')
+    (tmp_path / "f.jsonl").write_bytes(fact + b'{"relation": "grant", "args": ["' + b"x" * MAX_LINE_BYTES + b'"]}\n')
+    result = run_cli("load", "--db", store_url, "--policy", str(tmp_path / "p.rules"), str(tmp_path / "f.jsonl"))
+    assert result.exit_code == 2 and "error[too_large]" in result.output and "f.jsonl:2:" in result.output
+    policy = compile_text('.include "continuity"\n')
+    with open_store(store_url, schema_of(policy)) as store:
+        assert store.revision() == 0

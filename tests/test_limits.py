@@ -121,3 +121,34 @@ def test_the_symbol_limit_is_a_run_limit() -> None:
         compile_text(".decl s(x: symbol)\nt(cat(X, X)) :- s(X)."), {"s": [(big,)]}, limits=Limits(max_symbol=None)
     )
     assert len(next(iter(model.tuples("t")))[0]) == 4_000_000
+
+
+def test_a_request_derives_at_most_request_tuples_the_store_more(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request's own evaluation (its overlay) is bounded by REQUEST_TUPLES,
+    so no request makes (and then frees) millions of tuples while other
+    threads wait for the interpreter; the store's evaluation keeps the
+    engine's limit (here the warm model derives more than a request may)."""
+    import ordinance.gate.core as core
+    from ordinance.facts import open_store, schema_of
+    from ordinance.gate import Gate, Request
+
+    monkeypatch.setattr(core, "REQUEST_TUPLES", 100)
+    policy = compile_text(
+        '.include "continuity"\n'
+        ".decl size(n: number)\n.decl request_size(a: symbol, n: number)\n"
+        ".decl many(x: number)\nmany(X) :- size(N), X = range(0, N).\n"
+        ".decl mine(a: symbol, x: number)\nmine(A, X) :- request_size(A, N), X = range(0, N).\n"
+        'forbid(A, "many", "x") :- mine(A, X), X < 0.\n'
+    )
+    with open_store(store_url, schema_of(policy)) as store:
+        store.assert_facts([("size", (500,)), ("grant", ("alice", "w", 1))])
+        gate = Gate(policy, store)
+        small = gate.decide(Request("a1", "write", "w", "alice", 1, attributes=(("request_size", (50,)),)), 0)
+        assert small.allowed and len(gate.model(small.revision, 0).tuples("many")) == 500
+        big = gate.decide(Request("a2", "write", "w", "alice", 1, attributes=(("request_size", (500,)),)), 0)
+        assert not big.allowed and big.reasons[0].code == "limit_exceeded"
+        assert "more than 100 derived tuples" in big.reasons[0].detail
+        with pytest.raises(LimitExceeded):  # a query's overlay (the server's /query, /why) too
+            gate.overlay(Request("a3", "write", "w", "alice", 1, attributes=(("request_size", (500,)),)), 0)

@@ -4,6 +4,7 @@ stdio and over streamable HTTP with bearer tokens."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import sys
 import time
 from pathlib import Path
@@ -171,3 +172,39 @@ def test_over_streamable_http_with_tokens(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_one_slow_call_does_not_stall_another(store: Store) -> None:
+    """Two calls at once through the SDK's client: while one tool's work is
+    held up in its worker thread, another tool call is answered (each runs
+    off the event loop, not on it)."""
+    store.assert_facts([("grant", ("claude-code", "/p", 1))])
+    service = Service(POLICY, store)
+    held, release = threading.Event(), threading.Event()
+    real = service.query
+
+    def slow_query(principal: Principal, body: Any) -> Any:
+        held.set()
+        release.wait(60)  # (the test releases it once the other call is answered)
+        return real(principal, body)
+
+    service.query = slow_query  # type: ignore[method-assign]
+    server = create_mcp(service, Principal("claude-code", clock=True))
+
+    async def go() -> tuple[Any, bool, Any]:
+        async with Client(server) as c:
+            slow = asyncio.create_task(c.call_tool("query", {"pattern": "current_grant(A, S, E)", "now": NOW}))
+            while not held.is_set():
+                await asyncio.sleep(0.01)
+            fast = await c.call_tool("check", {"request": REQUEST, "now": NOW})
+            still_held = not slow.done() and not release.is_set()
+            release.set()
+            return fast, still_held, await slow
+
+    try:
+        fast, still_held, slow = run(go())
+    finally:
+        release.set()
+    assert still_held  # the check was answered while the query's work was held up
+    assert not fast.is_error and fast.structured_content["allowed"] is True
+    assert not slow.is_error and slow.structured_content["answers"]

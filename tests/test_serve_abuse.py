@@ -269,3 +269,47 @@ def test_a_group_commit_that_fails_decides_each_request_alone(tmp_path: Path) ->
             "r4",
             "r5",
         ]
+
+
+def test_health_reads_the_revision_off_the_event_loop(store_url: str) -> None:
+    """A revision read that hangs (a PostgreSQL round trip, a SQLite file
+    another process holds) does not hold /health: it answers the revision
+    last read while the read is still out, and the next /health after the
+    read came back answers the new one."""
+    from starlette.testclient import TestClient
+
+    from ordinance.facts import open_store, schema_of
+    from ordinance.rules import compile_text
+    from ordinance.serve import Service
+    from ordinance.serve.app import create_app
+    from ordinance.serve.identity import Principal
+
+    policy = compile_text(CLAUDE_CODE_POLICY)
+    with open_store(store_url, schema_of(policy)) as store:
+        store.assert_facts([("grant", ("claude-code", "/p", 1))])
+        service = Service(policy, store)
+        read, release = threading.Event(), threading.Event()
+        real = store.revision
+
+        def stuck() -> int:
+            read.set()
+            release.wait(60)
+            return real()
+
+        app = create_app(service, anonymous=Principal("owner", owner=True))
+        with TestClient(app) as client:
+            assert client.get("/health").json()["revision"] == 1
+            store.assert_facts([("grant", ("bob", "/p", 1))])
+            store.revision = stuck  # type: ignore[method-assign]
+            try:
+                answered = client.get("/health").json()
+                assert read.is_set() and not release.is_set()  # answered while the read was out
+                assert answered["status"] == "ok" and answered["revision"] == 1
+            finally:
+                release.set()
+                store.revision = real  # type: ignore[method-assign]
+            for _ in range(200):  # the next /health reads it (once the stuck read has come back)
+                if client.get("/health").json()["revision"] == 2:
+                    break
+                time.sleep(0.05)
+            assert client.get("/health").json()["revision"] == 2

@@ -7,7 +7,7 @@ from typing import IO
 
 import click
 
-from ..facts import decode_text, import_jsonl, is_export, read_facts
+from ..facts import import_jsonl, is_export, read_facts, read_lines
 from ..rules import parse_facts
 from ..project import Layers, record_facts
 from .common import db_option, default_author, load_policy, open_db, policy_option
@@ -100,7 +100,7 @@ def load_command(file: IO[bytes], source: str, author: str, decisions: bool, db:
     program = load_policy(policy)
     name = str(getattr(file, "name", None) or "<stdin>")
     name = "<stdin>" if name in ("-", "<stdin>") else name
-    lines = decode_text(file.read(), name).splitlines(keepends=True)
+    lines = read_lines(file, name)  # line by line, bounded (an endless file stops at a bound)
     if lines and lines[0].rstrip("\r\n") == "---":  # Markdown records: their fact blocks
         lines = [line + "\n" for line in record_facts("".join(lines))]
     first = next((line for line in lines if line.strip()), None)

@@ -10,7 +10,18 @@ See store.py for the write transaction, events.py for kinds and fields.
 """
 
 from .events import FACT_KINDS, KINDS, LOG_KINDS, Event, Value, decision_event, kind_of
-from .jsonl import MAX_JSON_DEPTH, decode_text, export_jsonl, import_jsonl, is_export, parse_json, read_facts
+from .jsonl import (
+    MAX_JSON_DEPTH,
+    MAX_LINE_BYTES,
+    MAX_LOAD_BYTES,
+    decode_text,
+    export_jsonl,
+    import_jsonl,
+    is_export,
+    parse_json,
+    read_facts,
+    read_lines,
+)
 from .fold import fold
 from .schema import Schema, decision_problem, schema_of, validate
 from .open import open_store
@@ -33,6 +44,9 @@ __all__ = [
     "export_jsonl",
     "is_export",
     "MAX_JSON_DEPTH",
+    "MAX_LINE_BYTES",
+    "MAX_LOAD_BYTES",
+    "read_lines",
     "parse_json",
     "read_facts",
     "import_jsonl",

@@ -20,11 +20,27 @@ from .events import DEFAULT_LAYER, Event, kind_of, now_text
 from .schema import validate
 from .store import Store
 
-__all__ = ["export_jsonl", "import_jsonl", "read_facts", "decode_text", "is_export", "parse_json", "MAX_JSON_DEPTH"]
+__all__ = [
+    "export_jsonl",
+    "import_jsonl",
+    "read_facts",
+    "decode_text",
+    "read_lines",
+    "is_export",
+    "parse_json",
+    "MAX_JSON_DEPTH",
+    "MAX_LINE_BYTES",
+    "MAX_LOAD_BYTES",
+]
 
 # arrays and objects inside each other in one JSON text (a fact, a request, a
 # hook payload): deeper is refused with `too_deep` before anything walks it
 MAX_JSON_DEPTH = 64
+# what `ordinance load` reads of a file (`read_lines`): one line (a fact, an
+# event; an export's longest is a decision with its proof) and the whole file,
+# which is validated whole before one transaction writes it
+MAX_LINE_BYTES = 16 * 1024 * 1024  # as a server body (serve.app.MAX_BODY)
+MAX_LOAD_BYTES = 1024 * 1024 * 1024
 _INT_CHARS = len(str(-(2**63)))  # every integer is a signed 64-bit one: longer text is refused unread
 
 _FIELDS = {
@@ -60,6 +76,28 @@ def decode_text(data: bytes, name: str) -> str:
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise StoreError([Diagnostic("encoding", f"{name}:{line}: invalid UTF-8 at byte {err.start}")]) from None
+
+
+def read_lines(fp: IO[bytes], name: str, max_line: int = MAX_LINE_BYTES, max_bytes: int = MAX_LOAD_BYTES) -> list[str]:
+    """The lines of `fp` as text, read one at a time with a bound on each
+    line and on the whole (an endless file, `/dev/zero`, a FIFO, stops at
+    the first bound passed): StoreError `too_large` naming `name` and the
+    line, or `encoding` (decode_text) for invalid UTF-8."""
+    lines: list[bytes] = []
+    size = 0
+    while True:
+        line = fp.readline(max_line + 1)
+        if not line:
+            break
+        if len(line) > max_line:
+            message = f"{name}:{len(lines) + 1}: a line longer than {max_line} bytes"
+            raise StoreError([Diagnostic("too_large", message)])
+        size += len(line)
+        if size > max_bytes:
+            message = f"{name}:{len(lines) + 1}: the file is longer than {max_bytes} bytes"
+            raise StoreError([Diagnostic("too_large", message)])
+        lines.append(line)
+    return decode_text(b"".join(lines), name).splitlines(keepends=True)
 
 
 class _Refused(ValueError):

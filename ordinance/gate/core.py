@@ -33,7 +33,7 @@ from .request import REQUEST_RELATIONS, Request, request_relations
 from .snapshot import snapshot_path
 from .warm import Warm
 
-__all__ = ["Gate", "GATE_RELATIONS", "OWNER_CLOCK", "SERVER_CLOCK", "LOG_TRIES"]
+__all__ = ["Gate", "GATE_RELATIONS", "OWNER_CLOCK", "SERVER_CLOCK", "LOG_TRIES", "REQUEST_TUPLES"]
 
 GATE_RELATIONS = ("permit", "forbid")  # what a policy derives for the gate to decide on
 OWNER_CLOCK = "owner"  # a decision's `clock` when its caller (the library, the CLI) gave `now`
@@ -45,6 +45,11 @@ MOVED = "revision-moved"  # the denial of an allow the store kept moving under
 Batch = tuple[Sequence[Event], tuple[str, int] | None]
 
 T = TypeVar("T")
+# the tuples one request's own evaluation (its overlay) may derive: a request
+# deriving millions would hold the interpreter for seconds as they are made
+# and again as they are freed (C code holding the GIL: every other thread,
+# /health too, waits), while the store's own evaluations keep the engine's limit
+REQUEST_TUPLES = 250_000
 
 
 def _moved(decision: Decision) -> Decision:
@@ -53,9 +58,15 @@ def _moved(decision: Decision) -> Decision:
     return replace(decision, allowed=False, reasons=decision.reasons + (reason,))
 
 
-def _rows(model: Model, relation: str, key: str, arity: int) -> list[tuple[Any, ...]]:
-    """The tuples of `relation` whose first argument is `key`, sorted."""
-    return sorted(model.query(relation, (key,) + (None,) * (arity - 1)))
+def _rows(model: Model, relation: str, key: str) -> list[tuple[Any, ...]]:
+    """The tuples of `relation` whose first argument is `key`, sorted (by
+    the index on it, as `model.query` would: this runs on every decision)."""
+    rel = model.rels.get(relation)
+    if rel is None:
+        return []
+    if rel.arity == 1:
+        return [(key,)] if (key,) in rel.stable else []
+    return sorted(rel.index((0,)).get(key, ()))
 
 
 class Gate:
@@ -75,7 +86,9 @@ class Gate:
         """`limits` bound each evaluation the gate runs; the default keeps the
         engine's tuple and round limits and adds a deadline of
         GATE_DEADLINE_S seconds, so a decision always ends (a request that
-        makes the rules diverge is denied with `limit_exceeded`). Building
+        makes the rules diverge is denied with `limit_exceeded`), and a
+        request's own evaluation (its overlay) derives at most
+        REQUEST_TUPLES tuples (`request_limits`). Building
         the warm model of the store's facts, which no request takes part in,
         is bounded by the tuple and round limits but not by the deadline: it
         grows with the store (about 25 s at 1M facts), and a gate whose
@@ -113,10 +126,13 @@ class Gate:
             path: Path | None = snapshot_path(store)
         else:
             path = Path(snapshot) if snapshot else None
+        tuples = self.limits.max_tuples
+        self.request_limits = replace(self.limits, max_tuples=min(tuples or REQUEST_TUPLES, REQUEST_TUPLES))
         self.warm = Warm(
             policy,
             store,
             self.limits,
+            self.request_limits,
             inputs=tuple(self.request_relations),
             wanted=self._wanted,
             snapshot_path=path,
@@ -150,7 +166,7 @@ class Gate:
         facts = self._facts(request)
         for rel, rows in (given or {}).items():
             facts[rel] = facts[rel] | rows if rel in facts else rows
-        return overlay(self.model(rev, now), facts, now=now)
+        return overlay(self.model(rev, now), facts, self.request_limits, now=now)
 
     def _facts(self, request: Request | None) -> dict[str, Any]:
         """The request's facts, of the request-side relations this policy reads."""
@@ -179,9 +195,9 @@ class Gate:
                 rev = self.warm.revision()
             facts = self._facts(request)
             model = self.warm.decision_model(rev, facts, request.id, now)
-            forbids = _rows(model, "forbid", request.id, 3)
-            permits = _rows(model, "permit", request.id, 1)
-            flags = _rows(model, "flag", request.id, 3) if self._flags else []
+            forbids = _rows(model, "forbid", request.id)
+            permits = _rows(model, "permit", request.id)
+            flags = _rows(model, "flag", request.id) if self._flags else []
             reasons: list[Reason] = []
             noted: tuple[Reason, ...] = ()
             if forbids or flags or not permits:  # most checks have no reason to give

@@ -14,8 +14,8 @@ relation:
 The stdlib's request relations (stdlib/schema.rules) have typed fields on
 `Request`; the policy's own travel in `attributes`. Defaults, the same at the
 gate and in test blocks (`with_defaults`): `request_scope(A, Target)` and
-`request_lease(A, Epoch)` unless given; `request_under(A, Dir)` for each
-directory above the target, always worked out, never given.
+`request_lease(A, Epoch)` unless given; `request_at(A, Place)` for the
+target and each directory above it, always worked out, never given.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ..diagnostics import GateError
 from ..rules.checked import REQUEST_PREFIX, is_request_side
 from ..values import Facts, Value, value_problem
 
-__all__ = ["Request", "REQUEST_RELATIONS", "request_relations", "is_request_side", "with_defaults", "under"]
+__all__ = ["Request", "REQUEST_RELATIONS", "request_relations", "is_request_side", "with_defaults", "under", "places"]
 
 # the stdlib's request-side relation -> the Request field it fills (after
 # the action id): the one list of the request relations the gate knows by name
@@ -41,10 +41,12 @@ _FIELDS = {
     "request_irreversible": "irreversible",
     "request_key": "key",
 }
-# `request_under(A, Dir)`: each directory above a path target, worked out
-# from the target (never given by a caller), so that scope follows the target
-UNDER = "request_under"
-REQUEST_RELATIONS = frozenset({"request", *_FIELDS, UNDER})
+# `request_at(A, Place)`: the target and each directory above a path target,
+# worked out from the target (never given by a caller), so that scope
+# follows the target (one relation of places, so the policy's scope rules
+# join one fact per place and no stratum of their own: a decision's cost)
+AT = "request_at"
+REQUEST_RELATIONS = frozenset({"request", *_FIELDS, AT})
 MAX_UNDER = 64  # directories worked out above one target (a deeper path is held by its top 64)
 
 
@@ -58,6 +60,11 @@ def under(target: str) -> tuple[str, ...]:
     return tuple("/".join(parts[:k]) or "/" for k in range(1, min(len(parts), MAX_UNDER + 1)))
 
 
+def places(target: str) -> tuple[str, ...]:
+    """Where `target` lies: itself, then the directories above it (`under`)."""
+    return (target, *under(target))
+
+
 def request_relations(program: Any) -> dict[str, int]:
     """The request-side relations `program` declares: name -> arity."""
     return {n: r.arity for n, r in sorted(program.relations.items()) if is_request_side(n, r)}
@@ -66,15 +73,15 @@ def request_relations(program: Any) -> dict[str, int]:
 def with_defaults(facts: Mapping[str, Iterable[tuple[Any, ...]]]) -> dict[str, set[tuple[Any, ...]]]:
     """`facts` plus the defaults of each `request(A, Kind, Target, Agent,
     Epoch)` in it: `request_scope(A, Target)` and `request_lease(A, Epoch)`
-    unless A has one, and `request_under(A, Dir)` for each directory above
-    the target. Used by the gate (through Request) and test blocks."""
+    unless A has one, and `request_at(A, Place)` for the target and each
+    directory above it. Used by the gate (through Request) and test blocks."""
     out = {rel: set(ts) for rel, ts in facts.items()}
     for a, _kind, target, _agent, epoch in out.get("request", ()):
         for rel, value in (("request_scope", target), ("request_lease", epoch)):
             if not any(t and t[0] == a for t in out.get(rel, ())):
                 out.setdefault(rel, set()).add((a, value))
         if isinstance(target, str):
-            out.setdefault(UNDER, set()).update((a, d) for d in under(target))
+            out.setdefault(AT, set()).update((a, p) for p in places(target))
     return {rel: ts for rel, ts in out.items() if ts}
 
 
@@ -187,23 +194,30 @@ class Request:
         return self.epoch if self.lease_epoch is None else self.lease_epoch
 
     def facts(self) -> Facts:
-        """The overlay facts of this request."""
+        """The overlay facts of this request (each relation with some fact;
+        built on every decision, so only the fields it has)."""
         a, s = self.id, self.authority_scope
         facts: Facts = {
             "request": {(a, self.kind, self.target, self.agent, self.epoch)},
             "request_scope": {(a, s)},
             "request_lease": {(a, self.lease)},
-            "request_uses": {(a, c) for c in self.uses},
-            "request_needs": {(a, *n) for n in self.needs},
-            "request_route": {(a, r, s) for r in self.routes},
-            "request_requires": {(a, p) for p in self.requires},
-            "request_irreversible": {(a,)} if self.irreversible else set(),
-            "request_key": {(a, self.key)} if self.key is not None else set(),
-            UNDER: {(a, d) for d in under(self.target)},
+            AT: {(a, p) for p in places(self.target)},
         }
+        if self.uses:
+            facts["request_uses"] = {(a, c) for c in self.uses}
+        if self.needs:
+            facts["request_needs"] = {(a, *n) for n in self.needs}
+        if self.routes:
+            facts["request_route"] = {(a, r, s) for r in self.routes}
+        if self.requires:
+            facts["request_requires"] = {(a, p) for p in self.requires}
+        if self.irreversible:
+            facts["request_irreversible"] = {(a,)}
+        if self.key is not None:
+            facts["request_key"] = {(a, self.key)}
         for rel, args in self.attributes:
             facts.setdefault(rel, set()).add((a, *args))
-        return {k: v for k, v in facts.items() if v}
+        return facts
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -295,7 +309,7 @@ class Request:
         fields: dict[str, Any] = {"id": a, "kind": kind, "target": target, "agent": agent, "epoch": epoch}
         attributes: dict[str, list[list[Any]]] = {}
         for rel, args in facts:
-            if rel == "request":
+            if rel in ("request", AT):  # (the places are worked out: they must be the target's, checked below)
                 continue
             if not is_request_side(rel):
                 raise GateError(f"`{rel}` is not a request-side relation; store it with `ordinance assert`")

@@ -52,6 +52,7 @@ class Warm:
         policy: CheckedProgram,
         store: Store,
         limits: Limits,
+        request_limits: Limits,
         *,
         inputs: Sequence[str],
         wanted: frozenset[str],
@@ -61,11 +62,13 @@ class Warm:
         build_deadline: bool = False,
     ) -> None:
         """`inputs` are the request-side relations (what overlays add),
-        `wanted` what a decision reads; the other arguments are the
-        Gate's (see `Gate.__init__`)."""
+        `wanted` what a decision reads, `request_limits` what bounds a
+        decision's overlay; the other arguments are the Gate's (see
+        `Gate.__init__`)."""
         self.policy = policy
         self.store = store
         self.limits = limits
+        self.request_limits = request_limits
         self.models: OrderedDict[int, Model] = OrderedDict()
         self._fact_revision = -1  # newest revision whose facts the cache reflects
         self.seen = -1  # newest revision known to have those same facts
@@ -277,7 +280,7 @@ class Warm:
         model = None if held else self.jumps.model(base, facts, request_id, now)
         if model is None:
             on = base if held and base is not None else self.model(revision, now)
-            model = overlay(on, facts, now=now, wanted=self._wanted)
+            model = overlay(on, facts, self.request_limits, now=now, wanted=self._wanted)
         return model
 
     def last_change(self, revision: int) -> int:

@@ -22,7 +22,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine import Limits, Model, Pattern, evaluate
+from ..engine import Limits, Model, Pattern, evaluate, overlay
 from ..engine import model_for as demanded_model
 from ..engine.clock import horizon
 from ..explain import Annotate, annotator, model_annotator
@@ -144,9 +144,16 @@ class Projector:
         if request is None and not given and asked is None:
             model = self.model(sources, audience, now)
             return Answering(model, model_annotator(seen, sources.revision, model))
+        added = {**(request.facts() if request is not None else {}), **(given or {})}
         facts = {rel: set(ts) for rel, ts in sources.facts.items()}
-        for rel, rows in {**(request.facts() if request is not None else {}), **(given or {})}.items():
+        for rel, rows in added.items():
             facts[rel] = facts[rel] | set(rows) if rel in facts else set(rows)
+        if audience is not None and request is not None:
+            # the audience's cached model plus the request, bounded as the gate bounds a
+            # request's own evaluation (not the audience's facts evaluated anew per request)
+            bound = gate.request_limits if gate is not None else limits
+            model = overlay(self.model(sources, audience, now), added, bound, now=now)
+            return Answering(model, annotator(seen, sources.revision, facts))
         if asked is None:
             model = evaluate(self.policy, facts, now=now, limits=limits)
         else:

@@ -50,8 +50,17 @@ def _expand(rule: ast.Rule, rules: dict[str, list[ast.Rule]], inline: set[str]) 
         if isinstance(lit, ast.Atom) and lit.relation in inline:
             out: list[ast.Rule] = []
             for definition in rules.get(lit.relation, ()):
-                names = FreshNames(rule_vars(rule) | rule_vars(definition))
-                renamed = {v: names.fresh(v) for v in rule_vars(definition)}
+                outer = rule_vars(rule)
+                names = FreshNames(outer | rule_vars(definition))
+                renamed = {
+                    v: names.fresh(v) for v in sorted(rule_vars(definition))
+                }  # (sorted: the same names in every process)
+                head = list(zip(lit.args, definition.head.args))
+                took: set[int] = set()  # a head variable's first match with a variable: renamed to it, no equality
+                for k, (a, h) in enumerate(head):
+                    if isinstance(a, ast.Var) and isinstance(h, ast.Var) and renamed[h.name] not in outer:
+                        renamed[h.name] = a.name
+                        took.add(k)
 
                 def rename(t: ast.Term) -> ast.Term:
                     return ast.rename_vars(t, lambda n: renamed.get(n, n))
@@ -59,8 +68,8 @@ def _expand(rule: ast.Rule, rules: dict[str, list[ast.Rule]], inline: set[str]) 
                 body: list[ast.Literal] = [ast.map_terms(b, rename) for b in definition.body]
                 equal: list[ast.Literal] = [
                     ast.Comparison("=", a, rename(h), a.span)
-                    for a, h in zip(lit.args, definition.head.args)
-                    if not isinstance(a, ast.Wildcard)
+                    for k, (a, h) in enumerate(head)
+                    if not isinstance(a, ast.Wildcard) and k not in took
                 ]
                 spliced = rule.body[:i] + tuple(body + equal) + rule.body[i + 1 :]
                 out += _expand(replace(rule, body=spliced), rules, inline)

@@ -15,8 +15,10 @@ read, the body is read as a stream and refused (413 `too_large`) as soon as
 it passes MAX_BODY (or declares more), JSON is read by `parse_json` (bounded
 nesting and integers), and every handler runs in a worker thread (the
 gate's limits, with its deadline, bound each evaluation), so the event loop
-only moves bytes. `/health` runs on the loop and never waits for the
-service's lock.
+only moves bytes. `/health` answers on the loop: the store's revision is
+read in a thread of its own (a PostgreSQL round trip, a SQLite file another
+process holds) for at most HEALTH_WAIT_S, and while that read is out, or
+the service's lock is held, it answers the revision last read.
 """
 
 from __future__ import annotations
@@ -44,10 +46,11 @@ from .identity import AuthError, Principal, Tokens
 from .openapi import ROUTES, document
 from .service import BadRequest, Forbidden, Service, error_data
 
-__all__ = ["create_app", "MAX_BODY", "WORKERS"]
+__all__ = ["create_app", "MAX_BODY", "WORKERS", "HEALTH_WAIT_S"]
 
 MAX_BODY = 16 * 1024 * 1024
 WORKERS = 8  # threads that run handlers; /health needs none of them
+HEALTH_WAIT_S = 0.05  # how long /health waits for the store's revision before answering the last one read
 HOOK_PEEK = 64 * 1024  # what is read of an unauthenticated hook call: its event name, to fail in its shape
 
 
@@ -163,6 +166,8 @@ def create_app(
         return tokens.principal(req.headers.get("authorization"))
 
     pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="ordinance-serve")
+    health_pool = ThreadPoolExecutor(1, thread_name_prefix="ordinance-health")  # (never queued behind handlers)
+    reading: list[asyncio.Future[Any]] = []  # the revision read under way, if any
 
     async def off_loop(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(pool, lambda: fn(*args))
@@ -187,7 +192,7 @@ def create_app(
         return run
 
     def health(who: Any, raw: bytes, q: Any) -> Any:  # (run on the loop: it never waits)
-        return service.health()
+        return service.health(read=False)
 
     def openapi(who: Any, raw: bytes, q: Any) -> Any:
         return document(version("ordinance"))
@@ -270,7 +275,19 @@ def create_app(
         # then, with the answer sent, the model takes in the receipt before the next call
         return _json(await off_loop(handle), background=BackgroundTask(service.warm))
 
+    def read_revision() -> None:
+        try:
+            service.read_revision()
+        except Exception:  # (the store failed: /health answers the revision last read)
+            pass
+
     async def health_endpoint(req: HttpRequest) -> Response:
+        if not reading or reading[0].done():  # one read at a time: a stuck one is not joined by more
+            reading[:] = [asyncio.get_running_loop().run_in_executor(health_pool, read_revision)]
+        try:
+            await asyncio.wait_for(asyncio.shield(reading[0]), HEALTH_WAIT_S)
+        except asyncio.TimeoutError:  # slow: the revision last read
+            pass
         return _json(health(None, b"", None))
 
     handlers: dict[str, Any] = {

@@ -457,15 +457,22 @@ class Service:
             events = [e for e in events if e.kind in FACT_KINDS and e.layer in seen]
         return {"events": [e.to_json() for e in events[: max(0, limit)]], "more": len(events) > limit}
 
-    def health(self) -> dict[str, Any]:
-        """Liveness, never waiting: while the lock is held (a decision, a
-        store writer another process holds up), the revision last read."""
+    def read_revision(self) -> int:
+        """Read the store's revision for `health`, unless the lock is held
+        (a decision, a store writer another process holds up): then the
+        revision last read."""
         if self.lock.acquire(blocking=False):
             try:
                 self._revision = self.store.revision()
             finally:
                 self.lock.release()
-        revision = self._revision
+        return self._revision
+
+    def health(self, read: bool = True) -> dict[str, Any]:
+        """Liveness, never waiting for the lock: the revision as
+        `read_revision` reads it, or (`read=False`, the server's event loop,
+        which reads it in a thread of its own) as it last read it."""
+        revision = self.read_revision() if read else self._revision
         return {
             "status": "ok",
             "revision": revision,
