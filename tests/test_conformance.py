@@ -51,17 +51,21 @@ def case_named(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str]
     return named
 
 
+# a file's cases, on both engines, run on one pytest-xdist worker (`--dist loadgroup`): it loads the file once
+PARAMS = [pytest.param(path, name, id=name, marks=pytest.mark.xdist_group(path.stem)) for path, name in CASES]
+
+
 def test_the_core_corpus_has_114_cases():
     assert len(CASES) == 114 and len({name for _, name in CASES}) == 114
     assert isinstance(Evaluator(), DatalogEvaluator)
 
 
-@pytest.mark.parametrize(("path", "name"), CASES, ids=[name for _, name in CASES])
+@pytest.mark.parametrize(("path", "name"), PARAMS)
 def test_case(path: Path, name: str, case_named: Callable[[Path, str], Any]) -> None:
     YamlTestRunner(Evaluator()).run_test_case(case_named(path, name))
 
 
-@pytest.mark.parametrize(("path", "name"), CASES, ids=[name for _, name in CASES])
+@pytest.mark.parametrize(("path", "name"), PARAMS)
 def test_case_on_duckdb(path: Path, name: str, case_named: Callable[[Path, str], Any]) -> None:
     """The same corpus on the SQL backend (ordinance.engine.sql)."""
     YamlTestRunner(Evaluator("duckdb")).run_test_case(case_named(path, name))
