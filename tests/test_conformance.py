@@ -2,13 +2,17 @@
 
 Collection only names the cases (a regular expression over each file's
 `name:` lines): loading and validating the whole corpus takes about a minute,
-and every pytest-xdist worker collects. Each test loads its own case's file,
-with the corpus's own loader, and first checks the name was right."""
+and every pytest-xdist worker collects. A test loads its own case's file with
+the corpus's own loader, once per file and worker (`souffle_example_lubm.yaml`
+is 17 MB and holds 20 cases, each run on both engines), and first checks the
+name was right."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 from datalog_conformance import DatalogEvaluator, YamlTestRunner, discover_yaml_tests, get_tests_dir
@@ -25,23 +29,43 @@ CASES = [
 ]
 
 
+@pytest.fixture(scope="session")
+def case_named(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str], Any]:
+    """The case `name` of `path`; each file is loaded once per worker, through
+    the corpus's own discovery of a directory holding only that file."""
+
+    @functools.cache
+    def loaded(path: Path) -> dict[str, list[Any]]:
+        alone = tmp_path_factory.mktemp("conformance")
+        (alone / path.name).symlink_to(path)
+        cases: dict[str, list[Any]] = {}
+        for _, case in discover_yaml_tests(alone):
+            cases.setdefault(case.name, []).append(case)
+        return cases
+
+    def named(path: Path, name: str) -> Any:
+        found = loaded(path).get(name, [])
+        assert len(found) == 1, f"{path.name} has no single case named {name}"
+        return found[0]
+
+    return named
+
+
+# a file's cases, on both engines, run on one pytest-xdist worker (`--dist loadgroup`): it loads the file once
+PARAMS = [pytest.param(path, name, id=name, marks=pytest.mark.xdist_group(path.stem)) for path, name in CASES]
+
+
 def test_the_core_corpus_has_114_cases():
     assert len(CASES) == 114 and len({name for _, name in CASES}) == 114
     assert isinstance(Evaluator(), DatalogEvaluator)
 
 
-@pytest.mark.parametrize(("path", "name"), CASES, ids=[name for _, name in CASES])
-def test_case(path: Path, name: str, tmp_path: Path) -> None:
-    (tmp_path / path.name).symlink_to(path)  # the one file, through the corpus's own discovery
-    found = [case for _, case in discover_yaml_tests(tmp_path) if case.name == name]
-    assert len(found) == 1, f"{path.name} has no single case named {name}"
-    YamlTestRunner(Evaluator()).run_test_case(found[0])
+@pytest.mark.parametrize(("path", "name"), PARAMS)
+def test_case(path: Path, name: str, case_named: Callable[[Path, str], Any]) -> None:
+    YamlTestRunner(Evaluator()).run_test_case(case_named(path, name))
 
 
-@pytest.mark.parametrize(("path", "name"), CASES, ids=[name for _, name in CASES])
-def test_case_on_duckdb(path: Path, name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("path", "name"), PARAMS)
+def test_case_on_duckdb(path: Path, name: str, case_named: Callable[[Path, str], Any]) -> None:
     """The same corpus on the SQL backend (ordinance.engine.sql)."""
-    (tmp_path / path.name).symlink_to(path)
-    found = [case for _, case in discover_yaml_tests(tmp_path) if case.name == name]
-    assert len(found) == 1, f"{path.name} has no single case named {name}"
-    YamlTestRunner(Evaluator("duckdb")).run_test_case(found[0])
+    YamlTestRunner(Evaluator("duckdb")).run_test_case(case_named(path, name))

@@ -26,7 +26,6 @@ SLOW = """
 .decl hit(a: symbol)
 hit(A) :- request_size(A, N), X = range(0, N), Y = range(0, N), X + Y < 0.
 """
-HEALTH_BOUND_S = 2.0  # generous: the point is that /health never waits for other clients' work
 
 
 @pytest.fixture()
@@ -121,15 +120,14 @@ def test_health_answers_while_other_clients_send_slow_requests(server: Served) -
     for t in threads:
         t.start()
     time.sleep(0.5)  # they have started
-    worst = 0.0
+    during = 0  # /health answers that came back while a slow request was still being worked on
     while any(t.is_alive() for t in threads):
-        started = time.monotonic()
         assert server.get("/health", None).status_code == 200
-        worst = max(worst, time.monotonic() - started)
+        during += len(answers) < len(threads)
         time.sleep(0.1)
     for t in threads:
         t.join()
-    assert worst < HEALTH_BOUND_S, worst
+    assert during > 0  # a /health waiting for the others' work would only come back after their answers
     assert answers == [400] * 4  # each was cut by the gate's deadline: limit_exceeded, as data
 
 
