@@ -52,7 +52,7 @@ from .qualify import is_qualified
 from .provenance import premises
 from .relation import Rel
 
-__all__ = ["Given", "Ask", "demanded", "demand_of", "model_for", "settled", "structured", "GROWTH"]
+__all__ = ["Given", "Ask", "demanded", "demand_of", "model_for", "outputs", "settled", "structured", "GROWTH"]
 
 GROWTH = 2  # model_for evaluates in full when the rewrite holds more than this many times the policy's rules
 
@@ -402,3 +402,26 @@ def model_for(
 
         return evaluate(program, facts, now=now, limits=limits)
     return demanded(Given.load(program, facts, now), relation, values, limits=limits, proofs=proofs, why_not=why_not)
+
+
+def outputs(
+    program: CheckedProgram,
+    facts: Mapping[str, Iterable[Tuple]] | None,
+    relations: Sequence[str],
+    *,
+    now: int,
+    limits: Limits | None = None,
+) -> Model:
+    """A model holding each of `relations` in full, evaluated on demand
+    (Soufflé's `.pragma "magic-transform"`): a rule's constants pass down as
+    demand (`query() :- samegen(16384, 32767).` reads one path of the tree,
+    not every pair of a generation). In full when the program has a
+    choice-domain, subsumption or counter, or records and ADT values (as
+    `model_for`), or nothing is asked."""
+    if not relations or is_qualified(program) or structured(program):
+        from . import evaluate
+
+        return evaluate(program, facts, now=now, limits=limits)
+    asks = [(name, (None,) * program.relations[name].arity, False) for name in relations]
+    first, *also = asks
+    return demanded(Given.load(program, facts, now), first[0], first[1], limits=limits, proofs=False, also=also)

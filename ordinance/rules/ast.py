@@ -7,7 +7,7 @@ Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate, Record, Branch
 Literals:     Atom, Negation, Comparison, Predicate, Disjunction
 Clauses:      Rule (a fact is a rule with an empty body)
 Items:        Decl, TypeDecl, RecordType, AdtType, IODirective, Include, Rule,
-              TestBlock, Invariant, Hint, Subsumption, Component, Init (and
+              TestBlock, Invariant, Hint, Pragma, Subsumption, Component, Init (and
               Override inside a component)
 """
 
@@ -49,6 +49,7 @@ __all__ = [
     "TestBlock",
     "Invariant",
     "Hint",
+    "Pragma",
     "TypeDecl",
     "IODirective",
     "ComponentType",
@@ -373,6 +374,17 @@ class Hint:
 
 
 @dataclass(frozen=True, slots=True)
+class Pragma:
+    """`.pragma "key" "value"`: a Soufflé command-line option set in the
+    program. `magic-transform` evaluates `run`'s outputs on demand; the
+    others change nothing here (lint warns)."""
+
+    key: str
+    value: str = ""
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class TypeDecl:
     """`.type Name <: base` (a subtype: `supertype` is set), or `.type Name = A | B`
     (a union of types; one member makes an alias)."""
@@ -401,6 +413,7 @@ Item = Union[
     TestBlock,
     Invariant,
     Hint,
+    Pragma,
     TypeDecl,
     IODirective,
     "RecordType",

@@ -283,6 +283,10 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         pools = [x for x in c[2:] if isinstance(x, tuple)]
         return ast.Hint(c[1].value, tuple(pools), _cover(c))
 
+    def pragma(self, c: list[Any]) -> ast.Pragma:
+        strings = [_unescape(t) for t in c if isinstance(t, Token) and t.type == "STRING"]
+        return ast.Pragma(strings[0], strings[1] if len(strings) > 1 else "", _cover(c))
+
     def pool_any(self, c: list[Any]) -> tuple[ast.Const, ...]:
         return ()
 

@@ -194,6 +194,8 @@ def format_item(item: ast.Item) -> str:
     if isinstance(item, ast.Hint):
         pools = ", ".join(" | ".join(_const(c) for c in pool) or "_" for pool in item.values)
         return f".hint {item.relation}({pools})"
+    if isinstance(item, ast.Pragma):
+        return f".pragma {format_string(item.key)}" + (f" {format_string(item.value)}" if item.value else "")
     if isinstance(item, ast.Component):
         return _component(item)
     if isinstance(item, ast.Init):
