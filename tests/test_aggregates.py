@@ -61,3 +61,42 @@ def test_lint_accepts_mean_and_rejects_its_misuse(tmp_path: Path, bad: str, code
     assert rejected.exit_code == 1 and codes_of(rejected)[:1] == [code], rejected.stdout
     with pytest.raises(OrdinanceError):
         compile_text(bad)
+
+
+LIFTED = (
+    ".decl a(x: number)\na(1). a(2). a(3).\n.decl b(x: number, y: number)\nb(1, 0). b(2, 1). b(3, 3). b(4, 2).\n"
+    ".decl r(x: number, y: number)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("rule", "answer"),
+    [
+        ("r(X, count : { a(_) }) :- a(X).", {(1, 3), (2, 3), (3, 3)}),
+        ("r(X, 0) :- b(X, count : { a(Y), Y < X }).", {(1, 0), (2, 0)}),
+        ("r(X, 1 + max Y : { a(Y), Y < X }) :- a(X).", {(2, 2), (3, 3)}),
+        ("r(W, min X : { b(X, W) }) :- a(_).", {(0, 1)}),  # its witness
+        ("r(X, 5) :- a(X), !b(X, count : { a(Y), Y < X }).", {(3, 5)}),
+        ("r(count : { a(_) }, 9).", {(3, 9)}),
+        ("r(X, Y) :- a(X), b(Y, sum Z : { a(Z), Z <= X } - 1).", {(1, 1), (2, 4)}),
+        ("r(X, Y) :- b(X, Y), Y = count : { a(Z), Z < X } + 0 * sum Z : { a(Z) }.", {(1, 0), (2, 1)}),
+    ],
+)
+def test_an_aggregate_as_an_argument_is_lifted_into_a_variable(rule: str, answer: set) -> None:
+    program = compile_text(LIFTED + rule + "\n")
+    assert set(evaluate(program).tuples("r")) == naive_evaluate(program)["r"] == answer
+    assert format_program(parse(rule)) == rule + "\n"  # printed back as written
+
+
+def test_a_lifted_aggregate_is_explained() -> None:
+    model = evaluate(compile_text(LIFTED + ".decl s(x: number)\ns(X) :- b(X, count : { a(Y), Y < X }).\n"))
+    proof = to_text(why(model, "s", (2,)))
+    assert "s(X) :- b(X, A_1), A_1 = count : { a(Y), Y < X }." in proof
+    assert "count : { a(Y), Y < 2 } = 1  aggregate" in proof
+    assert "does not hold" in to_text(why_not(model, "s", (3,)))
+
+
+def test_an_aggregate_in_an_atom_of_an_aggregate_body_is_still_refused() -> None:
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(LIFTED + "r(X, N) :- a(X), N = count : { b(X, count : { a(_) }) }.\n")
+    assert info.value.code == "aggregate_position"

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from naive import naive_evaluate
 from ordinance.diagnostics import OrdinanceError
 from ordinance.engine import evaluate, extend, overlay, retract, why, why_not
 from ordinance.engine.clock import advance
@@ -346,6 +347,22 @@ tallest(C, S, H) :- student(C, _, _), H = max Hh : { student(C, S, Hh) }, H > 10
     assert proof is not None and ("S", "w") in proof.bindings
     assert any(c.kind == "fact" and c.tuple == ("b", "w", 150) for c in proof.children)
     assert not why_not(model, "tallest", ("a", "x", 170)).holds
+
+
+def test_a_variable_of_a_compound_target_is_a_witness() -> None:
+    # issue 24: `W` in `min X + W` was left unbound (`unbound_variable`)
+    text = (
+        ".decl a(x: number, y: number)\na(1, 5). a(2, 3). a(4, 0).\n.decl r(y: number, w: number)\n"
+        "r(Y, W) :- Y = min X + W : { a(X, W) }.\n.decl s(y: number, w: number)\n"
+        "s(Y, W) :- Y = max X * W : { a(X, W) }.\n"
+    )
+    program = compile_text(text)
+    model = evaluate(program)
+    assert set(model.tuples("r")) == naive_evaluate(program)["r"] == {(4, 0)}
+    assert set(model.tuples("s")) == naive_evaluate(program)["s"] == {(6, 3)}
+    proof = why(model, "r", (4, 0))
+    assert proof is not None and ("W", 0) in proof.bindings
+    assert not why_not(model, "r", (4, 5)).holds
 
 
 def test_count_and_sum_have_no_witnesses() -> None:

@@ -29,6 +29,7 @@ from .expand import eqrel_rules, expand_invariant, expand_rule, expand_subsumpti
 from .parser import parse
 from .ranges import lift_ranges
 from .inline import inline_relations
+from .lift import lift_aggregates
 from .witness import ground_witnesses
 
 __all__ = [
@@ -146,7 +147,9 @@ class _Flattener:
         self.items = []
         for item in items:
             if isinstance(item, ast.Rule):
-                self.items.extend(ground_witnesses(lift_ranges(r)) for r in expand_rule(item, self.diagnostics))
+                self.items.extend(
+                    ground_witnesses(lift_aggregates(lift_ranges(r))) for r in expand_rule(item, self.diagnostics)
+                )
             elif isinstance(item, ast.Invariant):
                 self.items.extend(expand_invariant(item, self.diagnostics))
             elif isinstance(item, ast.Subsumption):
