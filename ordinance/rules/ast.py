@@ -4,7 +4,7 @@ Spans never take part in equality, so `parse(print(ast)) == ast` compares
 meaning, not layout. Every node is hashable.
 
 Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate, Record, Branch
-Literals:     Atom, Negation, Comparison, Predicate, Disjunction
+Literals:     Atom, Negation, Comparison, Predicate, Disjunction, NegatedGroup
 Clauses:      Rule (a fact is a rule with an empty body)
 Items:        Decl, TypeDecl, RecordType, AdtType, IODirective, Include, Rule,
               TestBlock, Invariant, Hint, Pragma, Subsumption, Component, Init (and
@@ -40,6 +40,7 @@ __all__ = [
     "Comparison",
     "Predicate",
     "Disjunction",
+    "NegatedGroup",
     "Literal",
     "Rule",
     "Param",
@@ -195,8 +196,17 @@ class Disjunction:
     span: Span = _span()
 
 
-# A parsed body may also hold a `Disjunction`; the loader expands them all,
-# so a checked program's literals are these.
+@dataclass(frozen=True, slots=True)
+class NegatedGroup:
+    """`!(a, b)`: holds when the conjunction (which may hold `;`) has no
+    match. The loader rewrites it into a negated relation of its own (expand.py)."""
+
+    body: tuple["Literal", ...]
+    span: Span = _span()
+
+
+# A parsed body may also hold a `Disjunction` or a `NegatedGroup`; the loader
+# expands them all, so a checked program's literals are these.
 Literal = Union[Atom, Negation, Comparison, Predicate]
 
 

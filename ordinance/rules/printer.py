@@ -117,6 +117,10 @@ def format_literal(lit: ast.Literal) -> str:
         return "!" + format_atom(lit.atom)
     if isinstance(lit, ast.Disjunction):
         return "(" + " ; ".join(_body(branch) for branch in lit.branches) + ")"
+    if isinstance(lit, ast.NegatedGroup):
+        if len(lit.body) == 1 and isinstance(lit.body[0], ast.Disjunction):
+            return "!" + format_literal(lit.body[0])
+        return f"!({_body(lit.body)})"
     if isinstance(lit, ast.Predicate):
         args = ", ".join(format_term(x) for x in lit.args)
         return f"{'!' if lit.negated else ''}{lit.name}({args})"
