@@ -30,6 +30,7 @@ from .parser import parse
 from .ranges import lift_ranges
 from .inline import inline_relations
 from .lift import lift_aggregates
+from .nested import unnest_aggregates
 from .witness import ground_witnesses
 
 __all__ = [
@@ -148,7 +149,9 @@ class _Flattener:
         for item in items:
             if isinstance(item, ast.Rule):
                 self.items.extend(
-                    ground_witnesses(lift_aggregates(lift_ranges(r))) for r in expand_rule(item, self.diagnostics)
+                    ground_witnesses(u)
+                    for r in expand_rule(item, self.diagnostics)
+                    for u in unnest_aggregates(lift_aggregates(lift_ranges(r)))
                 )
             elif isinstance(item, ast.Invariant):
                 self.items.extend(expand_invariant(item, self.diagnostics))

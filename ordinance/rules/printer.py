@@ -94,6 +94,8 @@ def format_term(t: ast.Term) -> str:
         return f"{t.func}({', '.join(format_term(a) for a in t.args)})"
     if isinstance(t, ast.Aggregate):
         target = "" if t.target is None else format_term(t.target) + " "
+        if isinstance(t.target, ast.Aggregate):  # `sum (min X : { ... }) : { ... }`
+            target = f"({target.strip()}) "
         return f"{t.func} {target}: {{ {_body(t.body)} }}"
     if isinstance(t, ast.Record):
         return f"[{', '.join(format_term(a) for a in t.args)}]" if t.args else "nil"
