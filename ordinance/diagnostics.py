@@ -263,6 +263,7 @@ CODES: dict[str, tuple[str, str]] = {
     "autoinc": ("check", "`autoinc()` other than as a head argument of a rule that is not recursive"),
     "subsumption": ("check", "a subsumption clause `a <= b :- ...` over two relations, an `eqrel`, or `$now`"),
     "io_parameter": ("check", "an I/O directive parameter that does not exist or fit"),
+    "pragma": ("check", "a warning: a `.pragma` other than `magic-transform`, which changes nothing here"),
     "unknown_branch": ("check", "a constructor `$A` of a branch that no `.type` declares"),
     "check": ("check", "a static check failed"),
     # evaluation

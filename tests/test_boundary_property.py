@@ -1,7 +1,7 @@
 """Property: no sequence of writes by a non-owner principal, through every
 write path (HTTP /assert and /load, MCP assert, the Claude Code hook's
 receipts, guard), turns a denied decision into an allowed one on the
-continuity stdlib."""
+continuity stdlib, nor makes the calendar's quiet times deny an allowed one."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from ordinance.hosts.flow import handle as _handle
 from ordinance.serve.mcp import create_mcp
 from ordinance.values import format_instant
 
-POLICY = compile_text('.include "continuity"\n')
+POLICY = compile_text('.include "continuity"\n.include "calendar"\n')
 T = 1796126400
 ALICE = Principal("alice")
 OWNER_FACTS = [
@@ -47,10 +47,23 @@ DENIED = [  # each denied by authority the owner holds
     Request("d5", "deploy", "prod", "alice", 1, scope="sandbox"),  # a scope that does not hold the target
     Request("d6", "write", "/etc/x", "alice", 1),
 ]
+ALLOWED = [Request("a1", "write", "sandbox", "alice", 1), Request("a2", "deploy", "sandbox", "alice", 1)]
 SYMBOLS = ["alice", "bob", "w1", "prod", "sandbox", "r", "/"]  # the names the owner's facts and the requests use
-KINDS = {("receipt", 1): ["intent", "outcome"], ("observation", 4): ["ok"], ("claim_source", 2): ["observed"]}
+KINDS: dict[tuple[str, int], list[Any]] = {
+    ("receipt", 1): ["intent", "outcome"],
+    ("observation", 4): ["ok"],
+    ("claim_source", 2): ["observed"],
+    # quiet times that would hold at T (a Tuesday, 12:00 UTC) for the allowed requests' actions
+    **{(rel, 0): ["write", "deploy"] for rel in ("quiet_day", "quiet_hours", "quiet_date", "freeze")},
+    ("quiet_day", 1): [2],
+    ("quiet_hours", 1): [0, 12],
+    ("quiet_hours", 2): [13, 24],
+    ("quiet_date", 1): ["2026-12-01"],
+    ("freeze", 2): [3600, 86400],
+}
 # the relations that decide authority (most draws), then any stored relation
 AUTHORITY = ["grant", "revoke", "stop", "resume", "lease", "member", "failure_domain", "observation", "receipt"]
+AUTHORITY += ["quiet_day", "quiet_hours", "quiet_date", "freeze"]
 NUMBERS = [0, 1, 2, 99]
 TIMES = [T - 3600, T - 60, T, T + 3600, 2**53 - 1]
 STORED = sorted(
@@ -115,11 +128,20 @@ writes = st.lists(
         ("guard", ("revoke", ("bob", "w2", 1)), "w2"),
     ]
 )
+@example(  # the calendar's quiet times, each of which would deny alice's allowed requests at T
+    [
+        ("assert", ("quiet_day", ("write", 2)), "w1"),
+        ("load", ("quiet_hours", ("deploy", 0, 24)), "w1"),
+        ("mcp", ("quiet_date", ("write", "2026-12-01")), "w1"),
+        ("mcp", ("freeze", ("deploy", T - 60, 3600)), "w1"),
+    ]
+)
 def test_no_write_by_an_agent_turns_a_denial_into_an_allow(steps: list[tuple[str, Any, str]]) -> None:
     with tempfile.TemporaryDirectory() as tmp, open_store(str(Path(tmp) / "p.db"), schema_of(POLICY)) as store:
         store.assert_facts(OWNER_FACTS, author="jw")
         service = Service(POLICY, store)
         assert not any(service.gate.decide(r, T).allowed for r in DENIED)
+        assert all(service.gate.decide(r, T).allowed for r in ALLOWED)
         tokens = Tokens.from_data({"principal": [{"name": "alice", "token": "a"}]})
         auth = {"authorization": "Bearer a"}
         mcp = create_mcp(service, ALICE)
@@ -143,3 +165,19 @@ def test_no_write_by_an_agent_turns_a_denial_into_an_allow(steps: list[tuple[str
                     service.gate.guard(Request(f"g{n}", "write", target, "alice", 1), lambda: None, T)
         allowed = [r.id for r in DENIED if service.gate.decide(r, T).allowed]
         assert allowed == [], (allowed, steps)
+        quiet = [r.id for r in ALLOWED if any(x.code == "quiet-time" for x in service.gate.decide(r, T).reasons)]
+        assert quiet == [], (quiet, steps)
+
+
+def test_the_owners_quiet_times_deny_the_allowed_requests() -> None:
+    # what the property's calendar writes would do if an agent could make them
+    for rel, args in [
+        ("quiet_day", ("write", 2)),
+        ("quiet_hours", ("write", 12, 13)),
+        ("quiet_date", ("write", "2026-12-01")),
+        ("freeze", ("write", T - 60, 3600)),
+    ]:
+        with tempfile.TemporaryDirectory() as tmp, open_store(str(Path(tmp) / "p.db"), schema_of(POLICY)) as store:
+            store.assert_facts(OWNER_FACTS + [(rel, args)], author="jw")
+            decision = Service(POLICY, store).gate.decide(ALLOWED[0], T)
+            assert not decision.allowed and [x.code for x in decision.reasons] == ["quiet-time"], rel

@@ -315,3 +315,45 @@ def test_time_and_duration_arithmetic_is_type_checked(body: str, message: str) -
     with pytest.raises(OrdinanceError) as info:
         compile_text(".decl t(at: time)\n.decl d(x: duration)\nt(2026-08-14T23:00:00Z).\nd(T) :- t(T).")
     assert "argument 1 of `d` is declared `duration`, got a time" in str(info.value)
+
+
+SYMBOLS = '.decl s(x: symbol)\ns("a"). s("b").\n.decl r(x: symbol)\n'
+
+
+def test_plus_on_symbols_concatenates_as_in_souffle() -> None:
+    text = (
+        SYMBOLS
+        + 'r(X + "/" + Y) :- s(X), s(Y), X != Y.\nr(Z) :- s(X), Z = X + X, Z != "aa".\nr(X) :- s(X), X + "x" = "ax".\n'
+    )
+    found = run(text)
+    assert found["r"] == {("a/b",), ("b/a",), ("bb",), ("a",)}
+    model = evaluate(compile_text(text))
+    assert 'r(X + "/" + Y) :- s(X), s(Y), X != Y.' in to_text(why(model, "r", ("a/b",)))
+    assert format_program(parse(text)) == format_program(parse(format_program(parse(text))))
+    assert 'r(X + "/" + Y) :- s(X), s(Y), X != Y.' in format_program(parse(text))
+
+
+@pytest.mark.parametrize(
+    "rule",
+    ["r(X + 1) :- s(X).", "r(Y) :- s(X), Y = 1 + X.", "r(X - X) :- s(X).", 'q(N) :- s(X), N = X + "a".'],
+)
+def test_plus_of_a_symbol_and_a_number_is_a_type_error(rule: str) -> None:
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(SYMBOLS + ".decl q(n: number)\n" + rule)
+    assert info.value.code == "type_mismatch"
+
+
+def test_plus_on_symbols_keeps_the_symbol_limit() -> None:
+    from ordinance.diagnostics import LimitExceeded
+
+    with pytest.raises(LimitExceeded) as info:
+        evaluate(compile_text(SYMBOLS + "r(X) :- s(X).\nr(X + X) :- r(X).\n"))
+    assert "a symbol longer than" in str(info.value)
+
+
+def test_plus_on_symbols_on_the_sql_backend() -> None:
+    from ordinance.engine.sql import evaluate_sql
+
+    program = compile_text(SYMBOLS + "r(X + Y) :- s(X), s(Y).\n")
+    with evaluate_sql(program, engine="duckdb") as sql:
+        assert set(sql.tuples("r")) == {("aa",), ("ab",), ("ba",), ("bb",)}

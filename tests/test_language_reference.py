@@ -1,5 +1,6 @@
-"""The language reference (docs/language.md): every construct's accepted
-example lints clean, and its rejected example fails with the code the page names."""
+"""The language reference (docs/language.md) and the constructs added since
+(docs/language-more.md): every construct's accepted example lints clean, and
+its rejected example fails with the code the page names."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ ROW = re.compile(r"^\| (?P<what>.+?) \| `(?P<ok>.+?)` \| `(?P<bad>.+?)` `(?P<cod
 
 def rows() -> list[tuple[str, str, str, str]]:
     text = section("Language reference", page("language.md"))
+    text += section("Constructs Soufflé has that ordinance refused", page("language-more.md"))
     found = []
     for line in text.splitlines():
         m = ROW.match(line)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from naive import naive_evaluate
 from ordinance.diagnostics import OrdinanceError
 from ordinance.engine import evaluate, extend, overlay, retract, why, why_not
 from ordinance.engine.clock import advance
@@ -120,6 +121,25 @@ def test_a_subsumption_body_is_complete_before_its_relation_is_pruned() -> None:
         "p(X) <= p(Y) :- rank(X, A), rank(Y, B), A < B.\n"
     )
     assert tuples(text, "p") == {(2,)}
+
+
+def test_a_subsumption_body_may_read_its_own_relation() -> None:
+    # issue 24: `cyclic_negation` before; the body reads `p` as each round's pruning leaves it:
+    # an edge is dropped when a shorter first step reaches its end (a transitive reduction)
+    text = (
+        ".decl e(x: number, y: number)\ne(1, 2). e(2, 3). e(1, 3). e(3, 4). e(1, 4).\n"
+        ".decl p(x: number, y: number)\np(X, Y) :- e(X, Y).\np(X, Y) <= p(X, Z) :- p(Z, Y).\n"
+    )
+    model = evaluate(compile_text(text))
+    assert set(model.tuples("p")) == {(1, 2), (2, 3), (3, 4)}
+    assert not why_not(model, "p", (1, 3)).holds
+    printed = format_program(parse(text))
+    assert "p(X, Y) <= p(X, Z) :- p(Z, Y)." in printed and parse(printed) == parse(text)
+    # a relation of its stratum other than itself is still refused
+    assert "cyclic_negation" in codes(
+        text + ".decl q(x: number, y: number)\nq(X, Y) :- p(X, Y).\np(X, Y) :- q(X, Y).\n"
+        "p(X, Y) <= p(X, Z) :- q(Z, Y).\n"
+    )
 
 
 # ---------------------------------------------------------------- choice-domain
@@ -346,6 +366,22 @@ tallest(C, S, H) :- student(C, _, _), H = max Hh : { student(C, S, Hh) }, H > 10
     assert proof is not None and ("S", "w") in proof.bindings
     assert any(c.kind == "fact" and c.tuple == ("b", "w", 150) for c in proof.children)
     assert not why_not(model, "tallest", ("a", "x", 170)).holds
+
+
+def test_a_variable_of_a_compound_target_is_a_witness() -> None:
+    # issue 24: `W` in `min X + W` was left unbound (`unbound_variable`)
+    text = (
+        ".decl a(x: number, y: number)\na(1, 5). a(2, 3). a(4, 0).\n.decl r(y: number, w: number)\n"
+        "r(Y, W) :- Y = min X + W : { a(X, W) }.\n.decl s(y: number, w: number)\n"
+        "s(Y, W) :- Y = max X * W : { a(X, W) }.\n"
+    )
+    program = compile_text(text)
+    model = evaluate(program)
+    assert set(model.tuples("r")) == naive_evaluate(program)["r"] == {(4, 0)}
+    assert set(model.tuples("s")) == naive_evaluate(program)["s"] == {(6, 3)}
+    proof = why(model, "r", (4, 0))
+    assert proof is not None and ("W", 0) in proof.bindings
+    assert not why_not(model, "r", (4, 5)).holds
 
 
 def test_count_and_sum_have_no_witnesses() -> None:

@@ -208,3 +208,72 @@ def test_a_construct_the_sql_engine_does_not_compile_is_refused(tmp_path: Path) 
     assert code != 0
     assert "error[unsupported_on_backend]" in err and "`bshl`" in err
     assert not (tmp_path / "out" / "path.csv").exists()
+
+
+SAMEGEN = """\
+.pragma "magic-transform" "*"
+.decl samegen(x: number, y: number)
+.decl node(x: number)
+.input node()
+.decl parent(x: number, y: number)
+.input parent()
+.decl query()
+.output query()
+samegen(x, x) :- node(x).
+samegen(x, y) :- parent(x, a), samegen(a, b), parent(y, b).
+query() :- samegen({left}, {right}).
+"""
+
+
+def _tree(height: int) -> dict[str, str]:
+    """Soufflé's magic_samegen facts: a complete binary tree, nodes 1.. top down."""
+    nodes = range(1, 2**height)
+    return {
+        "node.facts": "".join(f"{n}\n" for n in nodes),
+        "parent.facts": "".join(f"{n}\t{n // 2}\n" for n in nodes if n > 1),
+    }
+
+
+def test_magic_transform_pragma_evaluates_the_outputs_on_demand(tmp_path: Path) -> None:
+    # Soufflé's magic_samegen: every pair of a generation of a tree of height
+    # 13 is 2.2e7 `samegen` tuples, over the tuple limit; on demand the
+    # constants pass down and only one path is read
+    program = SAMEGEN.format(left=2**12, right=2**13 - 1)
+    code, out, err = run(tmp_path, program, _tree(13))
+    assert (code, out, err) == (0, "", "")
+    assert (tmp_path / "out" / "query.csv").read_text() == "()\n"  # a nullary relation, as Soufflé writes it
+    code, _, _ = run(tmp_path, SAMEGEN.format(left=2**12, right=2**11), _tree(13))  # not of one generation
+    assert code == 0 and (tmp_path / "out" / "query.csv").read_text() == ""
+
+
+def test_outputs_on_demand_are_the_full_evaluations(tmp_path: Path) -> None:
+    from ordinance.engine import evaluate
+    from ordinance.engine.demand import outputs
+
+    for left, right in ((8, 15), (8, 12), (9, 9), (4, 9)):
+        checked = compile_text(
+            SAMEGEN.format(left=left, right=right).replace(".input node()\n", "").replace(".input parent()\n", "")
+        )
+        db = {"node": [(n,) for n in range(1, 16)], "parent": [(n, n // 2) for n in range(2, 16)]}
+        full, demanded = evaluate(checked, db), outputs(checked, db, ["query"], now=0)
+        assert set(demanded.tuples("query")) == set(full.tuples("query"))
+        assert len(demanded.tuples("samegen")) < len(full.tuples("samegen"))
+
+
+def test_a_pragma_prints_back_and_lint_warns_of_one_that_changes_nothing() -> None:
+    text = '.pragma "magic-transform" "*"\n.pragma "legacy"\na(1).\n'
+    assert format_program(parse(text)) == text
+    checked = compile_text(text)
+    assert [p.key for p in checked.pragmas] == ["magic-transform", "legacy"]
+    assert [(w.code, w.message) for w in checked.warnings] == [
+        ("pragma", "pragma `legacy` changes nothing here, only `magic-transform` does")
+    ]
+    assert checked.source_hash == compile_text("a(1).\n").source_hash  # answers do not depend on it
+
+
+def test_a_nullary_input_reads_any_line_as_its_tuple(tmp_path: Path) -> None:
+    program = ".decl on()\n.input on\n.decl out()\n.output out\nout() :- on().\n"
+    code, _, err = run(tmp_path, program, {"on.facts": "()\n"})
+    assert (code, err) == (0, "") and (tmp_path / "out" / "out.csv").read_text() == "()\n"
+    code, _, err = run(tmp_path, program, {"on.facts": ""})
+    assert (code, err) == (0, "") and (tmp_path / "out" / "out.csv").read_text() == ""

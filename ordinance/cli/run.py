@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..engine import evaluate
+from ..engine.demand import outputs
 from ..engine.sql import ENGINES, evaluate_sql
 from ..rules.checked import CheckedProgram
 from ..facts.factfiles import format_fields, read_inputs, write_output
@@ -69,11 +70,19 @@ def command(program: str, facts_dir: str, out_dir: str, engine: str, engine_url:
     same program set-at-a-time, compiled to SQL: the same answers, faster on
     bulk data; a construct it does not compile is refused
     (`unsupported_on_backend`) before anything runs.
+
+    With `.pragma "magic-transform" "*"` (any value) the outputs are
+    evaluated on demand: the constants of the rules reading them pass down
+    as demand, so only what the outputs need is computed (python engine).
     """
     checked = load(program)
     facts = read_inputs(checked, facts_dir)
     if engine == "python":
-        _write(checked, evaluate(checked, facts, now=now_or_clock(now)), out_dir)
+        if any(p.key == "magic-transform" for p in checked.pragmas):
+            wanted = list(dict.fromkeys(d.relation for d in checked.io if d.kind != "input"))
+            _write(checked, outputs(checked, facts, wanted, now=now_or_clock(now)), out_dir)
+        else:
+            _write(checked, evaluate(checked, facts, now=now_or_clock(now)), out_dir)
         return
     options = {"url": engine_url} if engine == "postgresql" else {}
     with evaluate_sql(checked, facts, now=now_or_clock(now), engine=engine, **options) as model:
@@ -92,6 +101,6 @@ def _write(checked: CheckedProgram, model: Any, out_dir: str) -> None:
             click.echo(d.relation)
             types = checked.relations[d.relation].types
             for t in sorted(rows, key=lambda t: tuple((isinstance(v, str), v) for v in t)):
-                click.echo("\t".join(escape(field) for field in format_fields(t, types)))
+                click.echo("\t".join(escape(field) for field in format_fields(t, types)) if t else "()")
         else:
             write_output(checked, d, rows, out_dir)

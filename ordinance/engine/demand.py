@@ -53,7 +53,18 @@ from .qualify import is_qualified
 from .provenance import premises
 from .relation import Rel
 
-__all__ = ["Given", "Ask", "demanded", "demand_exact", "demand_of", "model_for", "settled", "structured", "GROWTH"]
+__all__ = [
+    "Given",
+    "Ask",
+    "demanded",
+    "demand_exact",
+    "demand_of",
+    "model_for",
+    "outputs",
+    "settled",
+    "structured",
+    "GROWTH",
+]
 
 GROWTH = 2  # model_for evaluates in full when the rewrite holds more than this many times the policy's rules
 
@@ -423,3 +434,24 @@ def demand_exact(policy: CheckedProgram, inputs: frozenset[str]) -> bool:
                     ):
                         return False
     return True
+
+
+def outputs(
+    program: CheckedProgram,
+    facts: Mapping[str, Iterable[Tuple]] | None,
+    relations: Sequence[str],
+    *,
+    now: int,
+    limits: Limits | None = None,
+) -> Model:
+    """A model holding each of `relations` in full, evaluated on demand
+    (Soufflé's `.pragma "magic-transform"`): a rule's constants pass down as
+    demand (`query() :- samegen(16384, 32767).` reads one path of the tree,
+    not every pair of a generation). In full when the program has a
+    choice-domain, subsumption or counter, or records and ADT values (as
+    `model_for`), or nothing is asked."""
+    if not relations or is_qualified(program) or structured(program):
+        return evaluate(program, facts, now=now, limits=limits)
+    asks = [(name, (None,) * program.relations[name].arity, False) for name in relations]
+    first, *also = asks
+    return demanded(Given.load(program, facts, now), first[0], first[1], limits=limits, proofs=False, also=also)

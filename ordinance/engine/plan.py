@@ -5,7 +5,9 @@ relation in full (the first round of a stratum), `delta=i` reads body literal
 `i` from its relation's frontier (`recent`) and everything else in full (the
 semi-naive rounds, and incremental maintenance).
 
-Order: the delta literal first; then, greedily, the positive literal expected
+Order: the delta literal first (an argument expression waiting for a
+variable bound later is matched by a fresh variable and checked then, as
+in `_unnest`: a frontier is never read inside another loop); then, greedily, the positive literal expected
 to match the fewest tuples: 0 for a membership test (all arguments bound),
 size^(1 - bound/arity) for an index probe, the size for a scan (sizes of the
 moment the plan is compiled; unknown sizes count as huge), then more bound
@@ -247,6 +249,8 @@ def _plan(
                     pending_aggs.remove((var, agg))
                     progress = True
 
+    if delta is not None and isinstance(pending.get(delta), Atom):
+        _unnest(pending, bound, fresh, delta)  # the frontier is read first, whatever its arguments wait for
     place_ready()
     while True:
         best: tuple[tuple[float, ...], int] | None = None
@@ -316,13 +320,13 @@ def _outer_vars(agg: Aggregate, var: str, occurrences: Mapping[str, int]) -> tup
     return tuple(sorted(v for v, n in inner.items() if occurrences.get(v, 0) > n))
 
 
-def _unnest(pending: dict[int, Literal], bound: set[str], fresh: _Fresh) -> bool:
+def _unnest(pending: dict[int, Literal], bound: set[str], fresh: _Fresh, only: int | None = None) -> bool:
     """No atom can be matched because each one's expression arguments wait
     for variables another binds (`t(X - 1, Y), t(Y - 1, X)`): match the first
-    such atom with fresh variables in those positions, and check each
-    `fresh = expression` once its variables are bound. False if none."""
+    such atom (or literal `only`) with fresh variables in those positions, and
+    check each `fresh = expression` once its variables are bound. False if none."""
     for i, lit in sorted(pending.items()):
-        if not isinstance(lit, Atom):
+        if not isinstance(lit, Atom) or only is not None and i != only:
             continue
         own = {a.name for a in lit.args if isinstance(a, Var)}
         args: list[Term] = []

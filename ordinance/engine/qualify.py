@@ -11,6 +11,8 @@
   when a different tuple matched by the dominating atom exists with the
   body true. A removed tuple is never admitted again: dominance is a partial
   order, so whatever dominated it is itself dominated by a tuple that stays.
+  A body may read the relation itself: it reads it as the round left it,
+  and a round's dominated tuples are all found before any is removed.
 - counters (`autoinc()`, `$`): a rule with `autoinc()` in its head runs as
   one whose head holds a `Ticket` per argument: the values of the rule's
   variables. After the round the tickets are numbered from the model's

@@ -261,6 +261,9 @@ def read_inputs(program: CheckedProgram, facts_dir: str) -> dict[str, list[tuple
         for n, line, fields in parsed:
             if n == 1 and opts.get("headers") == "true" or line == "":
                 continue
+            if rel.arity == 0:  # any line holds a nullary relation (Soufflé writes `()`)
+                rows.append(())
+                continue
             if len(fields) != rel.arity:
                 found.append(
                     Diagnostic(
@@ -302,6 +305,9 @@ def format_fields(t: tuple[Any, ...], types: tuple[str, ...] | None) -> list[str
 
 
 def format_row(t: tuple[Any, ...], types: tuple[str, ...] | None, delimiter: str = "\t", rfc4180: bool = False) -> str:
+    """One line of a fact file; `()` for the tuple of a nullary relation, as Soufflé writes it."""
+    if not t:
+        return "()"
     return delimiter.join(_quoted(f, delimiter, rfc4180) for f in format_fields(t, types))
 
 

@@ -4,10 +4,10 @@ Spans never take part in equality, so `parse(print(ast)) == ast` compares
 meaning, not layout. Every node is hashable.
 
 Terms:        Var, Wildcard, Const, Now, BinOp, Call, Aggregate, Record, Branch
-Literals:     Atom, Negation, Comparison, Predicate, Disjunction
+Literals:     Atom, Negation, Comparison, Predicate, Disjunction, NegatedGroup
 Clauses:      Rule (a fact is a rule with an empty body)
 Items:        Decl, TypeDecl, RecordType, AdtType, IODirective, Include, Rule,
-              TestBlock, Invariant, Hint, Subsumption, Component, Init (and
+              TestBlock, Invariant, Hint, Pragma, Subsumption, Component, Init (and
               Override inside a component)
 """
 
@@ -40,6 +40,7 @@ __all__ = [
     "Comparison",
     "Predicate",
     "Disjunction",
+    "NegatedGroup",
     "Literal",
     "Rule",
     "Param",
@@ -49,6 +50,7 @@ __all__ = [
     "TestBlock",
     "Invariant",
     "Hint",
+    "Pragma",
     "TypeDecl",
     "IODirective",
     "ComponentType",
@@ -194,8 +196,17 @@ class Disjunction:
     span: Span = _span()
 
 
-# A parsed body may also hold a `Disjunction`; the loader expands them all,
-# so a checked program's literals are these.
+@dataclass(frozen=True, slots=True)
+class NegatedGroup:
+    """`!(a, b)`: holds when the conjunction (which may hold `;`) has no
+    match. The loader rewrites it into a negated relation of its own (expand.py)."""
+
+    body: tuple["Literal", ...]
+    span: Span = _span()
+
+
+# A parsed body may also hold a `Disjunction` or a `NegatedGroup`; the loader
+# expands them all, so a checked program's literals are these.
 Literal = Union[Atom, Negation, Comparison, Predicate]
 
 
@@ -373,6 +384,17 @@ class Hint:
 
 
 @dataclass(frozen=True, slots=True)
+class Pragma:
+    """`.pragma "key" "value"`: a Soufflé command-line option set in the
+    program. `magic-transform` evaluates `run`'s outputs on demand; the
+    others change nothing here (lint warns)."""
+
+    key: str
+    value: str = ""
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class TypeDecl:
     """`.type Name <: base` (a subtype: `supertype` is set), or `.type Name = A | B`
     (a union of types; one member makes an alias)."""
@@ -401,6 +423,7 @@ Item = Union[
     TestBlock,
     Invariant,
     Hint,
+    Pragma,
     TypeDecl,
     IODirective,
     "RecordType",

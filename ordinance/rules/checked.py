@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostic
-from .ast import Decl, Hint, Invariant, IODirective, Literal, Rule, Subsumption, TestBlock
+from .ast import Decl, Hint, Invariant, IODirective, Literal, Pragma, Rule, Subsumption, TestBlock
 from .infer import infer_types
 
 __all__ = ["Relation", "CheckedProgram", "REQUEST_PREFIX", "is_request_side"]
@@ -49,6 +49,7 @@ class CheckedProgram:
     invariants: tuple[Invariant, ...] = ()
     hints: tuple[Hint, ...] = ()
     io: tuple[IODirective, ...] = ()  # `.input`, `.output`, `.printsize`, in source order
+    pragmas: tuple[Pragma, ...] = ()  # `.pragma "magic-transform" "*"`: `run` evaluates on demand
     source_hash: str = ""  # the policy hash: sha256 of the flattened rules and declarations, not tests
     files: tuple[str, ...] = field(default=())  # every file read, includes too
     subsumptions: tuple[Subsumption, ...] = ()  # `r(X) <= r(Y) :- body.`, disjunctions expanded

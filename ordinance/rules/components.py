@@ -20,7 +20,7 @@ overrides, cycles), with their type parameters left open.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Union
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union
 
 from ..diagnostics import Diagnostic, Related, Span
 from . import ast
@@ -279,7 +279,7 @@ class _Renamer:
             return replace(t, target=target, body=self.body(t.body))
         return ast.map_children(t, self.term)
 
-    def literal(self, lit: ast.Literal | ast.Disjunction) -> ast.Literal | ast.Disjunction:
+    def literal(self, lit: Any) -> Any:
         if isinstance(lit, ast.Atom):
             return self.atom(lit)
         if isinstance(lit, ast.Negation):
@@ -288,6 +288,8 @@ class _Renamer:
             return replace(lit, left=self.term(lit.left), right=self.term(lit.right))
         if isinstance(lit, ast.Predicate):
             return replace(lit, args=tuple(map(self.term, lit.args)))
+        if isinstance(lit, ast.NegatedGroup):
+            return replace(lit, body=self.body(lit.body))
         return replace(lit, branches=tuple(self.body(b) for b in lit.branches))
 
     def body(self, body: tuple[ast.Literal, ...]) -> tuple[ast.Literal, ...]:

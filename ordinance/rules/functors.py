@@ -288,6 +288,8 @@ def _in_range(r: Any) -> Any:
 
 
 def _add(a: Any, b: Any) -> Any:
+    if type(a) is str:  # `+` on symbols concatenates, as Soufflé's does
+        return _cat(a, b)
     return _in_range(a + b)
 
 

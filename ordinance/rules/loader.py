@@ -29,6 +29,8 @@ from .expand import eqrel_rules, expand_invariant, expand_rule, expand_subsumpti
 from .parser import parse
 from .ranges import lift_ranges
 from .inline import inline_relations
+from .lift import lift_aggregates
+from .nested import unnest_aggregates
 from .witness import ground_witnesses
 
 __all__ = [
@@ -146,7 +148,11 @@ class _Flattener:
         self.items = []
         for item in items:
             if isinstance(item, ast.Rule):
-                self.items.extend(ground_witnesses(lift_ranges(r)) for r in expand_rule(item, self.diagnostics))
+                self.items.extend(
+                    ground_witnesses(u)
+                    for r in expand_rule(item, self.diagnostics)
+                    for u in unnest_aggregates(lift_aggregates(lift_ranges(r)))
+                )
             elif isinstance(item, ast.Invariant):
                 self.items.extend(expand_invariant(item, self.diagnostics))
             elif isinstance(item, ast.Subsumption):

@@ -35,6 +35,7 @@ MAX_NESTING = 256  # bracket depth
 MAX_TERM_DEPTH = 100  # depth of an expression tree (also bounds recursion)
 MAX_INT = 2**63 - 1
 
+_OPPOSITE = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
 _RESYNC = re.compile(r"\n(?=[^\s}])")
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _INSTANT = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z"
@@ -283,6 +284,10 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         pools = [x for x in c[2:] if isinstance(x, tuple)]
         return ast.Hint(c[1].value, tuple(pools), _cover(c))
 
+    def pragma(self, c: list[Any]) -> ast.Pragma:
+        strings = [_unescape(t) for t in c if isinstance(t, Token) and t.type == "STRING"]
+        return ast.Pragma(strings[0], strings[1] if len(strings) > 1 else "", _cover(c))
+
     def pool_any(self, c: list[Any]) -> tuple[ast.Const, ...]:
         return ()
 
@@ -396,6 +401,21 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
                 return ast.Comparison(lit.op, lit.left, lit.right, _cover(c))
             return lit
         return _Body(inner.literals, _cover(c))
+
+    def negated_group(self, c: list[Any]) -> ast.Literal | ast.NegatedGroup:
+        """`!( body )`: one atom or constraint is its plain negation, one
+        comparison the opposite comparison; anything else a group."""
+        inner: _Body = c[2]
+        span = _cover(c)
+        if len(inner.literals) == 1:
+            lit = inner.literals[0]
+            if isinstance(lit, ast.Atom):
+                return ast.Negation(lit, span)
+            if isinstance(lit, ast.Predicate):
+                return ast.Predicate(lit.name, lit.args, not lit.negated, span)
+            if isinstance(lit, ast.Comparison):
+                return ast.Comparison(_OPPOSITE[lit.op], lit.left, lit.right, span)
+        return ast.NegatedGroup(inner.literals, span)
 
     def negation(self, c: list[Any]) -> ast.Negation | ast.Predicate:
         inner = c[1]
@@ -706,7 +726,16 @@ def _deep_terms(items: list[ast.Item]) -> list[Diagnostic]:
                 stack.extend((x, depth) for x in node)
             elif isinstance(
                 node,
-                (ast.BinOp, *ast.COMPOUND, ast.Aggregate, ast.Negation, ast.Comparison, ast.Predicate, ast.Disjunction),
+                (
+                    ast.BinOp,
+                    *ast.COMPOUND,
+                    ast.Aggregate,
+                    ast.Negation,
+                    ast.Comparison,
+                    ast.Predicate,
+                    ast.Disjunction,
+                    ast.NegatedGroup,
+                ),
             ):
                 stack.extend((getattr(node, f), depth + 1) for f in node.__slots__ if f != "span")
             elif isinstance(node, (ast.Rule, ast.Atom, ast.Invariant, ast.TestBlock, ast.Expect, ast.Component)):

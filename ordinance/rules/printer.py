@@ -94,6 +94,8 @@ def format_term(t: ast.Term) -> str:
         return f"{t.func}({', '.join(format_term(a) for a in t.args)})"
     if isinstance(t, ast.Aggregate):
         target = "" if t.target is None else format_term(t.target) + " "
+        if isinstance(t.target, ast.Aggregate):  # `sum (min X : { ... }) : { ... }`
+            target = f"({target.strip()}) "
         return f"{t.func} {target}: {{ {_body(t.body)} }}"
     if isinstance(t, ast.Record):
         return f"[{', '.join(format_term(a) for a in t.args)}]" if t.args else "nil"
@@ -117,6 +119,10 @@ def format_literal(lit: ast.Literal) -> str:
         return "!" + format_atom(lit.atom)
     if isinstance(lit, ast.Disjunction):
         return "(" + " ; ".join(_body(branch) for branch in lit.branches) + ")"
+    if isinstance(lit, ast.NegatedGroup):
+        if len(lit.body) == 1 and isinstance(lit.body[0], ast.Disjunction):
+            return "!" + format_literal(lit.body[0])
+        return f"!({_body(lit.body)})"
     if isinstance(lit, ast.Predicate):
         args = ", ".join(format_term(x) for x in lit.args)
         return f"{'!' if lit.negated else ''}{lit.name}({args})"
@@ -194,6 +200,8 @@ def format_item(item: ast.Item) -> str:
     if isinstance(item, ast.Hint):
         pools = ", ".join(" | ".join(_const(c) for c in pool) or "_" for pool in item.values)
         return f".hint {item.relation}({pools})"
+    if isinstance(item, ast.Pragma):
+        return f".pragma {format_string(item.key)}" + (f" {format_string(item.value)}" if item.value else "")
     if isinstance(item, ast.Component):
         return _component(item)
     if isinstance(item, ast.Init):

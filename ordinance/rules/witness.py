@@ -10,8 +10,9 @@ when several tie. `youngest(P, N) :- N = min X : { family(P, X) }.` becomes
 the aggregate over a renamed copy, then its body again outside with the
 target equal to the result (the loader rewrites each rule once, before the
 checks, so the checks, the planner and proofs see the rewritten rule).
-`count` and `sum` have no witnesses: the checks report such a variable as
-unbound.
+A variable of a compound target is a witness too: `Y = min X + W : { a(X, W) }`
+gives the W of the rows where X + W is least. `count` and `sum` have no
+witnesses: the checks report such a variable as unbound.
 """
 
 from __future__ import annotations
@@ -117,7 +118,9 @@ def _grounded(body: tuple[ast.Literal, ...]) -> set[str]:
 def _witnesses(agg: ast.Aggregate, free: set[str]) -> set[str]:
     if agg.func not in ("min", "max"):
         return set()
-    target = _all_vars(agg.target)
+    # a variable of a compound target is a witness too (`min X + W : { a(X, W) }`);
+    # the target itself is not (`min X : ...` with X used outside)
+    target = {agg.target.name} if isinstance(agg.target, ast.Var) else set()
     return {v for v in aggregate_vars(agg) if v in free and v not in target}
 
 
@@ -133,7 +136,8 @@ def _ground(
 def _inner(agg: ast.Aggregate, witnesses: set[str], names: FreshNames) -> ast.Aggregate:
     """The aggregate with its witnesses renamed: local to it."""
     renamed = {w: names.fresh(w) for w in sorted(witnesses)}
-    return ast.Aggregate(agg.func, agg.target, tuple(_rename(lit, renamed) for lit in agg.body), agg.span)
+    target = None if agg.target is None else ast.rename_vars(agg.target, lambda n: renamed.get(n, n))
+    return ast.Aggregate(agg.func, target, tuple(_rename(lit, renamed) for lit in agg.body), agg.span)
 
 
 def _outer(

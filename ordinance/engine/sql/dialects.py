@@ -47,6 +47,8 @@ class Dialect:
     def binop(self, op: str, a: str, b: str, kind: str) -> str:
         if op == "/":
             return self.floatdiv(a, b) if kind == "float" else self.intdiv(a, b)
+        if op == "+" and kind == "str":  # `+` on symbols concatenates
+            return f"({a} || {b})"
         return {
             "+": f"({a} + {b})",
             "-": f"({a} - {b})",

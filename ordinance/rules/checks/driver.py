@@ -142,8 +142,9 @@ def check(
         raise CheckError(found)
     # the policy hash covers what decides (rules, declarations, includes
     # flattened), not test blocks, invariants or fuzz hints: adding a test
-    # does not make every logged decision foreign to `replay`
-    deciding = tuple(i for i in flat.items if not isinstance(i, (ast.TestBlock, ast.Invariant, ast.Hint)))
+    # does not make every logged decision foreign to `replay`; nor do pragmas
+    quiet = (ast.TestBlock, ast.Invariant, ast.Hint, ast.Pragma)
+    deciding = tuple(i for i in flat.items if not isinstance(i, quiet))
     text = format_program(ast.Program(deciding))
     relations = _relations(flat.items, extensional)
     structured = _structures(flat.items)
@@ -155,6 +156,7 @@ def check(
         invariants=tuple(i for i in flat.items if isinstance(i, ast.Invariant)),
         hints=tuple(i for i in flat.items if isinstance(i, ast.Hint)),
         io=tuple(i for i in flat.items if isinstance(i, ast.IODirective)),
+        pragmas=tuple(i for i in flat.items if isinstance(i, ast.Pragma)),
         source_hash=hashlib.sha256(text.encode("utf-8")).hexdigest(),  # the policy hash
         files=flat.files,
         subsumptions=tuple(i for i in flat.items if isinstance(i, ast.Subsumption)),

@@ -1,8 +1,9 @@
 """I/O directives: `.input`, `.output` and `.printsize` name relations the
 program knows and take Soufflé's parameters (`IO=file` or, for output,
 `IO=stdout`; `filename=`, `delimiter=`, `headers=true|false`,
-`rfc4180=true|false`).
-Codes: `unknown_relation`, `io_parameter`."""
+`rfc4180=true|false`); a `.pragma` other than `magic-transform` changes
+nothing here (a warning).
+Codes: `unknown_relation`, `io_parameter`, `pragma`."""
 
 from __future__ import annotations
 
@@ -12,15 +13,19 @@ from ...diagnostics import Diagnostic
 from .. import ast
 from .relations import known_relations
 
-__all__ = ["check_io", "IO_PARAMETERS"]
+__all__ = ["check_io", "IO_PARAMETERS", "PRAGMAS"]
 
 IO_PARAMETERS = ("IO", "filename", "delimiter", "headers", "rfc4180")
+PRAGMAS = ("magic-transform",)  # the `.pragma` keys that change something (`run` on demand)
 
 
 def check_io(items: tuple[ast.Item, ...], extensional: Mapping[str, int]) -> list[Diagnostic]:
     known = known_relations(items, extensional)
     found: list[Diagnostic] = []
     for item in items:
+        if isinstance(item, ast.Pragma) and item.key not in PRAGMAS:
+            message = f"pragma `{item.key}` changes nothing here, only `magic-transform` does"
+            found.append(Diagnostic("pragma", message, item.span, severity="warning"))
         if not isinstance(item, ast.IODirective):
             continue
         if item.relation not in known:

@@ -90,12 +90,16 @@ def as_rules(items: tuple[ast.Item, ...]) -> tuple[ast.Item, ...]:
 def stratum_rules(items: tuple[ast.Item, ...]) -> tuple[ast.Rule, ...]:
     """What stratification adds for subsumption clauses: the relation depends
     on the relations of the body as on negated ones (pruning removes tuples,
-    so they must be complete first), and is derived (it has a stratum)."""
+    so they must be complete first), but for itself: a body reading the
+    relation (`p(X, Y) <= p(X, Z) :- p(Z, Y).`) reads it as every round's
+    pruning leaves it; and the relation is derived (it has a stratum)."""
     extra: list[ast.Rule] = []
     for item in items:
         if isinstance(item, ast.Subsumption):
+            own = item.dominated.relation
             body: list[ast.Literal] = [
-                ast.Negation(lit, lit.span) if isinstance(lit, ast.Atom) else lit for lit in item.body
+                ast.Negation(lit, lit.span) if isinstance(lit, ast.Atom) and lit.relation != own else lit
+                for lit in item.body
             ]
             always = ast.Comparison("=", ast.Const(0, "number"), ast.Const(0, "number"), item.span)
             extra.append(ast.Rule(item.dominated, (*body, always), item.span))

@@ -89,7 +89,7 @@ class _Clause:
         for agg in term_aggregates(term):
             self.report(
                 "aggregate_position",
-                f"`{agg.func}` may only appear in a body comparison, as in `N = {agg.func} ...`",
+                f"`{agg.func}` stands only in a comparison in an invariant, as in `N = {agg.func} ...`",
                 agg,
             )
 

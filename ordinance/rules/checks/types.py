@@ -158,6 +158,11 @@ class _Rule:
     def arithmetic(self, term: ast.BinOp) -> str | None:
         sides = (term.left, term.right)
         kinds = [self.kind_of(side) for side in sides]
+        if term.op == "+" and "symbol" in kinds:  # concatenation, as Soufflé's `+` on symbols
+            for side, kind in zip(sides, kinds):
+                if kind != "symbol":
+                    self.expect_kind(side, "symbol", "`+` on a symbol concatenates: its other operand must be `symbol`")
+            return "symbol"
         for side, kind in zip(sides, kinds):
             if kind == "symbol" or kind in self.structs or isinstance(side, (ast.Record, ast.Branch)):
                 self.mismatch(f"arithmetic `{term.op}` on {_ARTICLE[kind or 'record']}", side.span)

@@ -1,0 +1,64 @@
+"""An aggregate where an argument stands, as Soufflé allows: lifted into `A = agg`.
+
+`r(X, count : { a(_) }) :- a(X).` becomes
+`r(X, A_1) :- a(X), A_1 = count : { a(_) }.`, and
+`r(X) :- b(X, count : { a(Y), Y < X }).` becomes
+`r(X) :- b(X, A_1), A_1 = count : { a(Y), Y < X }.`: the aggregate's value is
+a variable the rest of the rule reads, and its variables keep their scope
+(one the rule also uses outside is injected, see scope.py). Head arguments
+and the arguments of atoms, negated ones too, are lifted, at any depth of an
+expression (`r(1 + max X : { a(X) })`); an aggregate inside an aggregate's
+body stays where it is (the checks report it). Runs before the witnesses are
+grounded (witness.py), so `r(W, min X : { a(X, W) })` has its witness `W`.
+"""
+
+from __future__ import annotations
+
+from . import ast
+from .witness import FreshNames, rule_vars
+
+__all__ = ["lift_aggregates"]
+
+
+def _has_aggregate(t: ast.Term) -> bool:
+    return any(isinstance(s, ast.Aggregate) for s in ast.subterms(t))
+
+
+def _atoms(rule: ast.Rule) -> list[ast.Atom]:
+    """The head and the body's atoms, negated ones too (several heads are expanded before)."""
+    return [
+        rule.head,
+        *(
+            lit.atom if isinstance(lit, ast.Negation) else lit
+            for lit in rule.body
+            if isinstance(lit, (ast.Atom, ast.Negation))
+        ),
+    ]
+
+
+def lift_aggregates(rule: ast.Rule) -> ast.Rule:
+    """The rule with each aggregate in an argument bound by `A = agg` in its body."""
+    if not any(_has_aggregate(a) for atom in _atoms(rule) for a in atom.args):
+        return rule
+    names = FreshNames(rule_vars(rule))
+    extra: list[ast.Literal] = []
+
+    def lift(t: ast.Term) -> ast.Term:
+        if isinstance(t, ast.Aggregate):
+            var = ast.Var(names.fresh("A"), t.span)
+            extra.append(ast.Comparison("=", var, t, t.span))
+            return var
+        return ast.map_children(t, lift)
+
+    def atom(a: ast.Atom) -> ast.Atom:
+        return ast.Atom(a.relation, tuple(lift(t) for t in a.args), a.span)
+
+    body: list[ast.Literal] = []
+    for lit in rule.body:
+        if isinstance(lit, ast.Atom):
+            body.append(atom(lit))
+        elif isinstance(lit, ast.Negation):
+            body.append(ast.Negation(atom(lit.atom), lit.span))
+        else:
+            body.append(lit)
+    return ast.Rule(atom(rule.head), (*body, *extra), rule.span, rule.more_heads)
