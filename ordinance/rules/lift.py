@@ -36,6 +36,16 @@ def _atoms(rule: ast.Rule) -> list[ast.Atom]:
     ]
 
 
+def lifted(t: ast.Term, names: FreshNames, extra: list[ast.Literal]) -> ast.Term:
+    """`t` with each aggregate in it a fresh variable `A_n`, and `A_n = agg`
+    appended to `extra`."""
+    if isinstance(t, ast.Aggregate):
+        var = ast.Var(names.fresh("A"), t.span)
+        extra.append(ast.Comparison("=", var, t, t.span))
+        return var
+    return ast.map_children(t, lambda c: lifted(c, names, extra))
+
+
 def lift_aggregates(rule: ast.Rule) -> ast.Rule:
     """The rule with each aggregate in an argument bound by `A = agg` in its body."""
     if not any(_has_aggregate(a) for atom in _atoms(rule) for a in atom.args):
@@ -44,11 +54,7 @@ def lift_aggregates(rule: ast.Rule) -> ast.Rule:
     extra: list[ast.Literal] = []
 
     def lift(t: ast.Term) -> ast.Term:
-        if isinstance(t, ast.Aggregate):
-            var = ast.Var(names.fresh("A"), t.span)
-            extra.append(ast.Comparison("=", var, t, t.span))
-            return var
-        return ast.map_children(t, lift)
+        return lifted(t, names, extra)
 
     def atom(a: ast.Atom) -> ast.Atom:
         return ast.Atom(a.relation, tuple(lift(t) for t in a.args), a.span)

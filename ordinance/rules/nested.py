@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 
 from . import ast
+from .lift import lifted
 from .printer import format_rule
 from .scope import outside_vars
 from .witness import FreshNames, rule_vars
@@ -125,11 +126,7 @@ def _bound(body: tuple[ast.Literal, ...], names: FreshNames) -> list[ast.Literal
     extra: list[ast.Literal] = []
 
     def lift(t: ast.Term) -> ast.Term:
-        if isinstance(t, ast.Aggregate):
-            var = ast.Var(names.fresh("A"), t.span)
-            extra.append(ast.Comparison("=", var, t, t.span))
-            return var
-        return ast.map_children(t, lift)
+        return lifted(t, names, extra)
 
     for lit in body:
         if isinstance(lit, ast.Atom):
