@@ -3,11 +3,23 @@
 Writes run in `BEGIN IMMEDIATE` (the database write lock, waited for up to
 the busy timeout), so the revision read, the fence check and the insert are
 one transaction. Triggers refuse any UPDATE or DELETE of `events`.
+
+`revision()` asks SQLite only when the store may have changed: every commit
+in WAL mode, by any process and any SQLite client, rewrites the wal-index
+header in the `-shm` file that all connections map (its frame count, salts
+and checksums: https://www.sqlite.org/walformat.html), so an unchanged header
+means an unchanged log. The header is read (both copies, equal, or it is
+being written) before the query whose revision it then vouches for, so a
+commit racing the query is seen on the next look, never missed. A store
+without a `-shm` file (`:memory:`) always queries. A connection in
+exclusive locking mode, which would keep its wal-index private, cannot
+open the store beside this one (the database is locked).
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import sqlite3
 from typing import Any, Callable, Mapping, Sequence, TypeVar
@@ -53,6 +65,8 @@ class SqliteStore(SqlStore):
     """A store in one SQLite file (`path`; `:memory:` for a private one)."""
 
     txn = _Txn
+    _shm: mmap.mmap | None = None
+    _seen: tuple[bytes, int] | None = None  # (wal-index header, the revision read after it)
 
     def __init__(self, path: str, schema: Mapping[str, Sequence[str]] | None = None, *, create: bool = True) -> None:
         super().__init__(path, schema)
@@ -93,6 +107,34 @@ class SqliteStore(SqlStore):
             self._start_digests()  # a store from before digests
         except sqlite3.Error as exc:
             raise self._driver_error(exc) from None
+        self._shm = _map_shm(path)
+
+    def _wal_header(self) -> bytes | None:
+        """The wal-index header, or None if there is none or it is being written."""
+        shm = self._shm
+        if shm is None:
+            return None
+        both = shm[:96]
+        head = both[:48]
+        return head if head == both[48:] and head[12] == 1 else None
+
+    def revision(self) -> int:
+        header = self._wal_header()
+        seen = self._seen
+        if header is not None and seen is not None and seen[0] == header:
+            return seen[1]
+        rev = super().revision()
+        if header is not None:
+            self._seen = (header, rev)
+        return rev
+
+    def close(self) -> None:
+        with self._lock:
+            if self._shm is not None:
+                self._shm.close()
+                self._shm = None
+            self._seen = None
+            self.db.close()
 
     def _columns(self) -> set[str]:
         return {row[1] for row in self.db.execute("PRAGMA table_info(events)")}
@@ -107,3 +149,18 @@ class SqliteStore(SqlStore):
             raise
         self.db.execute("COMMIT")
         return result
+
+
+def _map_shm(path: str) -> mmap.mmap | None:
+    """The store's `-shm` file mapped read-only (None if it has none)."""
+    if path == ":memory:" or path.startswith("file:"):
+        return None
+    try:
+        with open(path + "-shm", "rb") as f:
+            shm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    if len(shm) < 96:
+        shm.close()
+        return None
+    return shm
