@@ -134,7 +134,7 @@ class SqliteStore(SqlStore):
                 self._shm.close()
                 self._shm = None
             self._seen = None
-            self.db.close()
+            super().close()
 
     def _columns(self) -> set[str]:
         return {row[1] for row in self.db.execute("PRAGMA table_info(events)")}
