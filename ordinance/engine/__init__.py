@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .demand import Given, demanded, model_for
 from .full import evaluate
-from .incremental import extend, overlay, renumber, retract, warm
+from .incremental import extend, overlay, prime, renumber, retract
 from .limits import GATE_DEADLINE_S, Limits
 from .model import Model, Note
 from .prepare import Prepared, prepare, prepared
@@ -37,9 +37,9 @@ __all__ = [
     "why_not",
     "extend",
     "overlay",
+    "prime",
     "retract",
     "renumber",
-    "warm",
     "Pattern",
     "parse_pattern",
     "answers",

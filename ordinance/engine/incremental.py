@@ -51,7 +51,7 @@ from .plan import plan_rule
 from .prepare import Stratum
 from .relation import Layer, Rel
 
-__all__ = ["Changes", "extend", "overlay", "retract", "recompute", "renumber", "warm"]
+__all__ = ["Changes", "extend", "overlay", "retract", "recompute", "prime", "renumber"]
 
 
 class Changes(set[str]):
@@ -706,26 +706,26 @@ def renumber(model: Model, upto: int | None = None) -> None:
         model.inexact.discard(i)
 
 
-def warm(model: Model, relations: Any) -> None:
+def prime(model: Model, relations: Any) -> None:
     """Compile the rounds that overlays adding facts of `relations` run, and
     build the indexes of this model they probe, so that the first overlays
     cost what later ones do. Follows `_propagate`, over-approximating: every
     relation an overlay may grow or recompute counts. The indexes to build
     are worked out once per program and set of relations (the plans they
-    come from are compiled once too), so warming a model again after a move
+    come from are compiled once too), so priming a model again after a move
     of the clock costs a lookup per index."""
     prep, rels = model.prepared, model.rels
     key = frozenset(relations)
-    specs = prep.analyses.warmed.get(key)
+    specs = prep.analyses.primed.get(key)
     if specs is None:
-        specs = prep.analyses.warmed[key] = _warm_specs(model, key)
+        specs = prep.analyses.primed[key] = _prime_specs(model, key)
     for name, cols in specs:
         rel = rels.get(name)
         if rel is not None:
             rel.index(cols)
 
 
-def _warm_specs(model: Model, relations: frozenset[str]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+def _prime_specs(model: Model, relations: frozenset[str]) -> tuple[tuple[str, tuple[int, ...]], ...]:
     """The (relation, columns) indexes that overlays adding facts of
     `relations` probe, compiling their rounds on the way."""
     prep, rels = model.prepared, model.rels

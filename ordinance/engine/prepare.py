@@ -11,7 +11,7 @@ from ..rules.checked import CheckedProgram
 from ..rules.printer import format_rule
 from .codegen import Compiled, compile_plan, compile_round
 from .plan import AggStep, plan_rule
-from .qualify import is_qualified, qualified
+from .qualify import Qualified, is_qualified, qualified
 from .relation import Rel
 
 __all__ = ["Analyses", "Prepared", "Stratum", "Round", "prepare", "prepared"]
@@ -54,7 +54,7 @@ class Analyses:
     heads: dict[int, tuple[tuple[int, Any], ...]] = field(default_factory=dict)  # a rule's head constants
     aggregated: dict[int, frozenset[str]] = field(default_factory=dict)  # read inside an aggregate, per stratum
     negations: dict[int, tuple[tuple[int, int, Negation], ...]] = field(default_factory=dict)  # per stratum
-    warmed: dict[frozenset[str], tuple[tuple[str, tuple[int, ...]], ...]] = field(default_factory=dict)  # warm()
+    primed: dict[frozenset[str], tuple[tuple[str, tuple[int, ...]], ...]] = field(default_factory=dict)  # prime()
     settled: dict[frozenset[str], frozenset[str]] = field(default_factory=dict)  # demand.settled, per inputs
     template: tuple[dict[str, Rel], list[tuple[str, ...] | None]] | None = None  # a rewrite's relations (demand)
     first: dict[str, int] | None = None  # a derived relation's first rule (demand)
@@ -75,9 +75,9 @@ class Prepared:
     plans: dict[tuple[int, int | None], Compiled] = field(default_factory=dict)
     aggregates: dict[int, Compiled] = field(default_factory=dict)
     runs: dict[tuple[int, str], "Round | None"] = field(default_factory=dict)
-    clock: Any = None  # clock.Clockwork, computed when first asked for
+    clock: Any = None  # clock.Clockwork, computed when first asked for (Any: clock.py imports this module)
     bound: dict[tuple[int, str], Compiled] = field(default_factory=dict)  # rules with the head bound (incremental.py)
-    qualified: Any = None  # qualify.Qualified with `choice-domain`, subsumption or `autoinc()`, else None
+    qualified: Qualified | None = None  # with `choice-domain`, subsumption or `autoinc()`, else None
     hints: dict[str, int] = field(default_factory=dict)  # sizes planned with instead of the live ones (demand.py)
     analyses: Analyses = field(default_factory=Analyses)  # worked out once per program, by question
 

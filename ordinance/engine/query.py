@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..diagnostics import CheckError, arity_message
+from ..diagnostics import CheckError
 from ..rules.checked import CheckedProgram
-from ..rules.checks.relations import unknown_relation
 from .model import Model
 
 __all__ = ["Pattern", "parse_pattern", "answers"]
@@ -45,7 +44,7 @@ class Pattern:
 def parse_pattern(text: str, program: CheckedProgram, *, ground: bool = False) -> Pattern:
     """The pattern written in `text` (a final period is fine), checked against
     the program's declarations; with `ground`, only constants are allowed."""
-    from ..rules import parse
+    from ..rules import check_declared, parse
     from ..rules.ast import Branch, Const, Record, Rule, Var, Wildcard
     from ..rules.functors import evaluate
 
@@ -55,11 +54,7 @@ def parse_pattern(text: str, program: CheckedProgram, *, ground: bool = False) -
     if len(items) != 1 or not isinstance(items[0], Rule) or items[0].body:
         raise CheckError('give one atom such as `current(C)` or `status("svc", A, S)`', code="bad_query")
     head = items[0].head
-    rel = program.relations.get(head.relation)
-    if rel is None:
-        raise CheckError([unknown_relation(head.relation, program.relations)])
-    if rel.arity != len(head.args):
-        raise CheckError(arity_message(head.relation, len(head.args), rel.arity), code="arity_mismatch")
+    check_declared(program, [(head.relation, head.args)])
     args: list[tuple[str, Any]] = []
     for term in head.args:
         if isinstance(term, Const):

@@ -28,7 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..engine import Limits, Model, evaluate, extend, overlay, prepared, retract, warm
+from ..engine import Limits, Model, evaluate, extend, overlay, prepared, prime, retract
 from ..engine.clock import advance, clockwork, horizon, refresh
 from ..engine.heap import paused, settle
 from ..facts import FACT_KINDS, Store
@@ -132,7 +132,7 @@ class Warm:
     def _ready(self, model: Model, built: bool = False) -> None:
         """After a warm model was built (or restored) or changed."""
         if self.eager:
-            warm(model, self._inputs)
+            prime(model, self._inputs)
         if built and self._settle:
             settle()
 

@@ -17,7 +17,10 @@ check`, `state` or `serve` starts warm.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .service import Service
 
 __all__ = ["follow", "keep_snapshot", "CHANNEL", "TRIGGER_SQL", "SNAPSHOT_POLL"]
 
@@ -35,7 +38,7 @@ END $$;
 """
 
 
-def follow(service: Any, url: str) -> Callable[[], None]:
+def follow(service: Service, url: str) -> Callable[[], None]:
     """Start following `url` for `service`; return a function that stops."""
     if not url.startswith(("postgresql://", "postgres://")):
         return lambda: None
@@ -74,7 +77,7 @@ def follow(service: Any, url: str) -> Callable[[], None]:
     return stop
 
 
-def keep_snapshot(service: Any, every: float = SNAPSHOT_POLL) -> Callable[[], None]:
+def keep_snapshot(service: Service, every: float = SNAPSHOT_POLL) -> Callable[[], None]:
     """Write `service.gate`'s snapshot when `snapshot_due` says it would
     spare the next process more than it costs and the store's revision has
     not moved for `every` seconds (under the service's lock: the model must
