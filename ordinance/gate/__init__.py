@@ -8,7 +8,7 @@ again = gate.replay(logged_event)           # a logged decision, decided again
 for r in replay_log(gate, what_if=True): ...  # the whole log (replay.py)
 """
 
-from .core import GATE_RELATIONS, OWNER_CLOCK, SERVER_CLOCK, Gate
+from .core import GATE_RELATIONS, OWNER_CLOCK, SERVER_CLOCK, Batch, Gate
 from .decision import Decision, Reason
 from .guard import Blocked, Guarded, GuardResult, guard
 from .layers import PUBLIC, Layers
@@ -17,6 +17,7 @@ from .replay import Replayed, replay_log
 from .request import REQUEST_RELATIONS, Request, is_request_side, request_relations, with_defaults
 
 __all__ = [
+    "Batch",
     "Blocked",
     "Decision",
     "Gate",

@@ -33,7 +33,7 @@ from .request import REQUEST_RELATIONS, Request, request_relations
 from .snapshot import snapshot_path
 from .warm import Warm
 
-__all__ = ["Gate", "GATE_RELATIONS", "OWNER_CLOCK", "SERVER_CLOCK", "LOG_TRIES", "REQUEST_TUPLES"]
+__all__ = ["Batch", "Gate", "GATE_RELATIONS", "OWNER_CLOCK", "SERVER_CLOCK", "LOG_TRIES", "REQUEST_TUPLES"]
 
 GATE_RELATIONS = ("permit", "forbid")  # what a policy derives for the gate to decide on
 OWNER_CLOCK = "owner"  # a decision's `clock` when its caller (the library, the CLI) gave `now`
@@ -42,7 +42,7 @@ LOG_TRIES = 4  # decisions made again when the facts moved before they were logg
 MOVED = "revision-moved"  # the denial of an allow the store kept moving under
 
 # events and the fence they are written under (`Store.append_each`)
-Batch = tuple[Sequence[Event], tuple[str, int] | None]
+Batch = tuple[Sequence[Event], tuple[str, int] | None]  # events appended with a decision, and their fence
 
 T = TypeVar("T")
 # the tuples one request's own evaluation (its overlay) may derive: a request

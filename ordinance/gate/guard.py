@@ -18,16 +18,27 @@ import functools
 import time
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, Protocol, TypeVar
 
 from ..diagnostics import GateError, StaleEpochError, error_pair
-from ..facts import Event
+from ..facts import Event, Store
 from .decision import Decision
+from .layers import Layers
 from .request import Request
 
-__all__ = ["Blocked", "GuardResult", "Guarded", "guard", "intent", "intent_batch", "outcome"]
+__all__ = ["Blocked", "Checks", "GuardResult", "Guarded", "guard", "intent", "intent_batch", "outcome"]
 
 T = TypeVar("T")
+
+
+class Checks(Protocol):
+    """What the guard needs of a gate (`Gate`: gate/core.py imports this module)."""
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def layers(self) -> Layers: ...
+    def check(self, request: Request, now: int) -> Decision: ...
 
 
 class Blocked(GateError):
@@ -63,7 +74,7 @@ def _fence(request: Request, resource: str | None) -> tuple[str, int]:
 
 
 def intent_batch(
-    gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard"
+    gate: Checks, request: Request, now: int, resource: str | None = None, source: str = "guard"
 ) -> tuple[list[Event], tuple[str, int]]:
     """The intent receipt's events and the fence they are written under."""
     a, who, layer = request.id, request.agent, gate.layers.default
@@ -76,7 +87,7 @@ def intent_batch(
     return events, _fence(request, resource)
 
 
-def intent(gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
+def intent(gate: Checks, request: Request, now: int, resource: str | None = None, source: str = "guard") -> int:
     """Write the intent receipt of an allowed request to the gate's store,
     fenced, in the policy's default layer; return its revision
     (StaleEpochError if the fence refuses it)."""
@@ -85,7 +96,7 @@ def intent(gate: Any, request: Request, now: int, resource: str | None = None, s
 
 
 def outcome(
-    gate: Any, request: Request, now: int, resource: str | None = None, source: str = "guard", kind: str = "outcome"
+    gate: Checks, request: Request, now: int, resource: str | None = None, source: str = "guard", kind: str = "outcome"
 ) -> int:
     """Write the outcome receipt (or, with `kind="failed"`, the receipt that
     the action ran and failed, or never ran), under the same fence and in the
@@ -104,7 +115,7 @@ def outcome(
 
 
 def guard(
-    gate: Any,
+    gate: Checks,
     request: Request,
     effect: Callable[[], T],
     now: int,
@@ -133,7 +144,7 @@ class Guarded:
     """`gate.guarded(request, now)`: a decorator and a context manager."""
 
     def __init__(
-        self, gate: Any, request: Request | Callable[..., Request], now: int | None, resource: str | None
+        self, gate: Checks, request: Request | Callable[..., Request], now: int | None, resource: str | None
     ) -> None:
         self.gate, self.request, self.now, self.resource = gate, request, now, resource
         self.decision: Decision | None = None

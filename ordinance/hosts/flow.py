@@ -26,24 +26,51 @@ import secrets
 import time
 import weakref
 from types import ModuleType
-from typing import Any, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, Callable, Mapping, Protocol
 
-from ..diagnostics import OrdinanceError, error_pair
-from ..gate import OWNER_CLOCK, SERVER_CLOCK, Decision, Request
+from ..diagnostics import OrdinanceError, StaleEpochError, error_pair
+from ..facts import Store
+from ..gate import OWNER_CLOCK, SERVER_CLOCK, Batch, Decision, Gate, Request
+from ..rules import CheckedProgram
 from ..gate.guard import intent_batch, outcome
 from . import DENIED, FAILED, POST, PRE, Call, Verdict, event_of
 from .request import SHELL_TOOLS, digest, request_of
 
-__all__ = ["handle", "decide", "verdict_of", "AUTO_ALLOW"]
+__all__ = ["handle", "decide", "verdict_of", "AUTO_ALLOW", "Served"]
 
 AUTO_ALLOW = "auto-allow"  # the flag code stdlib tools.rules derives from `auto_allow(A)`
+
+
+class Served(Protocol):
+    """What a host's hook needs of the server's service (`serve.Service`,
+    a layer above): its gate, store and policy, the lock that orders the
+    warm model, and a decision logged with its receipt in one commit."""
+
+    @property
+    def gate(self) -> Gate: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def policy(self) -> CheckedProgram: ...
+    @property
+    def lock(self) -> AbstractContextManager[Any]: ...
+
+    def check_then(
+        self,
+        request: Request,
+        now: int,
+        then: Callable[[Decision], Batch | None],
+        shown: Callable[[Decision, dict[str, Any]], dict[str, Any]] | None = None,
+        clock: str = SERVER_CLOCK,
+    ) -> tuple[Decision, StaleEpochError | None]: ...
 
 
 def _agent(principal: Any) -> str:
     return principal if isinstance(principal, str) else str(principal.name)
 
 
-def _codes(service: Any, relation: str, now: int, revision: int) -> frozenset[str]:
+def _codes(service: Served, relation: str, now: int, revision: int) -> frozenset[str]:
     """The policy's `relation(Code)` facts at the decision's revision (under
     the service's lock, before the warm model moves past it)."""
     if relation not in service.policy.relations:
@@ -51,7 +78,7 @@ def _codes(service: Any, relation: str, now: int, revision: int) -> frozenset[st
     return frozenset(str(t[0]) for t in service.gate.model(revision, now).tuples(relation))
 
 
-def _shells(service: Any, now: int) -> frozenset[str]:
+def _shells(service: Served, now: int) -> frozenset[str]:
     if "shell_tool" not in service.policy.relations:
         return SHELL_TOOLS
     return SHELL_TOOLS | _codes(service, "shell_tool", now, service.store.revision())
@@ -74,7 +101,7 @@ def verdict_of(decision: Decision, asked: list[str], event: str = "PreToolUse") 
     return Verdict("defer", f"ordinance permits this (decision {decision.seq})", event)
 
 
-def decide(host: ModuleType, service: Any, agent: str, call: Call, epoch: int, at: int, clock: str) -> Verdict:
+def decide(host: ModuleType, service: Served, agent: str, call: Call, epoch: int, at: int, clock: str) -> Verdict:
     name = call.id
     if call.content_id:  # identical calls are distinct requests, with receipts of their own
         # the suffix sorts as the calls came (nanoseconds), then is unguessable: the oldest open one is first
@@ -128,7 +155,7 @@ def _is_open(model: Any, rid: str, agent: str) -> bool:
     )
 
 
-def _open_call(service: Any, model: Any, name: str, agent: str) -> str | None:
+def _open_call(service: Served, model: Any, name: str, agent: str) -> str | None:
     """The oldest open call named `name` by `agent`: from what this process opened, else by a scan."""
     opened = _OPENED.get(service, {})
     ids = opened.get((agent, name), [])
@@ -157,7 +184,7 @@ def _oldest_open(model: Any, name: str, agent: str) -> str | None:
     return min(open_)[1] if open_ else None
 
 
-def _receipts(service: Any, host: ModuleType, request: Request, call: Call, at: int) -> None:
+def _receipts(service: Served, host: ModuleType, request: Request, call: Call, at: int) -> None:
     """PostToolUse, PostToolUseFailure, PermissionDenied: close the call's intent."""
     agent = request.agent
     with service.lock:
@@ -186,7 +213,7 @@ def _receipts(service: Any, host: ModuleType, request: Request, call: Call, at: 
 
 def handle(
     host: ModuleType,
-    service: Any,
+    service: Served,
     principal: Any,
     payload: Any,
     *,

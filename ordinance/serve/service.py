@@ -28,14 +28,14 @@ import itertools
 import threading
 import time
 import uuid
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping
 
 from ..diagnostics import CheckError, OrdinanceError, StaleEpochError, diagnostic_of
 from ..engine import Model, Pattern, answers, parse_pattern, why, why_not
 from ..explain import annotator, decision_json, rebuild, rebuilt_json, to_json
 from ..facts import FACT_KINDS, Event, Store, parse_json
 from ..project import DEFAULT_BOUND, DEFAULT_CAP, Projector, rehydrate
-from ..gate import SERVER_CLOCK, Decision, Gate, Request
+from ..gate import SERVER_CLOCK, Batch, Decision, Gate, Request
 from ..rules import typed_fact
 from ..rules.checked import CheckedProgram
 from ..facts.events import kind_of
@@ -45,7 +45,6 @@ from .identity import Principal
 __all__ = ["Forbidden", "Service", "BadRequest", "SERVER_FILLED", "clock"]
 
 # events and the fence they are written under (`Store.append_each`)
-Batch = tuple[Sequence[Event], tuple[str, int] | None]
 
 # request attributes only the service fills, never a caller
 SERVER_FILLED = frozenset({"request_owner"})
