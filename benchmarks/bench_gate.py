@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import re2  # noqa: F401  (first: regopy carries its own RE2, and with it loaded first google-re2's compile corrupts the heap)
 import cedarpy
 import regopy
 

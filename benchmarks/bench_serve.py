@@ -140,7 +140,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "policy.rules").write_text(CLAUDE_CODE_POLICY)
-        (root / "tokens.toml").write_text(f'[[principal]]\nname = "claude-code"\ntoken = "{TOKEN}"\n')
+        # a test rig: the owner gives the principal the clock, for the fixed-`now` /check series
+        (root / "tokens.toml").write_text(f'[[principal]]\nname = "claude-code"\ntoken = "{TOKEN}"\nclock = true\n')
         db = str(root / "o.db")
         rows = world(args.facts, random.Random(7)) + [("grant", ("claude-code", PROJECT, 1))]
         with open_store(db, schema_of(policy)) as store:
