@@ -40,6 +40,7 @@ __all__ = [
     "SERVERS",
     "with_deadline",
     "limits",
+    "served_limits",
 ]
 
 DEADLINE_ENV = "ORDINANCE_DEADLINE"
@@ -62,6 +63,14 @@ def limits() -> Limits:
     if ends_at is not None:
         return Limits(deadline=max(ends_at - time.monotonic(), 0.001))
     return Limits(deadline=each)
+
+
+def served_limits() -> Limits | None:
+    """The limits of each request a server (`serve`, `mcp`) evaluates: the
+    per-evaluation deadline its --deadline gave, else None (the gate's own)."""
+    from ..engine import Limits
+
+    return Limits(deadline=_state.each) if getattr(_state, "served", False) else None
 
 
 def backstop(seconds: float) -> float:
@@ -121,6 +130,7 @@ class Seconds(click.ParamType):
 
 
 def _reset() -> None:
+    _state.served = False
     _state.ends_at = None
     _state.each = DEFAULT_DEADLINE_S
 
@@ -149,6 +159,7 @@ def with_deadline(command: click.Command) -> click.Command:
     def run(*args: Any, deadline: float | None = None, **kwargs: Any) -> Any:
         if command.name in SERVERS:
             _state.each = (deadline or None) if deadline is not None else DEFAULT_DEADLINE_S
+            _state.served = deadline is not None
             return callback(*args, **kwargs)
         seconds = deadline if deadline is not None or batch else DEFAULT_DEADLINE_S
         _state.each = (seconds or None) if deadline is not None else DEFAULT_DEADLINE_S

@@ -6,6 +6,7 @@ import click
 
 from ..diagnostics import OrdinanceError
 from .common import db_option, load_policy, open_db, policy_option
+from .deadline import served_limits
 
 __all__ = ["command"]
 
@@ -59,7 +60,7 @@ def command(
         raise OrdinanceError("stdio needs --principal NAME", code="no_principal")
     program = load_policy(policy)
     with open_db(db, program, create=True) as store:  # it takes writes, as assert and load do
-        service = Service(program, store)
+        service = Service(program, store, limits=served_limits())
         if http:
             url = f"http://{host}:{port}"
             server = create_mcp(service, tokens=Tokens.from_file(str(tokens)), url=url)

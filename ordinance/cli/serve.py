@@ -8,6 +8,8 @@ import click
 from ..diagnostics import OrdinanceError
 from ..project import DEFAULT_CAP
 from .common import db_option, load_policy, open_db, policy_option
+from .deadline import served_limits
+from .workers import listen, run_workers, worker_socket
 
 __all__ = ["command"]
 
@@ -35,6 +37,10 @@ def _free(host: str, port: int) -> None:
                     code="port_in_use",
                 ) from None
             raise OrdinanceError(f"cannot listen on {host}:{port}: {exc.strerror}", code="port_in_use") from None
+
+
+def _banner(where: str, policy_hash: str, revision: int, workers: str = "") -> str:
+    return f"ordinance serve: {where} ({workers}policy {policy_hash[:12]}, revision {revision})"
 
 
 @click.command(
@@ -94,6 +100,15 @@ Examples:
     metavar="BYTES",
     help="With --state-out: its hard byte cap.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Server processes sharing the socket and the store, each with its own warm model "
+    "(the first keeps the state file and the snapshot).",
+)
+@click.option("--worker", default=None, hidden=True, metavar="INDEX:FD")  # a worker's socket (workers.py)
 @db_option
 @policy_option
 def command(
@@ -107,6 +122,8 @@ def command(
     state_out: str | None,
     state_audience: str | None,
     state_cap: int,
+    workers: int,
+    worker: str | None,
     db: str,
     policy: str,
 ) -> None:
@@ -136,10 +153,24 @@ def command(
         raise OrdinanceError("give --tokens FILE (or --anonymous PRINCIPAL for a private socket)", code="no_tokens")
     if state_out is None and (state_audience is not None or state_cap != DEFAULT_CAP):
         raise click.UsageError("--state-audience and --state-cap go with --state-out FILE")
-    if not uds:
+    index, sock = worker_socket(worker) if worker else (0, None)
+    if not uds and sock is None:
         _free(host, port)
     program = load_policy(policy)
     store = open_db(db, program, create=True)  # it takes writes, as assert and load do
+    where = f"unix:{uds}" if uds else f"http://{host}:{port}"
+    if workers > 1 and sock is None:  # the parent: the socket, then the workers on it
+        if tokens:
+            Tokens.from_file(tokens)  # a bad tokens file is one error here, not one per worker
+        banner = _banner(where, program.source_hash, store.revision(), f"{workers} workers, ")
+        store.close()
+        shared = listen(host, port, uds)
+        click.echo(banner, err=True)
+        ctx = click.get_current_context()
+        code = run_workers(workers, shared, ctx.command, ctx.params)
+        if code:
+            ctx.exit(code)
+        return
     keeper = None
     if state_out is not None:  # its own connection and model: it never waits for the service's lock
         from ..serve.state_file import StateFile
@@ -151,7 +182,7 @@ def command(
             keeper.stop()
             store.close()
             raise
-    service = Service(program, store)
+    service = Service(program, store, limits=served_limits())
     app = create_app(
         service,
         Tokens.from_file(tokens) if tokens else None,
@@ -160,11 +191,14 @@ def command(
         epoch=epoch,
     )
     stop = follow(service, db)
-    stop_snapshots = keep_snapshot(service)  # the next process starts warm
-    where = f"unix:{uds}" if uds else f"http://{host}:{port}"
-    click.echo(f"ordinance serve: {where} (policy {program.source_hash[:12]}, revision {store.revision()})", err=True)
+    stop_snapshots = keep_snapshot(service) if index <= 1 else lambda: None  # the next process starts warm
+    if sock is None:
+        click.echo(_banner(where, program.source_hash, store.revision()), err=True)
     try:
-        if uds:
+        if sock is not None:
+            config = uvicorn.Config(app, log_level="warning", access_log=False)
+            uvicorn.Server(config).run(sockets=[sock])
+        elif uds:
             uvicorn.run(app, uds=uds, log_level="warning", access_log=False)
         else:
             uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
