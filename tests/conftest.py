@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
+from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,6 +26,7 @@ import psycopg
 import pytest
 
 from pgserver import PgServer
+from tests.e2e.harness import Gated, gated
 
 # the caches (checked policies, the key that seals gate snapshots) of this test
 # session live in a directory of its own, never in the user's cache directory
@@ -76,3 +78,16 @@ def store_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> str
     if request.param == "sqlite":
         return os.path.join(tmp_path, "store.db")
     return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture
+def g(tmp_path: Path) -> Iterator[Gated]:
+    """The end-to-end tests' gated project, `ordinance serve` running over it
+    (tests/e2e/harness.py)."""
+    yield from gated(tmp_path)
+
+
+@pytest.fixture
+def down(tmp_path: Path) -> Iterator[Gated]:
+    """The gated project with no server behind its hooks' URL."""
+    yield from gated(tmp_path, serve=False)

@@ -9,8 +9,9 @@ import asyncio
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
@@ -108,6 +109,16 @@ def _hook(event: str, target: str, n: int) -> dict[str, Any]:
     }
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _unsettled() -> Iterator[None]:
+    """No full collection after each warm model is built: a long-running
+    server's latency measure (engine.heap.settle), half of each example's
+    time here, and it decides nothing."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("ordinance.gate.warm.settle", lambda: None)
+        yield
+
+
 writes = st.lists(
     st.tuples(st.sampled_from(["assert", "load", "mcp", "hook", "guard"]), facts(), st.sampled_from(SYMBOLS)),
     min_size=1,
@@ -144,7 +155,7 @@ def test_no_write_by_an_agent_turns_a_denial_into_an_allow(steps: list[tuple[str
         assert all(service.gate.decide(r, T).allowed for r in ALLOWED)
         tokens = Tokens.from_data({"principal": [{"name": "alice", "token": "a"}]})
         auth = {"authorization": "Bearer a"}
-        mcp = create_mcp(service, ALICE)
+        mcp = create_mcp(service, ALICE) if any(path == "mcp" for path, _, _ in steps) else None
         with TestClient(create_app(service, tokens)) as http:
             for n, (path, (rel, args), target) in enumerate(steps):
                 if path == "assert":
@@ -154,6 +165,7 @@ def test_no_write_by_an_agent_turns_a_denial_into_an_allow(steps: list[tuple[str
                 elif path == "mcp":
 
                     async def call(text: str = _text(rel, args)) -> None:
+                        assert mcp is not None
                         async with Client(mcp) as c:
                             await c.call_tool("assert", {"text": text})
 

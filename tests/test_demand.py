@@ -123,21 +123,25 @@ fanout(X, N) :- edge(X, _), N = count : { path(X, _) }.
 
 def test_demand_derives_only_what_the_pattern_needs() -> None:
     program = compile_text(PATH)
-    chain = [(i, i + 1) for i in range(100)] + [(1000 + i, 1001 + i) for i in range(100)] + [(1050, 1000)]
+    # a chain, and a chain whose first half is a cycle: small, since the
+    # why-nots `agree` compares walk the whole relation (a chain of 100 and a
+    # cycle of 51 took two minutes on a loaded host, with nothing more shown)
+    chain = [(i, i + 1) for i in range(30)] + [(1000 + i, 1001 + i) for i in range(20)] + [(1010, 1000)]
     given_ = Given.load(program, {"edge": chain}, 0)
-    model = demanded(given_, "clean", (95, None))
-    assert sorted(model.query("clean", (95, None))) == [(95, 96 + i) for i in range(5)]
-    # only the paths from 95 were derived, not the 20,000 of the whole graph: `!loop(Y)` asks
+    model = demanded(given_, "clean", (25, None))
+    assert sorted(model.query("clean", (25, None))) == [(25, 26 + i) for i in range(5)]
+    # only the paths from 25 were derived, not the 741 of the whole graph: `!loop(Y)` asks
     # for `path(Y, Y)` with both bound, which reads `edge(Z, Y)` first and derives nothing
-    assert set(model.tuples("path")) == {(95, y) for y in range(96, 101)}
+    assert set(model.tuples("path")) == {(25, y) for y in range(26, 31)}
     full = evaluate(program, {"edge": chain})
+    assert len(full.tuples("path")) == 741 and full.query("loop", (None,))
     for relation, values in [
-        ("clean", (95, None)),
-        ("clean", (1020, None)),
+        ("clean", (25, None)),
+        ("clean", (1010, None)),
         ("fanout", (3, None)),
         ("path", (None, 3)),
         ("loop", (None,)),
-        ("loop", (1010,)),
+        ("loop", (1005,)),
     ]:
         agree(full, given_, relation, values)
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import multiprocessing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
+import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from pyDatalog import pyDatalog
@@ -156,31 +157,67 @@ def test_engine_agrees_with_the_naive_evaluator(gen, db):
     engine_and_naive(gen, db)
 
 
-def _pydatalog_child(gen: Generated, db: dict[str, list[tuple[int, ...]]], conn: Any) -> None:
-    conn.send(pydatalog_model(gen, db))
-
-
 # pyDatalog resolves top-down in compiled code, and some small recursive
 # programs with negation send it into a loop that never returns. So it runs
 # in a forked child: an example it cannot answer within PYDATALOG_BUDGET
 # seconds is rejected (it says nothing about our engine), never passed. The
-# examples are derandomized, so CI sees the same programs every run.
+# examples are derandomized, so CI sees the same programs every run. One
+# child answers every example (forking a worker whose heap has grown, per
+# example, cost more than the examples); one that did not answer is killed
+# and the next example forks another.
 PYDATALOG_BUDGET = 20
 
 
+def _pydatalog_serve(conn: Any) -> None:
+    while True:
+        try:
+            gen, db = conn.recv()
+        except EOFError:
+            return
+        conn.send(pydatalog_model(gen, db))
+
+
+class _PyDatalogChild:
+    def __init__(self) -> None:
+        self.proc: Any = None
+        self.conn: Any = None
+
+    def ask(self, gen: Generated, db: dict[str, list[tuple[int, ...]]]) -> dict[str, set[tuple[Any, ...]]]:
+        if self.proc is None:
+            ctx = multiprocessing.get_context("fork")
+            self.conn, theirs = ctx.Pipe()
+            self.proc = ctx.Process(target=_pydatalog_serve, args=(theirs,), daemon=True)
+            self.proc.start()
+            theirs.close()
+        self.conn.send((gen, db))
+        try:
+            if self.conn.poll(PYDATALOG_BUDGET):
+                answer: dict[str, set[tuple[Any, ...]]] = self.conn.recv()
+                return answer
+        except EOFError:  # it died of the example
+            pass
+        self.stop()
+        reject()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.join()
+            self.conn.close()
+            self.proc = self.conn = None
+
+
+_CHILD = _PyDatalogChild()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _pydatalog_child_stops() -> Iterator[None]:
+    yield
+    _CHILD.stop()
+
+
 def pydatalog_in_child(gen: Generated, db: dict[str, list[tuple[int, ...]]]) -> dict[str, set[tuple[Any, ...]]]:
-    ctx = multiprocessing.get_context("fork")
-    ours, theirs = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_pydatalog_child, args=(gen, db, theirs))
-    child.start()
-    try:
-        if not ours.poll(PYDATALOG_BUDGET):
-            reject()
-        answer: dict[str, set[tuple[Any, ...]]] = ours.recv()
-        return answer
-    finally:
-        child.kill()
-        child.join()
+    return _CHILD.ask(gen, db)
 
 
 @settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -9,24 +9,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-import pytest
 
-from tests.e2e.harness import ROOT, SLOW, TOKEN, Gated, captured, client, gated, git, stable
+from tests.e2e.harness import ROOT, SLOW, TOKEN, Gated, captured, client, git, stable
 from tests.e2e.model_stub import ModelStub
 
 EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-
-
-@pytest.fixture
-def g(tmp_path: Path) -> Iterator[Gated]:
-    yield from gated(tmp_path)
-
-
-@pytest.fixture
-def down(tmp_path: Path) -> Iterator[Gated]:
-    yield from gated(tmp_path, serve=False)
 
 
 def settings(g: Gated) -> dict[str, Any]:

@@ -14,24 +14,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-import pytest
 
 from ordinance.hosts.setup import SETUPS
-from tests.e2e.harness import SLOW, TOKEN, Gated, captured, client, gated, git
+from tests.e2e.harness import SLOW, TOKEN, Gated, captured, client, git
 from tests.e2e.model_stub import ModelStub
-
-
-@pytest.fixture
-def g(tmp_path: Path) -> Iterator[Gated]:
-    yield from gated(tmp_path)
-
-
-@pytest.fixture
-def down(tmp_path: Path) -> Iterator[Gated]:
-    yield from gated(tmp_path, serve=False)
 
 
 def codex(

@@ -10,25 +10,14 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-import pytest
 
 from ordinance.hosts.setup import SETUPS
-from tests.e2e.harness import SLOW, TOKEN, Gated, captured, client, gated, git
+from tests.e2e.harness import SLOW, TOKEN, Gated, captured, client, git
 from tests.e2e.model_stub import ModelStub
 
 MODEL = "gemini-2.5-flash"  # named, so that no routing request runs before the turn
-
-
-@pytest.fixture
-def g(tmp_path: Path) -> Iterator[Gated]:
-    yield from gated(tmp_path)
-
-
-@pytest.fixture
-def down(tmp_path: Path) -> Iterator[Gated]:
-    yield from gated(tmp_path, serve=False)
 
 
 def gemini(g: Gated, script: list[dict[str, Any]], *args: str, hooked: bool = True) -> tuple[ModelStub, list[dict]]:
