@@ -1,0 +1,410 @@
+"""The examples of the pages no other test ran: docs/limits.md, sql.md,
+hosts.md and other-hosts.md (and the benchmark lines of performance.md).
+
+Each block runs as written and prints what the page shows (an output shown
+with `...` shows the parts around it; a `# comment` after it is not output).
+What a user has and a test has not (their paths, a fixed port, `$TOKEN`, the
+store a sentence describes) the test puts in, as each test says. The lines
+that cannot run here are checked statically, and are listed in STATIC with
+why."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+from click.testing import CliRunner, Result
+
+from ordinance.cli import cli
+from ordinance.facts import Event, open_store, schema_of
+from ordinance.rules import compile_text
+from served import AGENT, Served, write_tokens
+from test_cli_meta import ROOT, normalised, page, run_steps, section, shell_steps
+from test_deadline import CROSS
+from test_docs import blocks
+
+BIN = Path(sys.executable).parent
+
+# the lines no test runs as written, and why; each is checked for what it can be
+STATIC = {
+    "pip install 'ordinance[duckdb]'": "installs a package: the extra is checked in pyproject.toml",
+    "pip install 'ordinance[server]'": "installs a package: the extra is checked in pyproject.toml",
+    "benchmarks/bench_": "a benchmark takes minutes: the script exists and its --help lists each option used",
+    ".ci/install-clients": "npm installs the real clients: the script exists",
+    "tests/test_e2e_": "the end-to-end tests run the real clients (minutes): the files exist",
+    "ORDINANCE_E2E_CAPTURE=1": "refreshes the captured fixtures: the tests read the variable",
+}
+
+# what a page's shown output has that a run's differs in: the wall clock's
+# `now`, the time a deadline had left when the evaluation started
+MASKS = ((r"now [0-9TZ:.-]+,", "now NOW,"), (r"deadline of [\d.]+ seconds", "deadline of S seconds"))
+
+
+def masked(lines: list[str]) -> list[str]:
+    text = "\n".join(re.sub(r"\s+# .*$", "", line) for line in normalised(lines))  # a comment is not output
+    for pattern, mask in MASKS:
+        text = re.sub(pattern, mask, text)
+    return text.splitlines()
+
+
+def assert_shows(shown: list[str], got: str, command: str) -> None:
+    """`got` is the output `shown`; a `...` in a line stands for anything."""
+    want, have = masked(shown), masked(got.splitlines())
+    assert len(want) == len(have), (command, have)
+    for line, real in zip(want, have):
+        assert re.fullmatch(".*".join(map(re.escape, line.split("..."))), real), (command, real)
+
+
+def ordinance(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str = "") -> Result:
+    """`ordinance ARGS` in `cwd`, in this process (the blocks themselves run
+    in bash: this is the test's own setting up and asking)."""
+    with contextlib.chdir(cwd):
+        return CliRunner().invoke(cli, list(args), env=env, input=stdin)
+
+
+@contextlib.contextmanager
+def serving(command: str, cwd: Path, env: dict[str, str], port: int) -> Iterator[None]:
+    """`command` (an `ordinance serve` line) running until the block ends."""
+    proc = subprocess.Popen(
+        ["bash", "-c", "exec " + command],
+        cwd=cwd,
+        env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server did not answer within 60 s"
+                time.sleep(0.1)
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_every_block_of_these_pages_is_run_or_listed() -> None:
+    """The count of each page's blocks is the count the tests below take:
+    a new block fails here until a test runs it (or STATIC lists it)."""
+    counts = {"limits.md": 5, "sql.md": 4, "hosts.md": 3, "other-hosts.md": 3}
+    for name, count in counts.items():
+        assert len(re.findall(r"^```\w*$", page(name), re.M)) == 2 * count, name
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {"duckdb", "server"} <= set(extras)
+
+
+# --- docs/limits.md ---------------------------------------------------------
+
+
+def test_the_server_refuses_before_it_reads(tmp_path: Path) -> None:
+    """On a server of the test's (its own port for 8377, an agent's token in
+    `$TOKEN`): an unauthenticated 1 GB body is refused unread, a deep one
+    from a caller with a token is `too_deep`."""
+    steps = shell_steps(section("The server reads a body only after it knows the caller", page("limits.md")), "console")
+    assert [c.split()[0] for c, _ in steps] == ["curl", "python"]
+    (tmp_path / "policy.rules").write_text('.include "continuity"\n')
+    with Served(tmp_path / "policy.rules", str(tmp_path / "o.db"), write_tokens(tmp_path / "tokens.toml")) as server:
+        mine = [(c.replace("8377", str(server.port)), shown) for c, shown in steps]
+        done = run_steps(mine, tmp_path, env={"TOKEN": AGENT})
+    for (command, shown), (got, _) in zip(mine, done):
+        assert_shows(shown, got, command)
+
+
+def test_load_stops_at_the_first_bound(tmp_path: Path) -> None:
+    """In a project `ordinance init` made."""
+    assert ordinance("init", ".", cwd=tmp_path).exit_code == 0
+    steps = [s for s in shell_steps(page("limits.md"), "console") if s[0] == "ordinance load /dev/zero"]
+    [(command, shown)] = steps
+    [(got, status)] = run_steps(steps, tmp_path, stderr=True)
+    assert_shows(shown, got, command)
+    assert status == 2
+
+
+def test_a_doubling_symbol_stops_at_the_symbol_limit(tmp_path: Path) -> None:
+    """doubling.rules is written as the page's `cat` shows it."""
+    steps = [s for s in shell_steps(page("limits.md"), "console") if "doubling.rules" in s[0]]
+    assert [c for c, _ in steps] == ["cat doubling.rules", "ordinance run doubling.rules"]
+    (tmp_path / "doubling.rules").write_text("\n".join(steps[0][1]) + "\n")
+    done = run_steps(steps, tmp_path, stderr=True)
+    for (command, shown), (got, _) in zip(steps, done):
+        assert_shows(shown, got, command)
+    assert done[1][1] == 2
+
+
+def test_the_cli_deadline_covers_the_model_build(tmp_path: Path) -> None:
+    """On the store the page describes (test_deadline's: facts making a 3000 x
+    3000 cross product) as ./ordinance.db and ./policy.rules, the policy
+    checked once before (by `ordinance log`), as a user's is.
+
+    What it prints depends on the machine, so the test takes what holds on
+    any: exit status 2 and a deadline. When the engine's deadline cut the
+    build (a quiet machine), the page's lines, but for the time that was
+    left and, with little left, the stratum it was cut in; when starting up
+    took the two seconds (a loaded one), the watchdog's line alone."""
+    (tmp_path / "policy.rules").write_text(CROSS)
+    os.utime(tmp_path / "policy.rules", (0, 0))  # the cache keeps no policy written within the last second
+    with open_store(str(tmp_path / "ordinance.db"), schema_of(compile_text(CROSS))) as store:
+        store.append([Event("assert", rel, (i,)) for i in range(3000) for rel in ("na", "nb")])
+    assert ordinance("log", "--limit", "1", cwd=tmp_path).exit_code == 0
+    text = section("The CLI deadline covers the model build", page("limits.md"))
+    [(command, shown)] = steps = shell_steps(text, "console")
+    [(got, status)] = run_steps(steps, tmp_path, stderr=True)
+    assert status == 2 and "(exit status 2)" in text
+    if got.startswith("DENIED"):
+        cut = [re.sub(r"stratum of `\w+`", "stratum of `...`", line) for line in shown]
+        assert_shows(cut, got, command)
+        assert shown[-1].endswith("in the stratum of `cross`")  # (what a quiet machine prints)
+    else:
+        watchdog = "error[limit_exceeded]: limit exceeded: deadline of 2 seconds passed"
+        assert got == f"{watchdog} (set --deadline or ORDINANCE_DEADLINE; 0 for none)\n", got
+
+
+def test_load_refuses_decisions_this_store_did_not_make(tmp_path: Path) -> None:
+    """backup.jsonl is an export of five events, the fourth a decision,
+    loaded into a project `ordinance init` made."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    for project in (old, new):
+        project.mkdir()
+        assert ordinance("init", ".", cwd=project).exit_code == 0
+    for args in (
+        ["assert", 'grant("alice", "prod", 1).', 'grant("bob", "prod", 1).', 'grant("carol", "prod", 1).'],
+        ["check", 'request("a1", "deploy", "prod", "alice", 1).'],
+        ["assert", 'grant("dave", "prod", 1).'],
+        ["export", str(new / "backup.jsonl")],
+    ):
+        assert ordinance(*args, cwd=old).exit_code == 0, args
+    events = [json.loads(line)["kind"] for line in (new / "backup.jsonl").read_text().splitlines()]
+    assert events == ["assert", "assert", "assert", "decision", "assert"]
+    steps = shell_steps(section("`load` refuses decisions this store did not make", page("limits.md")), "console")
+    assert [c for c, _ in steps] == ["ordinance load backup.jsonl", "ordinance load --decisions backup.jsonl"]
+    done = run_steps(steps, new, stderr=True)
+    for (command, shown), (got, _) in zip(steps, done):
+        assert_shows(shown, got, command)
+    assert [status for _, status in done] == [2, 0]
+
+
+# --- docs/sql.md --------------------------------------------------------------
+
+REACH = """\
+.decl edge(a: number, b: number)
+.input edge
+.decl reach(a: number, b: number)
+.output reach
+reach(X, Y) :- edge(X, Y).
+reach(X, Z) :- reach(X, Y), edge(Y, Z).
+"""
+
+
+def test_the_engines_run_from_the_command_line(tmp_path: Path, pg_url: str) -> None:
+    """The test's reach.dl and facts/ (a chain of edges), PostgreSQL on the
+    test's database for `postgresql://user@host/db`: each engine writes what
+    the Python engine does."""
+    [block] = blocks(section("Choosing the engine", page("sql.md")))
+    [install, *commands] = block.splitlines()
+    assert install in STATIC
+    (tmp_path / "reach.dl").write_text(REACH)
+    (tmp_path / "facts").mkdir()
+    (tmp_path / "facts" / "edge.facts").write_text("".join(f"{i}\t{i + 1}\n" for i in range(30)))
+    assert ordinance("run", "reach.dl", "-F", "facts", "-D", "expected", cwd=tmp_path).exit_code == 0
+    expected = sorted((tmp_path / "expected" / "reach.csv").read_text().splitlines())
+    assert len(expected) == 30 * 31 // 2
+    for command in commands:
+        (tmp_path / "out").mkdir(exist_ok=True)
+        line = command.replace("postgresql://user@host/db", pg_url)
+        [(got, status)] = run_steps([(line, [])], tmp_path, stderr=True)
+        assert status == 0, (command, got)
+        assert sorted((tmp_path / "out" / "reach.csv").read_text().splitlines()) == expected, command
+        (tmp_path / "out" / "reach.csv").unlink()
+    assert [c.split("--engine ")[1].split()[0] for c in commands] == ["duckdb", "postgresql"]
+
+
+def test_the_python_examples_print_what_they_say() -> None:
+    """The first block prints the sets its comments show (a set prints in any
+    order: the values are compared); the second runs on its facts and `now`
+    (which the page leaves to the reader: the first block's)."""
+    first, second = blocks(page("sql.md"), "python")
+    namespace: dict[str, object] = {}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(first, "sql.md", "exec"), namespace)
+    shown = [line.split("#", 1)[1].strip() for line in first.splitlines() if line.strip().startswith("print(")]
+    got = printed.getvalue().splitlines()
+    assert len(got) == len(shown) == 2
+    for value, comment in zip(got, shown):
+        try:
+            want = ast.literal_eval(comment)
+        except (ValueError, SyntaxError):  # `3, counted by the engine`
+            want = ast.literal_eval(comment.split(",", 1)[0])
+        assert ast.literal_eval(value) == want, comment
+    namespace.update(facts={"edge": [(1, 2), (2, 3)]}, now=0)
+    exec(compile(second, "sql.md", "exec"), namespace)
+    proof = namespace["proof"]
+    assert (proof.relation, proof.tuple) == ("path", (1, 3))  # type: ignore[attr-defined]
+    assert [c.tuple for c in proof.children] == [(1, 2), (2, 3)]  # type: ignore[attr-defined]
+
+
+def benchmark_lines(text: str) -> list[str]:
+    return [line for block in blocks(text) for line in block.splitlines() if "benchmarks/bench_" in line]
+
+
+@pytest.mark.parametrize("name", ["sql.md", "performance.md"])
+def test_the_benchmark_lines_name_real_options(name: str) -> None:
+    """Statically (STATIC): each script exists and declares the options used
+    (`add_argument("--runs", ...)`; read, not run: the scripts' imports
+    alone take seconds)."""
+    lines = benchmark_lines(page(name))
+    assert lines
+    for line in lines:
+        command = line.split("#", 1)[0].split()
+        assert command[0] == ".venv/bin/python" and command[1].startswith("benchmarks/bench_"), line
+        source = (ROOT / command[1]).read_text()
+        for option in (word for word in command[2:] if word.startswith("-")):
+            assert re.search(rf"add_argument\([^)]*[\"']{option}[\"']", source), (line, option)
+
+
+# --- docs/hosts.md and docs/other-hosts.md -------------------------------------
+
+
+def project_for(tmp_path: Path, *flags: str) -> tuple[Path, Path, dict[str, str], str]:
+    """A git project `p` set up by `ordinance init FLAGS .`, HOME and
+    XDG_STATE_HOME in `tmp_path`: the project, the owner's directory, the
+    environment, and the `ordinance serve` line init printed."""
+    project, home = tmp_path / "p", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    subprocess.run(["git", "init", "-q", "."], cwd=project, check=True)
+    env = {"HOME": str(home), "XDG_STATE_HOME": str(home / ".local" / "state")}
+    done = ordinance("init", *flags, ".", cwd=project, env=env)
+    assert done.exit_code == 0, done.output
+    [owner] = (home / ".local" / "state" / "ordinance").iterdir()
+    [serve] = [line.removeprefix("next: ") for line in done.stdout.splitlines() if line.startswith("next: ")]
+    return project, owner, env, serve
+
+
+def port_of(serve: str) -> int:
+    return int(serve.rsplit("--port ", 1)[1].split()[0])
+
+
+def pre_tool_use(project: Path, tool: str, tool_input: dict[str, str]) -> str:
+    call = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_use_id": "t1", "cwd": str(project)}
+    return json.dumps({**call, "tool_input": tool_input})
+
+
+def decision_of(done: Result) -> dict[str, str]:
+    assert done.exit_code == 0, done.output
+    return dict(json.loads(done.stdout)["hookSpecificOutput"])
+
+
+def test_the_claude_code_setup_runs(tmp_path: Path) -> None:
+    """hosts.md "Setup", in a git project `p`: `init` prints the page's serve
+    line with the real owner's directory (for `~/.local/state/ordinance/p-1a2b3c4d`)
+    and port (for 31234), that line serves, and `doctor` finds everything in
+    place (a `claude` that says its version stands in for Claude Code);
+    `pip install` is in STATIC."""
+    block = blocks(section("Setup", page("hosts.md")), "sh")[0].replace("\\\n", " ")
+    install, init, serve, doctor = (line.split("  #")[0].strip() for line in block.splitlines())
+    assert install in STATIC
+    assert init == "ordinance init --claude-code ." and doctor == "ordinance doctor"
+    project, owner, env, printed = project_for(tmp_path, "--claude-code")
+    port = port_of(printed)
+    serve = serve.removesuffix("&").strip().replace("~/.local/state/ordinance/p-1a2b3c4d", str(owner))
+    serve = " ".join(serve.replace("31234", str(port)).split())
+    assert serve.replace('"$PWD"', str(project)) == printed  # "init prints this line with the real paths and port"
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
+    claude.chmod(0o755)
+    with serving(serve, project, env, port):
+        done = ordinance(*doctor.split()[1:], cwd=project, env={**env, "PATH": f"{claude.parent}:{os.environ['PATH']}"})
+    assert done.exit_code == 0, done.output
+    assert all(line.startswith("ok ") for line in done.stdout.splitlines()), done.output
+
+
+def test_auto_allow_runs_a_markdown_read_unasked(tmp_path: Path) -> None:
+    """The page's rule, added to the policy `init --claude-code` wrote, lints
+    and makes a Read of a Markdown file `allow` (without it: no decision)."""
+    [rule] = blocks(section("The answer: never wider than Claude Code's own", page("hosts.md")))
+    project, owner, env, _ = project_for(tmp_path, "--claude-code")
+    (project / "README.md").write_text("hi\n")
+    hook = ["hook", "claude-code", "--db", str(owner / "ordinance.db"), "--policy", str(owner / "policy.rules")]
+    read = pre_tool_use(project, "Read", {"file_path": str(project / "README.md")})
+    assert "permissionDecision" not in decision_of(ordinance(*hook, cwd=project, env=env, stdin=read))
+    with (owner / "policy.rules").open("a") as policy:
+        policy.write("\n" + rule)
+    assert ordinance("lint", str(owner / "policy.rules"), cwd=project).exit_code == 0
+    assert decision_of(ordinance(*hook, cwd=project, env=env, stdin=read))["permissionDecision"] == "allow"
+
+
+def test_a_stop_is_lifted_at_a_new_epoch(tmp_path: Path) -> None:
+    """hosts.md "Lifting a stop", each `ordinance assert` with `--db` and
+    `--policy` of the owner's directory (as the page says), the project for
+    `/path/to/project`, and init's serve line for `serve ...`: after the stop
+    a write in the project is denied `owner-stop`; after the resume the
+    server at epoch 2 permits it."""
+    [block] = blocks(section("Lifting a stop", page("hosts.md")), "sh")
+    stop, resume, serve = (line.split("  #")[0].strip() for line in block.splitlines())
+    project, owner, env, printed = project_for(tmp_path, "--claude-code")
+    store = f"--db {owner / 'ordinance.db'} --policy {owner / 'policy.rules'}"
+    write = pre_tool_use(project, "Write", {"file_path": str(project / "a.txt"), "content": "x"})
+    in_process = ["hook", "claude-code", *store.split()]
+    for line in (stop, resume):
+        line = line.replace("ordinance assert", f"ordinance assert {store}").replace("/path/to/project", str(project))
+        [(got, status)] = run_steps([(line, [])], project, stderr=True, env=env)
+        assert status == 0, got
+        if line is not resume:
+            answer = decision_of(ordinance(*in_process, cwd=project, env=env, stdin=write))
+            assert answer["permissionDecision"] == "deny" and "owner-stop" in answer["permissionDecisionReason"]
+    assert serve.startswith("ordinance serve ... ")
+    with serving(serve.replace("ordinance serve ...", printed), project, env, port_of(printed)):
+        hook = ["hook", "claude-code", "--server", f"http://127.0.0.1:{port_of(printed)}"]
+        answer = decision_of(
+            ordinance(*hook, "--token-file", str(owner / "claude-code.token"), cwd=project, stdin=write)
+        )
+    assert "permissionDecision" not in answer and answer["additionalContext"].startswith("ordinance permits this")
+
+
+def test_the_gemini_hook_answers_in_its_shape(tmp_path: Path) -> None:
+    """other-hosts.md's `ordinance hook gemini`, on the server `init --gemini`
+    set up (its port for 8377, its token file for `~/.local/state/ordinance/p/gemini.token`),
+    prints the answer the page's comment shows; the settings init writes are
+    the page's (with `~/.local/state/ordinance/p-1a2b3c4d` and 31234 for the
+    real directory and port)."""
+    project, owner, env, printed = project_for(tmp_path, "--gemini")
+    port = port_of(printed)
+    call = blocks(page("other-hosts.md"), "sh")[0]
+    settings = blocks(page("other-hosts.md"), "json")[0]
+    script, shown = call.split("\n# ")
+    script = script.replace("8377", str(port)).replace("~/.local/state/ordinance/p/", f"{owner}/")
+    with serving(printed, project, env, port):
+        [(got, status)] = run_steps([(script, [])], project, env=env)
+    assert status == 0 and json.loads(got) == json.loads(shown)
+    written = (project / ".gemini" / "settings.json").read_text()
+    written = written.replace(str(owner), "~/.local/state/ordinance/p-1a2b3c4d").replace(str(port), "31234")
+    assert json.loads(written) == json.loads(settings)
+
+
+def test_the_end_to_end_commands_name_what_exists() -> None:
+    """Statically (STATIC): running them installs npm packages and takes minutes."""
+    [block] = [b for b in blocks(page("other-hosts.md"), "sh") if ".ci/install-clients" in b]
+    for line in block.splitlines():
+        assert any(key in line for key in STATIC), line
+        for path in re.findall(r"(?:\.ci|tests)/[\w./*-]+", line.split("#", 1)[0]):
+            assert list(ROOT.glob(path)), path
+    assert "ORDINANCE_E2E_CAPTURE" in "".join(p.read_text() for p in (ROOT / "tests").glob("**/*.py"))
