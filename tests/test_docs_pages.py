@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import warnings
 from pathlib import Path
 from typing import Iterator
 
@@ -365,10 +366,10 @@ def test_a_stop_is_lifted_at_a_new_epoch(tmp_path: Path) -> None:
     write = pre_tool_use(project, "Write", {"file_path": str(project / "a.txt"), "content": "x"})
     in_process = ["hook", "claude-code", *store.split()]
     for line in (stop, resume):
-        line = line.replace("ordinance assert", f"ordinance assert {store}").replace("/path/to/project", str(project))
-        [(got, status)] = run_steps([(line, [])], project, stderr=True, env=env)
+        mine = line.replace("ordinance assert", f"ordinance assert {store}").replace("/path/to/project", str(project))
+        [(got, status)] = run_steps([(mine, [])], project, stderr=True, env=env)
         assert status == 0, got
-        if line is not resume:
+        if line == stop:
             answer = decision_of(ordinance(*in_process, cwd=project, env=env, stdin=write))
             assert answer["permissionDecision"] == "deny" and "owner-stop" in answer["permissionDecisionReason"]
     assert serve.startswith("ordinance serve ... ")
@@ -407,4 +408,56 @@ def test_the_end_to_end_commands_name_what_exists() -> None:
         assert any(key in line for key in STATIC), line
         for path in re.findall(r"(?:\.ci|tests)/[\w./*-]+", line.split("#", 1)[0]):
             assert list(ROOT.glob(path)), path
-    assert "ORDINANCE_E2E_CAPTURE" in "".join(p.read_text() for p in (ROOT / "tests").glob("**/*.py"))
+    assert "ORDINANCE_E2E_CAPTURE" in (ROOT / "tests" / "e2e" / "harness.py").read_text()
+
+
+# --- docs/language-more.md ------------------------------------------------------
+
+# what `ordinance run FILE -D -` prints of each block with `.output REL` added
+# for the relations its comments name (`// hit("a")`, `// query(0), query(1)`)
+RUNS = {
+    ".decl word(w: symbol)": {"digits": ["a12"], "tool": ["git"]},
+    'p("a"). p("[").': {"hit": ["a"], "miss": []},
+    ".decl deploy(at: time)": {},  # (what `recent` and `soon` hold depends on the clock)
+    '.include "continuity"': {},
+    ".decl score(who: symbol, s: number)": {"avg": ["a\t1.5", "b\t4.0"]},
+    ".decl nat(x: number)": {"query": ["0", "1"]},
+    '.pragma "magic-transform" "*"': {},
+    'path("x/.env").': {},
+}
+
+
+def printed(output: str, names: set[str]) -> dict[str, list[str]]:
+    """`run -D -`'s output of relations `names`: each one's name line, then its tuples."""
+    relations: dict[str, list[str]] = {}
+    for line in output.splitlines():
+        if line in names and line not in relations:
+            relations[line] = []
+        else:
+            relations[list(relations)[-1]].append(line)
+    return relations
+
+
+@pytest.mark.parametrize("block", blocks(page("language-more.md")), ids=lambda b: b.splitlines()[0][:30])
+def test_each_language_example_lints_and_runs(tmp_path: Path, block: str) -> None:
+    """As the page says: `ordinance lint FILE` reports the codes its comments
+    name (an error only where one is named), and the rest, the lines naming
+    an error taken out, runs with `ordinance run FILE -D -` to what its
+    comments say."""
+    named = re.findall(r"// (?:.*?)(warning|error)\[(\w+)\]", block)
+    (tmp_path / "example.rules").write_text(block)
+    linted = ordinance("lint", "example.rules", cwd=tmp_path)
+    codes = set(re.findall(r"(warning|error)\[(\w+)\]", linted.output))
+    assert set(named) <= codes and {c for c in codes if c[0] == "error"} == {c for c in named if c[0] == "error"}
+    assert linted.exit_code == (1 if any(kind == "error" for kind, _ in named) else 0), linted.output
+    accepted = "".join(line + "\n" for line in block.splitlines() if "error[" not in line)
+    outputs = RUNS[block.splitlines()[0]]
+    (tmp_path / "example.rules").write_text(accepted + "".join(f".output {r}\n" for r in outputs))
+    with warnings.catch_warnings(record=True) as caught:  # (the library's warning for a pattern from data)
+        warnings.simplefilter("always")
+        ran = ordinance("run", "example.rules", "-D", "-", cwd=tmp_path)
+    assert ran.exit_code == 0, ran.output
+    data_pattern = block.startswith('p("a"). p("[").')  # "evaluation warns once per pattern"
+    invalid = ["invalid regular expression `[`: missing ]"] if data_pattern else []
+    assert [str(w.message).split(": `match`")[0] for w in caught] == invalid
+    assert printed(ran.stdout, set(outputs)) == outputs
