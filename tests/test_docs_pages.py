@@ -46,6 +46,7 @@ STATIC = {
     ".ci/install-clients": "npm installs the real clients: the script exists",
     "tests/test_e2e_": "the end-to-end tests run the real clients (minutes): the files exist",
     "ORDINANCE_E2E_CAPTURE=1": "refreshes the captured fixtures: the tests read the variable",
+    "python3 -m venv .venv": "makes a venv and installs into it: the README's command and the CI's, checked equal",
 }
 
 # what a page's shown output has that a run's differs in: the wall clock's
@@ -461,3 +462,69 @@ def test_each_language_example_lints_and_runs(tmp_path: Path, block: str) -> Non
     invalid = ["invalid regular expression `[`: missing ]"] if data_pattern else []
     assert [str(w.message).split(": `match`")[0] for w in caught] == invalid
     assert printed(ran.stdout, set(outputs)) == outputs
+
+
+# --- docs/language.md's fragments -----------------------------------------------
+
+INVARIANTS = "Invariants: say what must never happen"
+
+
+def test_the_hint_line_lints_in_a_policy_of_the_stdlib(tmp_path: Path) -> None:
+    """A fragment (a `.hint` for the stdlib's `claim_source`): checked
+    statically, in a policy that includes `continuity`."""
+    [hint] = [b for b in blocks(section(INVARIANTS, page("language.md"))) if b.startswith(".hint")]
+    (tmp_path / "policy.rules").write_text('.include "continuity"\n' + hint)
+    linted = ordinance("lint", "policy.rules", cwd=tmp_path)
+    assert (linted.exit_code, linted.output) == (0, "")
+
+
+def test_the_pytest_configuration_collects_the_invariant(tmp_path: Path) -> None:
+    """The page's `[tool.pytest.ini_options]` as a project's pyproject.toml,
+    the page's policy with the planted bug in its `policies/`: pytest
+    collects the invariant as `policy.rules::invariant "..."` and fails it
+    with the fuzz report."""
+    text = section(INVARIANTS, page("language.md"))
+    [config] = blocks(text, "toml")
+    policy = next(b for b in blocks(text) if ".invariant" in b and not b.startswith("$"))
+    (tmp_path / "pyproject.toml").write_text(config)
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "policy.rules").write_text(policy)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert 'FAILED policies/policy.rules::invariant "superseded is never current"' in done.stdout, done.stdout[-2000:]
+    assert re.search(r'invariant "superseded is never current" is broken \(\S*policy.rules:8\)', done.stdout)
+    assert "proof of each fact in the body:" in done.stdout
+
+
+# --- docs/getting-started.md ------------------------------------------------------
+
+
+def test_the_install_lines_are_the_readme_s_and_ci_s() -> None:
+    """Statically (STATIC: they install the package): the first is the
+    README's (which test_cli_meta checks), the second the CI's test command."""
+    install, tests = blocks(page("getting-started.md"))[:2]
+    readme = (ROOT / "README.md").read_text()
+    assert all(any(line.startswith(key) for key in STATIC) for line in (install, tests))
+    assert install.strip() in readme.splitlines() and install.startswith("python3 -m venv .venv")
+    assert tests.strip() == (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+
+
+def test_the_environment_block_runs_on_postgresql(tmp_path: Path, pg_url: str) -> None:
+    """The test's PostgreSQL database for `postgresql://ordinance@db.internal:5432/ordinance`
+    and a policy `ordinance init` wrote for `/etc/ordinance/policy.rules`, its
+    store holding alice's grant: the check reads both from the environment."""
+    [block] = blocks(section("Environment", page("getting-started.md")))
+    assert ordinance("init", ".", cwd=tmp_path).exit_code == 0
+    granted = ordinance("assert", "--db", pg_url, 'grant("alice", "prod", 1).', cwd=tmp_path)
+    assert granted.exit_code == 0, granted.output
+    script = block.replace("postgresql://ordinance@db.internal:5432/ordinance", f"'{pg_url}'")
+    script = script.replace("/etc/ordinance/policy.rules", str(tmp_path / "policy.rules"))
+    (tmp_path / "elsewhere").mkdir()  # no ./policy.rules, no ./ordinance.db: the environment's
+    [(got, status)] = run_steps([(script, [])], tmp_path / "elsewhere", stderr=True)
+    assert status == 0 and got.startswith("ALLOWED a1: alice wants deploy on prod"), got
