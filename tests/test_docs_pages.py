@@ -528,3 +528,43 @@ def test_the_environment_block_runs_on_postgresql(tmp_path: Path, pg_url: str) -
     (tmp_path / "elsewhere").mkdir()  # no ./policy.rules, no ./ordinance.db: the environment's
     [(got, status)] = run_steps([(script, [])], tmp_path / "elsewhere", stderr=True)
     assert status == 0 and got.startswith("ALLOWED a1: alice wants deploy on prod"), got
+
+
+# --- docs/audit.md's excerpt ------------------------------------------------------
+
+
+def test_what_would_unblock_a_stop_is_what_why_prints(tmp_path: Path) -> None:
+    """The page's walk-through (test_audit_docs runs it) with the owner's
+    stop asserted before the force push: `ordinance why` of that decision
+    prints the excerpt (its `...` line standing for the proof's lines)."""
+    [shown] = blocks(section("What would unblock it", page("audit.md")))
+    script = """ordinance init --claude-code demo --home owner >/dev/null && cd demo
+export ORDINANCE_DB=../owner/ordinance.db ORDINANCE_POLICY=../owner/policy.rules
+ordinance assert 'stop("everything", 2026-01-01T00:00:00Z).' >/dev/null
+echo '{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1",
+  "tool_input": {"command": "cd sub && git push -f origin main"}, "cwd": "'$PWD'"}' \\
+  | ordinance hook claude-code --project . >/dev/null
+ordinance why --decision 3"""
+    [(got, status)] = run_steps([(script, [])], tmp_path)
+    assert status == 0, got
+    lines = [r"(?:.*\n)*?" if line.strip() == "..." else re.escape(line) + r"\n" for line in shown.splitlines()]
+    assert re.search("^" + "".join(lines), got, re.M), got
+
+
+# --- docs/design.md -----------------------------------------------------------------
+
+
+def test_the_module_map_names_what_exists() -> None:
+    """Statically: the map is a description, not a command; each module,
+    package and file it names is there (a `name.py` in a package's line is
+    in that package)."""
+    pipeline, modules = blocks(page("design.md"))
+    assert pipeline.startswith(".rules text -> AST")
+    package = ROOT
+    for line in modules.splitlines():
+        first = line.split()[0] if line.strip() and not line.startswith(" ") else None
+        if first:
+            assert (ROOT / first).exists(), first
+            package = ROOT / first if first.endswith("/") else ROOT
+        for name in re.findall(r"\(([a-z_]+\.py)[:,)]", line):
+            assert (package / name).exists() or list(package.glob(f"**/{name}")), (line, name)
