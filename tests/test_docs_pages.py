@@ -1,5 +1,8 @@
 """The examples of the pages no other test ran: docs/limits.md, sql.md,
-hosts.md and other-hosts.md (and the benchmark lines of performance.md).
+hosts.md, other-hosts.md, language-more.md and getting-started.md's
+install and environment blocks; language.md's two fragments, audit.md's
+excerpt, design.md's module map, performance.md's benchmark lines and the
+help examples cli.md shows.
 
 Each block runs as written and prints what the page shows (an output shown
 with `...` shows the parts around it; a `# comment` after it is not output).
@@ -16,6 +19,7 @@ import io
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -24,6 +28,7 @@ import warnings
 from pathlib import Path
 from typing import Iterator
 
+import click
 import httpx
 import pytest
 from click.testing import CliRunner, Result
@@ -47,6 +52,9 @@ STATIC = {
     "tests/test_e2e_": "the end-to-end tests run the real clients (minutes): the files exist",
     "ORDINANCE_E2E_CAPTURE=1": "refreshes the captured fixtures: the tests read the variable",
     "python3 -m venv .venv": "makes a venv and installs into it: the README's command and the CI's, checked equal",
+    "cli.md": "each help example needs a store, a server or a user's files: its command and options exist",
+    ".hint claim_source": "a fragment of a policy: it lints in one that includes the stdlib",
+    "design.md": "a map of the modules, not a command: the paths it names exist",
 }
 
 # what a page's shown output has that a run's differs in: the wall clock's
@@ -568,3 +576,46 @@ def test_the_module_map_names_what_exists() -> None:
             package = ROOT / first if first.endswith("/") else ROOT
         for name in re.findall(r"\(([a-z_]+\.py)[:,)]", line):
             assert (package / name).exists() or list(package.glob(f"**/{name}")), (line, name)
+
+
+# --- docs/cli.md: the examples of each command's help ---------------------------------
+
+
+def every_command(group: click.Group = cli, path: tuple[str, ...] = ()) -> Iterator[tuple[str, click.Command]]:
+    for name, command in sorted(group.commands.items()):
+        yield " ".join((*path, name)), command
+        if isinstance(command, click.Group):
+            yield from every_command(command, (*path, name))
+
+
+def examples(command: click.Command) -> list[list[str]]:
+    """The `ordinance ...` invocations of `command`'s help examples, as words
+    (up to a pipe, a redirection or `&&`; the description after two spaces
+    and a `#` comment left out)."""
+    text = re.sub(r"\\\n\s*", " ", command.epilog or "")
+    found = []
+    for line in text.splitlines():
+        line = re.split(r"\s{2,}|\s#\s", line.strip())[0]
+        for part in re.split(r"\s(?:\||&&|<|>)\s?", line):
+            if re.match(r"(?:xargs )?ordinance [a-z]", part.strip()):
+                found.append(shlex.split(part[part.index("ordinance ") :])[1:])
+    return found
+
+
+def test_each_help_example_names_a_real_command_and_options() -> None:
+    """Statically (cli.md is these help texts; running each example needs a
+    store, a server or a user's files it does not set up): each example's
+    command exists and each option it uses is one of that command's."""
+    seen = 0
+    for name, command in every_command():
+        for words in examples(command):
+            target: click.Command = cli
+            while isinstance(target, click.Group) and words and words[0] in target.commands:
+                target = target.commands[words.pop(0)]
+            assert not isinstance(target, click.Group), (name, words)
+            opts = {o for p in target.params for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))}
+            for word in words:
+                if word.startswith("-") and word != "-":
+                    assert word.split("=")[0] in opts | {"-h", "--help"}, (name, word)
+            seen += 1
+    assert seen >= 2 * len(cli.commands)
