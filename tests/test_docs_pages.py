@@ -137,9 +137,17 @@ def test_the_server_refuses_before_it_reads(tmp_path: Path) -> None:
         assert_shows(shown, got, command)
 
 
+def initialised(project: Path) -> None:
+    """`ordinance init .` in `project`, its policy dated back: the policy
+    cache keeps no file written within the last second, and every command
+    after this one would check it afresh."""
+    assert ordinance("init", ".", cwd=project).exit_code == 0
+    os.utime(project / "policy.rules", (0, 0))
+
+
 def test_load_stops_at_the_first_bound(tmp_path: Path) -> None:
     """In a project `ordinance init` made."""
-    assert ordinance("init", ".", cwd=tmp_path).exit_code == 0
+    initialised(tmp_path)
     steps = [s for s in shell_steps(page("limits.md"), "console") if s[0] == "ordinance load /dev/zero"]
     [(command, shown)] = steps
     [(got, status)] = run_steps(steps, tmp_path, stderr=True)
@@ -187,24 +195,22 @@ def test_the_cli_deadline_covers_the_model_build(tmp_path: Path) -> None:
 
 
 def test_load_refuses_decisions_this_store_did_not_make(tmp_path: Path) -> None:
-    """backup.jsonl is an export of five events, the fourth a decision,
-    loaded into a project `ordinance init` made."""
-    old, new = tmp_path / "old", tmp_path / "new"
-    for project in (old, new):
-        project.mkdir()
-        assert ordinance("init", ".", cwd=project).exit_code == 0
+    """backup.jsonl is the export of another store of five events, the
+    fourth a decision, loaded into the empty store of a project `ordinance
+    init` made."""
+    initialised(tmp_path)
     for args in (
         ["assert", 'grant("alice", "prod", 1).', 'grant("bob", "prod", 1).', 'grant("carol", "prod", 1).'],
         ["check", 'request("a1", "deploy", "prod", "alice", 1).'],
         ["assert", 'grant("dave", "prod", 1).'],
-        ["export", str(new / "backup.jsonl")],
+        ["export", "backup.jsonl"],
     ):
-        assert ordinance(*args, cwd=old).exit_code == 0, args
-    events = [json.loads(line)["kind"] for line in (new / "backup.jsonl").read_text().splitlines()]
+        assert ordinance(*args, "--db", "other.db", cwd=tmp_path).exit_code == 0, args
+    events = [json.loads(line)["kind"] for line in (tmp_path / "backup.jsonl").read_text().splitlines()]
     assert events == ["assert", "assert", "assert", "decision", "assert"]
     steps = shell_steps(section("`load` refuses decisions this store did not make", page("limits.md")), "console")
     assert [c for c, _ in steps] == ["ordinance load backup.jsonl", "ordinance load --decisions backup.jsonl"]
-    done = run_steps(steps, new, stderr=True)
+    done = run_steps(steps, tmp_path, stderr=True)
     for (command, shown), (got, _) in zip(steps, done):
         assert_shows(shown, got, command)
     assert [status for _, status in done] == [2, 0]
@@ -304,6 +310,7 @@ def project_for(tmp_path: Path, *flags: str) -> tuple[Path, Path, dict[str, str]
     done = ordinance("init", *flags, ".", cwd=project, env=env)
     assert done.exit_code == 0, done.output
     [owner] = (home / ".local" / "state" / "ordinance").iterdir()
+    os.utime(owner / "policy.rules", (0, 0))  # (as initialised does)
     [serve] = [line.removeprefix("next: ") for line in done.stdout.splitlines() if line.startswith("next: ")]
     return project, owner, env, serve
 
@@ -358,6 +365,7 @@ def test_auto_allow_runs_a_markdown_read_unasked(tmp_path: Path) -> None:
     assert "permissionDecision" not in decision_of(ordinance(*hook, cwd=project, env=env, stdin=read))
     with (owner / "policy.rules").open("a") as policy:
         policy.write("\n" + rule)
+    os.utime(owner / "policy.rules", (0, 0))
     assert ordinance("lint", str(owner / "policy.rules"), cwd=project).exit_code == 0
     assert decision_of(ordinance(*hook, cwd=project, env=env, stdin=read))["permissionDecision"] == "allow"
 
@@ -528,7 +536,7 @@ def test_the_environment_block_runs_on_postgresql(tmp_path: Path, pg_url: str) -
     and a policy `ordinance init` wrote for `/etc/ordinance/policy.rules`, its
     store holding alice's grant: the check reads both from the environment."""
     [block] = blocks(section("Environment", page("getting-started.md")))
-    assert ordinance("init", ".", cwd=tmp_path).exit_code == 0
+    initialised(tmp_path)
     granted = ordinance("assert", "--db", pg_url, 'grant("alice", "prod", 1).', cwd=tmp_path)
     assert granted.exit_code == 0, granted.output
     script = block.replace("postgresql://ordinance@db.internal:5432/ordinance", f"'{pg_url}'")
@@ -547,6 +555,7 @@ def test_what_would_unblock_a_stop_is_what_why_prints(tmp_path: Path) -> None:
     prints the excerpt (its `...` line standing for the proof's lines)."""
     [shown] = blocks(section("What would unblock it", page("audit.md")))
     script = """ordinance init --claude-code demo --home owner >/dev/null && cd demo
+touch -d @0 ../owner/policy.rules  # (as initialised does)
 export ORDINANCE_DB=../owner/ordinance.db ORDINANCE_POLICY=../owner/policy.rules
 ordinance assert 'stop("everything", 2026-01-01T00:00:00Z).' >/dev/null
 echo '{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1",
