@@ -97,12 +97,13 @@ def test_the_docs_document_the_environment() -> None:
         assert name in environment, name
 
 
-def shell_steps(text: str) -> list[tuple[str, list[str]]]:
-    """The `$ command` lines of `text`'s plain blocks (heredocs included) with
-    the output shown under each."""
+def shell_steps(text: str, lang: str = "") -> list[tuple[str, list[str]]]:
+    """The `$ command` lines of `text`'s blocks whose info string is `lang`
+    (heredocs and `\\` continuation lines included) with the output shown
+    under each."""
     steps: list[tuple[str, list[str]]] = []
     for info, block in re.findall(r"^```(\w*)\n(.*?)^```$", text, re.M | re.S):
-        if info:
+        if info != lang:
             continue
         lines = iter(block.splitlines())
         before = len(steps)  # a block's output belongs to its own commands
@@ -114,6 +115,8 @@ def shell_steps(text: str) -> list[tuple[str, list[str]]]:
                         command.append(more)
                         if more == "EOF":
                             break
+                while command[-1].endswith("\\"):
+                    command.append(next(lines))
                 steps.append(("\n".join(command), []))
             elif len(steps) > before:
                 steps[-1][1].append(line.rstrip())
@@ -129,19 +132,41 @@ def normalised(lines: list[str]) -> list[str]:
     return re.sub(r"rule \d+", "rule N", text).splitlines()
 
 
-def run_as_written(steps: list[tuple[str, list[str]]], tmp_path: Path) -> None:
-    """Run `steps` in bash in a fresh directory: each prints what is shown."""
+def run_steps(
+    steps: list[tuple[str, list[str]]], cwd: Path, *, stderr: bool = False, env: dict[str, str] | None = None
+) -> list[tuple[str, int]]:
+    """Run `steps` in bash in `cwd` (the venv's `ordinance` first on PATH, no
+    ORDINANCE_ variable but the session's cache, and `env`); what each
+    printed (its stderr too if `stderr`, else stderr must stay empty) and
+    its exit status."""
     marker = "@@step@@"
-    script = "\n".join(f"{cmd}\n__rc=$?; echo {marker}; (exit $__rc)" for cmd, _ in steps)
+    script = "\n".join(f"{cmd}\n__rc=$?; echo {marker} $__rc; (exit $__rc)" for cmd, _ in steps)
     bindir = os.path.dirname(sys.executable)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ORDINANCE_")}
-    env["ORDINANCE_CACHE"] = os.environ["ORDINANCE_CACHE"]  # (the session's, see conftest.py)
-    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
-    done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    outputs = done.stdout.split(marker + "\n")
-    assert done.stderr == ""
-    for (command, shown), got in zip(steps, outputs):
+    variables = {k: v for k, v in os.environ.items() if not k.startswith("ORDINANCE_")}
+    variables["ORDINANCE_CACHE"] = os.environ["ORDINANCE_CACHE"]  # (the session's, see conftest.py)
+    variables["PATH"] = bindir + os.pathsep + variables.get("PATH", "")
+    done = subprocess.run(
+        ["bash", "-c", script],
+        cwd=cwd,
+        env={**variables, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if stderr else subprocess.PIPE,
+        text=True,
+        timeout=300,
+    )
+    assert stderr or done.stderr == ""
+    parts = re.split(rf"{marker} (\d+)\n", done.stdout)
+    assert len(parts) == 2 * len(steps) + 1, done.stdout
+    return [(out, int(status)) for out, status in zip(parts[0::2], parts[1::2])]
+
+
+def run_as_written(steps: list[tuple[str, list[str]]], tmp_path: Path, *, stderr: bool = False) -> list[int]:
+    """Run `steps` in bash in `tmp_path` (run_steps): each prints what is
+    shown. Their exit statuses."""
+    done = run_steps(steps, tmp_path, stderr=stderr)
+    for (command, shown), (got, _) in zip(steps, done):
         assert normalised(got.splitlines()) == normalised(shown), command
+    return [status for _, status in done]
 
 
 def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,10 @@ NAV = re.findall(r"^\s+- [^:]+: (\S+\.md)$", (ROOT / "mkdocs.yml").read_text(), 
 
 
 def blocks(text: str, lang: str = "") -> list[str]:
-    """The fenced blocks of `text` whose info string is `lang`."""
-    return [body for info, body in re.findall(r"^```(\w*)\n(.*?)^```$", text, re.M | re.S) if info == lang]
+    """The fenced blocks of `text` whose info string is `lang` (one indented
+    in a list item too, without its indent)."""
+    found = re.findall(r"^( *)```(\w*)\n(.*?)^\1```$", text, re.M | re.S)
+    return [textwrap.dedent(body) if indent else body for indent, info, body in found if info == lang]
 
 
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
