@@ -18,8 +18,9 @@ p99 and the ratio to the issue's target (ratio <= 1 meets it) of
 - the `command` hook (`ordinance hook claude-code --server`, a new
   process per call, as Claude Code runs it);
 - server decisions/s through `/check` from --clients concurrent keep-alive
-  connections (a plain-socket client in its own process, so the figure is
-  the server's, not the client's), and the count of in-process
+  connections, with one server process and with `--workers 2` (a
+  plain-socket client in its own process, so the figure is the server's,
+  not the client's), and the count of in-process
   `Gate.decide` per second.
 Each series runs for at most --wall-seconds.
 """
@@ -121,6 +122,37 @@ def load(url: str, token: str, body: bytes, clients: int, seconds: float, out: m
     out.put(sum(done))
 
 
+def serve(root: Path, db: str, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
+    """`ordinance serve` on the bench's store and a free port, answering; (process, url)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = ["serve", "--policy", str(root / "policy.rules"), "--db", db, "--tokens", str(root / "tokens.toml")]
+    server = subprocess.Popen(
+        [sys.executable, "-c", "from ordinance.cli import main; main()", *argv, "--port", str(port)]
+        + ["--project", PROJECT, *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    while True:
+        try:
+            httpx.get(f"{url}/health")
+            return server, url
+        except httpx.TransportError:
+            time.sleep(0.1)
+
+
+def rate(url: str, body: dict[str, object], clients: int, seconds: float = 3.0) -> float:
+    """Decisions/s through /check from `clients` connections (`load`, in a process of its own)."""
+    queue: multiprocessing.Queue[int] = multiprocessing.Queue()
+    worker = multiprocessing.Process(target=load, args=(url, TOKEN, json.dumps(body).encode(), clients, seconds, queue))
+    start = time.perf_counter()
+    worker.start()
+    count = queue.get()
+    per_s = count / (time.perf_counter() - start)
+    worker.join()
+    return per_s
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -173,36 +205,9 @@ def main() -> None:
                 n_inproc += 1
             inproc_rate = n_inproc / (time.perf_counter() - t)
 
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from ordinance.cli import main; main()",
-                "serve",
-                "--policy",
-                str(root / "policy.rules"),
-                "--db",
-                db,
-                "--tokens",
-                str(root / "tokens.toml"),
-                "--port",
-                str(port),
-                "--project",
-                PROJECT,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        server, url = serve(root, db)
         try:
             http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
-            while True:
-                try:
-                    http.get("/health")
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
             t0 = time.perf_counter()
             first = http.post("/hooks/claude-code", json=payload(10**6)).json()
             print(f"server: first hook call (warm model built) {time.perf_counter() - t0:.2f} s")
@@ -260,17 +265,15 @@ def main() -> None:
                 assert b"ordinance permits this" in run.stdout, run.stdout + run.stderr
 
             http.post("/check", json=body)  # the wall-clock series may have evicted the fixed-now model
-            rates = {}
-            for clients in sorted({4, args.clients}):
-                queue: multiprocessing.Queue[int] = multiprocessing.Queue()
-                worker = multiprocessing.Process(
-                    target=load, args=(url, TOKEN, json.dumps(body).encode(), clients, 3.0, queue)
-                )
-                start = time.perf_counter()
-                worker.start()
-                count = queue.get()
-                rates[clients] = count / (time.perf_counter() - start)
-                worker.join()
+            rates = {(1, clients): rate(url, body, clients) for clients in sorted({4, args.clients})}
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+        server, url = serve(root, db, "--workers", "2")  # two processes on one socket and one store
+        try:
+            for _ in range(20):  # each worker's warm model at this `now`
+                httpx.post(f"{url}/check", json=body, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120)
+            rates[2, args.clients] = rate(url, body, args.clients)
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -287,10 +290,10 @@ def main() -> None:
         f"\nhttp hook p50 / in-process decide p50: {pct(session)[0] / p50d:6.1f}x (a session), "
         f"{pct(hook)[0] / p50d:6.1f}x (back to back), {pct(fixed)[0] / p50d:6.1f}x (fixed now)"
     )
-    for clients, rate in rates.items():
+    for (workers, clients), per_s in rates.items():
         print(
-            f"server: {rate:8.0f} decisions/s over {clients:2d} connections ({2000 / rate:5.2f}x target of 2,000/s; "
-            f"server / in-process {rate / inproc_rate:5.3f})"
+            f"server, {workers} worker{'s' if workers > 1 else ' '}: {per_s:8.0f} decisions/s over {clients:2d} "
+            f"connections ({3000 / per_s:5.2f}x target of 3,000/s; server / in-process {per_s / inproc_rate:5.3f})"
         )
     print(f"in-process Gate.decide: {inproc_rate:8.0f} decisions/s")
 
