@@ -24,9 +24,26 @@ claims(S, N) :- current(_, S, _), N = count : { current(_, S, _) }.
 forbid(A) :- request(A, S), disputed(S).
 permit(A) :- request(A, S), status(S, "known"), !forbid(A).
 linked(A, B) :- request(A, S), reach(S, B).
+pinned(A) :- request(A, "s1").
+into(X) :- edge(X, "s2"), request(_, X).
+unpinned(A) :- request(A, _), !pinned(A).
 """
 EXT = {"edge": 2, "supersedes": 2, "claim": 3, "request": 2}
-RELATIONS = ("reach", "superseded", "current", "conflict", "status", "disputed", "claims", "forbid", "permit", "linked")
+RELATIONS = (
+    "reach",
+    "superseded",
+    "current",
+    "conflict",
+    "status",
+    "disputed",
+    "claims",
+    "forbid",
+    "permit",
+    "linked",
+    "pinned",
+    "into",
+    "unpinned",  # rules whose atoms ask constants: a stratum no new tuple matches is not run
+)
 
 P = program(POLICY, extensional=EXT)
 

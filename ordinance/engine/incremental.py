@@ -130,6 +130,8 @@ def _seed(
 ) -> dict[str, set[Any]]:
     """Continue the stratum's semi-naive evaluation from what the `frontier`
     relations gained (`grown`); returns what its relations gained."""
+    if not _admits(model.prepared, st, frontier, grown):
+        return {}
     rels = model.rels
     for r in st.relations:
         _writable(model, r)
@@ -243,6 +245,39 @@ def _shared(model: Model, name: str) -> bool:
     model from the model it was moved from."""
     base = model.base
     return name in model.borrowed or base is not None and base.rels.get(name) is model.rels[name]
+
+
+def _admits(prep: Any, st: Stratum, frontier: list[str], grown: dict[str, set[Any]]) -> bool:
+    """Whether any rule of `st` may match a tuple the `frontier` gained: a
+    rule whose atom of that relation names constants matches only tuples
+    holding them (a decision's request tuples pass most strata this way:
+    `request(_, "assert", R, P, _)` on a tool call's request derives nothing,
+    and its stratum need not run)."""
+    seeds = prep.analyses.seeds
+    for r in frontier:
+        wants = seeds.get((st.index, r), ())
+        if wants == ():
+            wants = seeds[st.index, r] = _constants(prep, st, r)
+        if wants is None:
+            return True
+        for t in grown[r]:
+            for want in wants:
+                if all(t[col] == value for col, value in want):
+                    return True
+    return False
+
+
+def _constants(prep: Any, st: Stratum, relation: str) -> tuple[tuple[tuple[int, Any], ...], ...] | None:
+    """The constants each rule of `st` reading `relation` asks of its tuples
+    (column, value), or None if one of them asks none."""
+    wants = []
+    for rid, p in st.deltas.get(relation, ()):
+        atom = prep.program.rules[rid].body[p]
+        want = tuple((col, a.value) for col, a in enumerate(atom.args) if isinstance(a, Const))
+        if not want:
+            return None
+        wants.append(want)
+    return tuple(wants)
 
 
 def _propagate(

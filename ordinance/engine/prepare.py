@@ -56,6 +56,9 @@ class Analyses:
     negations: dict[int, tuple[tuple[int, int, Negation], ...]] = field(default_factory=dict)  # per stratum
     primed: dict[frozenset[str], tuple[tuple[str, tuple[int, ...]], ...]] = field(default_factory=dict)  # prime()
     settled: dict[frozenset[str], frozenset[str]] = field(default_factory=dict)  # demand.settled, per inputs
+    # per (stratum, relation): the constants each variant reading its frontier asks of a tuple
+    # (column, value) pairs; None if a variant asks none (incremental._admits)
+    seeds: dict[tuple[int, str], tuple[tuple[tuple[int, Any], ...], ...] | None] = field(default_factory=dict)
     template: tuple[dict[str, Rel], list[tuple[str, ...] | None]] | None = None  # a rewrite's relations (demand)
     first: dict[str, int] | None = None  # a derived relation's first rule (demand)
 
