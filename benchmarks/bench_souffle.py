@@ -33,20 +33,27 @@ def rows(path: Path) -> list[str]:
 
 
 def run_case(suite: Path, case: str, timeout: float) -> tuple[str, float, float]:
-    """(verdict, cpu seconds, wall seconds) of one case."""
+    """(verdict, cpu seconds, wall seconds) of one case; a multi-test (a
+    directory per set of facts and answers, as `lucas/fibonacci`) runs each."""
     where = suite / case
     program = where / f"{where.name}.dl"
-    facts = where / "facts"
+    sets = [d for d in sorted(where.iterdir()) if d.is_dir() and d.name != "facts" and any(d.glob("*.csv"))]
+    if any(where.glob("*.csv")) or (where / "facts").is_dir() or not sets:
+        facts = where / "facts"
+        return run_one(program, facts if facts.is_dir() else where, where, timeout)
+    verdicts, cpu, wall = [], 0.0, 0.0
+    for d in sets:
+        verdict, c, w = run_one(program, d, d, timeout)
+        verdicts.append(f"{d.name}: {verdict}")
+        cpu, wall = cpu + c, wall + w
+    return "; ".join(verdicts), cpu, wall
+
+
+def run_one(program: Path, facts: Path, expected: Path, timeout: float) -> tuple[str, float, float]:
     with tempfile.TemporaryDirectory() as out:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        cmd = [
-            str(Path(sys.executable).parent / "ordinance"),
-            "run",
-            str(program),
-            "-F",
-            str(facts if facts.is_dir() else where),
-        ]
+        cmd = [str(Path(sys.executable).parent / "ordinance"), "run", str(program), "-F", str(facts)]
         try:
             done = subprocess.run([*cmd, "-D", out, "--deadline", "0"], capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -58,7 +65,7 @@ def run_case(suite: Path, case: str, timeout: float) -> tuple[str, float, float]
             return f"failed: {done.stderr.strip().splitlines()[-1:]}", cpu, wall
         wrong = [
             csv.name
-            for csv in sorted(where.glob("*.csv"))
+            for csv in sorted(expected.glob("*.csv"))
             if not (Path(out) / csv.name).exists() or rows(Path(out) / csv.name) != rows(csv)
         ]
         return ("wrong: " + ", ".join(wrong)) if wrong else "same answers", cpu, wall
