@@ -422,6 +422,10 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
                 return ast.Comparison(_OPPOSITE[lit.op], lit.left, lit.right, span)
         return ast.NegatedGroup(inner.literals, span)
 
+    def double_negation(self, c: list[Any]) -> Any:
+        """`!!L` is `L` (Soufflé's `!!!( ... )` is `!( ... )`)."""
+        return c[2]
+
     def negation(self, c: list[Any]) -> ast.Negation | ast.Predicate:
         inner = c[1]
         if isinstance(inner, ast.Predicate):
