@@ -140,3 +140,17 @@ def test_a_count_inside_an_aggregate_has_no_witnesses() -> None:
     with pytest.raises(OrdinanceError) as info:
         compile_text(NESTED + "r(S) :- S = sum Y : { c(W), _ = count : { b(W, Y) } }.\n")
     assert info.value.code in ("unbound_variable", "safety_violations")
+
+
+def test_a_nested_aggregate_whose_result_a_sibling_filter_reads() -> None:
+    # Soufflé's evaluation/aggregates_nested: the relation computing the inner
+    # `sum` copied the enclosing body's `2 * T >= I` into its rule, where `T`
+    # (the sum itself) is unbound: lint refused the program
+    text = (
+        "s(1, 1, 3). s(1, 2, 4). s(1, 3, 5). stock(1, 10). stock(2, 1).\n"
+        "half(P, M) :- stock(P, I), M = min C : { s(_, C, _), T = sum N : { s(P, Q, N), Q <= C }, 2 * T >= I }.\n"
+    )
+    program = compile_text(text)
+    model = evaluate(program)
+    assert set(model.tuples("half")) == {(1, 2)} == naive_evaluate(program)["half"]
+    assert why(model, "half", (1, 2)) is not None
