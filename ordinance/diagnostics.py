@@ -260,7 +260,7 @@ CODES: dict[str, tuple[str, str]] = {
     "cyclic_type": ("check", "a `.type` defined in terms of itself"),
     "duplicate_attribute": ("check", "a `.decl` names an attribute twice"),
     "choice_domain": ("check", "a `choice-domain` key that names no attribute, or every one"),
-    "autoinc": ("check", "`autoinc()` other than as a head argument of a rule that is not recursive"),
+    "autoinc": ("check", "`autoinc()` other than as an argument of an atom of a rule that is not recursive"),
     "subsumption": ("check", "a subsumption clause `a <= b :- ...` over two relations, an `eqrel`, or `$now`"),
     "io_parameter": ("check", "an I/O directive parameter that does not exist or fit"),
     "pragma": ("check", "a warning: a `.pragma` other than `magic-transform`, which changes nothing here"),

@@ -149,8 +149,15 @@ def _fire(rule: Rule, db: DB, now: int) -> Iterator[tuple[Any, ...]]:
     # outside every aggregate, except its target variable
     uses = _Uses(v for part in (rule.head, *rule.body) for v in _outside(part))
     # ... that the body gives a value outside every aggregate, other than as
-    # the variable an aggregate sets (`Y = min Z + Y : {...}`: the inner Y is local)
+    # the variable an aggregate sets and names (`Y = min Z + Y : {...}`: the
+    # inner Y is local); `X = min ...` gives X to the other aggregates
     uses.feeds = {v for lit in rule.body if not _sets_aggregate(lit) for v in _outside(lit)}
+    for lit in rule.body:
+        if _sets_aggregate(lit):
+            assert isinstance(lit, Comparison)
+            var, agg = (lit.left, lit.right) if isinstance(lit.left, Var) else (lit.right, lit.left)
+            if isinstance(var, Var) and var.name not in _vars(agg):
+                uses.feeds.add(var.name)
     for b in _solve(list(rule.body), {}, db, now, uses):
         yield tuple(_value(a, b, now) for a in rule.head.args)
 

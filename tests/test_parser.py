@@ -353,3 +353,18 @@ def test_double_equals_suggests_a_single_one() -> None:
     assert (d.code, d.message) == ("syntax", "unexpected `==`")
     assert d.help is not None and "single `=`" in d.help
     assert (d.span.column, d.span.end_column) == (17, 19)
+
+
+def test_one_decl_may_declare_several_relations_alike() -> None:
+    # Soufflé's `.decl K, R, A(X: number)` (evaluation/magic_negignored and others)
+    items = parse(".decl a, b(x: number) choice-domain x\n.comp C { .decl p, q(s: symbol) }").items
+    decls = [i for i in items if isinstance(i, ast.Decl)]
+    assert [(d.name, [p.name for p in d.params], len(d.choice)) for d in decls] == [("a", ["x"], 1), ("b", ["x"], 1)]
+    component = next(i for i in items if isinstance(i, ast.Component))
+    assert [d.name for d in component.items if isinstance(d, ast.Decl)] == ["p", "q"]
+
+
+def test_a_repeated_negation_cancels_in_pairs() -> None:
+    # Soufflé's example/dnf writes `!!!( B(X) ; D(X) )`
+    body = parse("r(X) :- u(X), !!b(X), !!!c(X), !!!(b(X) ; c(X)).").items[0].body
+    assert [type(lit).__name__ for lit in body] == ["Atom", "Atom", "Negation", "NegatedGroup"]

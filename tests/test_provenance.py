@@ -265,3 +265,19 @@ def test_why_not_shows_the_expression_of_a_failing_equation_not_its_value() -> N
     assert "fails at 5 = 3 - 1: is false" in to_text(why_not(model, "ok", (1, 5)))
     assert "fails at 7 = 3 - 1: is false" in to_text(why_not(model, "ok2", (1,)))
     assert "D = 2" not in to_text(why_not(model, "ok", (1, 5)))
+
+
+def test_why_not_shows_a_failing_aggregate_as_written_not_its_value() -> None:
+    # issue 24: `fails at 7 = 3` for `N = count : {...}` read as though the
+    # rule compared N with 3; the aggregate is shown with its outer values
+    model = evaluate(
+        program(
+            "e(1, 2). e(1, 3). e(1, 4).\n"
+            "quiet(X, N) :- e(X, _), N = count : { e(X, _) }.\n"
+            "few(X) :- e(X, _), count : { e(X, _) } < 2.\n"
+            "low(X, M) :- e(X, _), M = min Y : { e(X, Y) }."
+        )
+    )
+    assert "fails at 7 = count : { e(1, _) }: is false" in to_text(why_not(model, "quiet", (1, 7)))
+    assert "fails at count : { e(1, _) } < 2: is false" in to_text(why_not(model, "few", (1,)))
+    assert "fails at 9 = min Y : { e(1, Y) }: is false" in to_text(why_not(model, "low", (1, 9)))

@@ -312,11 +312,38 @@ def test_a_number_is_explained_by_the_binding_it_was_given() -> None:
         ".decl q(x: symbol)\n.decl id(n: number, x: symbol)\nid(N, X) :- q(X), N = autoinc().",
         '.decl id(n: number, x: symbol)\nid(autoinc(), "a").',
         ".decl id(n: number)\nid(autoinc()) :- id(_).\nid(0).",
+        ".decl id(n: number)\nid(X + 1) :- id(X), id(autoinc()), X < 3.\nid(0).",
+        ".decl q(x: number)\n.decl id(n: number)\nid(X) :- q(X), q(autoinc() + 1).",
         '.decl q(x: symbol)\n.invariant "i" :- q(X), autoinc() > 3.',
     ],
 )
-def test_autoinc_stands_only_in_the_head_of_a_rule_that_is_not_recursive(text: str) -> None:
+def test_autoinc_stands_only_as_an_atom_argument_of_a_rule_that_is_not_recursive(text: str) -> None:
     assert codes(text) == ["autoinc"]
+
+
+BODY_COUNTER = """
+.decl k(x: number)
+.decl r(x: number)
+.decl s(x: number)
+.decl t(x: number)
+r(autoinc()) :- k(autoinc()).
+s(X) :- k(X), !k(autoinc()).
+t(autoinc()) :- k(X), !r(autoinc()).
+"""
+
+
+def test_autoinc_in_a_body_atom_is_a_number_not_given_yet_and_matches_nothing() -> None:
+    # Soufflé accepts it outside a recursive rule and compares the count it
+    # has reached there (an order of its evaluation); here it matches no tuple
+    program = compile_text(BODY_COUNTER)
+    model = evaluate(program, {"k": [(0,), (1,)]})
+    assert set(model.tuples("r")) == set()
+    assert set(model.tuples("s")) == {(0,), (1,)}
+    assert set(model.tuples("t")) == {(0,), (1,)}
+    assert not why_not(model, "r", (0,)).holds
+    assert format_program(parse("r(autoinc()) :- k($).")) == "r(autoinc()) :- k(autoinc()).\n"
+    again = overlay(model, {"k": [(2,)]})
+    assert set(again.tuples("s")) == {(0,), (1,), (2,)} and set(again.tuples("t")) == {(0,), (1,), (2,)}
 
 
 def test_a_counter_program_is_recomputed_not_extended() -> None:

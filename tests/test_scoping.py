@@ -83,3 +83,17 @@ def test_a_variable_only_the_aggregate_sets_is_local_to_it() -> None:
     assert answer("a(1). a(2). r(Y) :- Y = max Z * Y : { a(Z), a(Y) }.", "r") == {(4,)}
     # bound outside by an atom, it is injected: per value of Y
     assert answer("a(1). a(2). r(Y, M) :- a(Y), M = min Z + Y : { a(Z) }.", "r") == {(1, 2), (2, 3)}
+
+
+def test_the_variable_an_aggregate_sets_is_injected_into_a_sibling() -> None:
+    # Soufflé's example/convex_hull: `x2` set by the first aggregate was taken
+    # as local to the second, so `x4 = x2` constrained nothing and `y2` was
+    # the least `y` of every point (next(0,3,1,0) where Soufflé has (0,3,1,1))
+    text = """
+    point(0,3). point(1,1). point(0,0). point(2,0).
+    r(X1, X2, Y2) :- point(X1, _), X2 = min X3 : { point(X3, _), X3 > X1 },
+                     Y2 = min Y3 : { point(X4, Y3), X4 = X2 }.
+    c(X2, Y2) :- X2 = min X3 : point(X3, _), Y2 = max Y3 : { point(X2, Y3) }.
+    """
+    assert answer(text, "r") == {(0, 1, 1), (1, 2, 0)}
+    assert answer(text, "c") == {(0, 3)}

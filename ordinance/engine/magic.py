@@ -174,6 +174,7 @@ class _Rewrite:
         self.todo: list[tuple[str, str, str]] = []
         self.seen: set[tuple[str, str, str]] = set()
         self.seeded: set[str] = set()
+        self.weak: set[str] = set()  # the rule's variables bound only through the head's given arguments
         # bound first, and relations read as they are before derived ones (which their reads would demand)
         self.sizes = {_ENTRY: 1, **{name: _READ for name in program.relations if name not in self.derived}}
 
@@ -238,6 +239,7 @@ class _Rewrite:
         plan_head, steps = self._plan(rid, adorn)
         head = tuple(_rename(t) for t in plan_head)
         bound: set[str] = set()
+        self.weak = set()
         given: list[Term] = []
         later: list[Literal] = []  # a given expression argument, checked once its variables are bound
         for i, (t, a) in enumerate(zip(head, adorn)):
@@ -245,6 +247,7 @@ class _Rewrite:
                 if isinstance(t, Var) or not _vars(t):
                     given.append(t)
                     bound |= _vars(t)
+                    self.weak |= _vars(t)
                 else:
                     given.append(Var(f"~h{i}"))
                     later.append(Comparison("=", Var(f"~h{i}"), t))
@@ -262,7 +265,7 @@ class _Rewrite:
         if context == FULL:
             adorn = "f" * atom.arity
         else:
-            adorn = "".join("b" if _vars(a) <= bound else "f" for a in atom.args)
+            adorn = "".join("b" if self._given(a, bound) else "f" for a in atom.args)
         target = self.adorned(atom.relation, adorn, context)
         if context != FULL:
             demand = Atom(_magic_name(target), tuple(a for a, x in zip(atom.args, adorn) if x == "b"))
@@ -270,6 +273,15 @@ class _Rewrite:
             if passed != [demand]:  # `?p@b(X) :- ?p@b(X).` adds nothing
                 self.rules.append(Rule(demand, tuple(passed)))
         return Atom(target, atom.args, atom.span)
+
+    def _given(self, arg: Term, bound: set[str]) -> bool:
+        """Whether a read passes `arg` down as demand: a bound variable or
+        constant, or an expression over variables a body atom bound. Over a
+        variable only the head's demand gives (`gen(X) :- gen(X + 1), v(X).`
+        asked at 0) it would demand 1, then 2, without end (Soufflé's
+        MagicSet.cpp binds such a variable "weakly" for the same reason)."""
+        names = _vars(arg)
+        return names <= bound and (isinstance(arg, Var) or not names & self.weak)
 
     def _inner(self, context: str, key: str) -> str:
         """The context of a negated or aggregated read: one per occurrence
@@ -285,6 +297,7 @@ class _Rewrite:
         if isinstance(step, Scan):
             atom = self._read(step.atom, body, bound, context)
             bound |= {a.name for a in atom.args if isinstance(a, Var)}
+            self.weak -= {a.name for a in atom.args if isinstance(a, Var)}
             return atom
         if isinstance(step, AntiJoin):
             inner = self._inner(context, key)
@@ -294,6 +307,8 @@ class _Rewrite:
         if isinstance(step, Assign):
             var = step.var.replace("#", "~")
             bound.add(var)
+            if _vars(_rename(step.expr)) & self.weak:
+                self.weak.add(var)
             return Comparison("=", Var(var), _rename(step.expr))
         assert isinstance(step, AggStep)
         inner = self._inner(context, key)

@@ -334,12 +334,17 @@ class _Instance:
         self.interp = interp
         self.program = interp.model.prepared.program
         self.env = self.program.variable_types(rule)
+        self.aggregates: dict[str, AggStep] = {}  # the planner's `_agg#n` -> the step computing it
 
     def term(self, term: Term, b: Binding, fold: bool = True) -> Term:
         """`term` with the values of `b`; `fold` also replaces a known
-        expression by its value (else it stays an expression of values)."""
+        expression by its value (else it stays an expression of values, an
+        aggregate the planner lifted as written, its outer variables' values in)."""
         interp = self.interp
         if isinstance(term, Var):
+            if not fold and term.name in self.aggregates:
+                agg = self.aggregates[term.name]
+                return self.term(agg.aggregate, {k: v for k, v in b.items() if k in agg.outer})
             if term.name in b:
                 return _const(b[term.name], self.env.get(term.name))
             if term.name.startswith("_#"):
@@ -604,6 +609,7 @@ def _rule_failure(interp: _Interp, plan: JoinPlan, start: Binding, depth: int) -
     i, b = best
     label = interp.model.prepared.labels[plan.rule_id]
     inst = _Instance(interp, plan.rule_id)
+    inst.aggregates = {s.var: s for s in plan.steps if isinstance(s, AggStep)}
     if i < 0:
         return Failure(plan.rule_id, label, _visible(start), None, "false", ())
     if i == len(plan.steps):  # the body holds: a qualifier excluded the head, or its expression differs

@@ -19,7 +19,10 @@
   counter, tuples in value order, so the numbers are a function of the
   facts (one per distinct binding of the rule's named variables; Soufflé
   numbers each derivation in evaluation order). `model.tickets` keeps each
-  number's rule and binding for explanations.
+  number's rule and binding for explanations. In a body atom `autoinc()`
+  is a `Ticket` too, a number not given yet: it equals no value, so the
+  atom matches nothing (Soufflé compares the count it has reached there,
+  which depends on its evaluation order).
 
 The evaluator calls `number` and `choose` on a round's `to_add` and `prune`
 after merging it (evaluate.py); incremental maintenance recomputes a
@@ -31,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from ..rules.ast import Atom, Call, Const, Rule, Term, Var, Wildcard, map_children
+from ..rules.ast import Atom, Call, Const, Negation, Rule, Term, Var, Wildcard, map_children
 from ..rules.functors import Ticket
 from ..rules.checked import CheckedProgram
 from .codegen import Compiled, compile_plan
@@ -203,8 +206,19 @@ def qualified(program: CheckedProgram) -> Qualified:
 
 
 def counts(program: CheckedProgram) -> bool:
-    """Whether a rule of `program` numbers its tuples with `autoinc()`."""
-    return any(r.body and any(_is_counter(a) for a in r.head.args) for r in program.rules)
+    """Whether a rule of `program` has `autoinc()`: in its head it numbers
+    tuples; in a body atom it matches nothing (a number no tuple was given),
+    and no rewrite may copy it into a head (the demand rewrite would)."""
+    return any(r.body and any(_is_counter(a) for atom in _atoms(r) for a in atom.args) for r in program.rules)
+
+
+def _atoms(rule: Rule) -> Iterable[Atom]:
+    yield rule.head
+    for lit in rule.body:
+        if isinstance(lit, Negation):
+            yield lit.atom
+        elif isinstance(lit, Atom):
+            yield lit
 
 
 def _is_counter(t: Term) -> bool:

@@ -5,7 +5,8 @@ A relation's file is `<relation>.facts` in the facts directory (input) or
 (relative to that directory). Columns are separated by a tab, or by
 `delimiter=`; with `headers=true` the first line names the columns. Values
 are written as they are, without quotes: symbols as text, numbers in decimal
-(`unsigned` without a suffix, `float` as Python prints it), times as
+(`unsigned` without a suffix, `float` as Python prints it but a whole
+one without `.0`, `55` as Soufflé writes it), times as
 ISO-8601 instants and durations as `15m`; reading accepts the same, and
 integer seconds for times and durations. Records and ADT values are written
 as Soufflé writes them, `[1, a]`, `nil`, `$A(1, [2, b])`, `$B` (symbols
@@ -213,8 +214,8 @@ def _text(value: Any, type_: str | None) -> str:
         return format_instant(value)
     if type_ == "duration" and type(value) is int:
         return "-" + format_duration(-value) if value < 0 else format_duration(value)
-    if isinstance(value, float):
-        return repr(value)
+    if isinstance(value, float):  # a whole float as Soufflé's `%.17g` writes it (`55`), else the shortest exact form
+        return format(value, ".17g") if value.is_integer() else repr(value)
     return str(int(value)) if isinstance(value, int) else str(value)
 
 

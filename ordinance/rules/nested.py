@@ -85,6 +85,7 @@ def unnest_aggregates(rule: ast.Rule) -> list[ast.Rule]:
                 bound = {v.name for x in guard if isinstance(x, ast.Atom) for v in x.args if isinstance(v, ast.Var)}
                 if not set(shared) | outside_vars((), others) <= bound:
                     guard += context
+                guard = _groundable(guard)
                 name = "agg#"
                 head = ast.Atom(name, cols, a.span)
                 made_rule = ast.Rule(head, (*guard, ast.Comparison("=", result, a, a.span)), a.span)
@@ -106,6 +107,32 @@ def unnest_aggregates(rule: ast.Rule) -> list[ast.Rule]:
     head = ast.Atom(rule.head.relation, tuple(top(a) for a in rule.head.args), rule.head.span)
     body = tuple(ast.map_terms(lit, top) for lit in rule.body)
     return [ast.Rule(head, body, rule.span, rule.more_heads), *made]
+
+
+def _groundable(guard: tuple[ast.Literal, ...]) -> tuple[ast.Literal, ...]:
+    """The guard without the literals it cannot ground: one over a variable
+    no atom (or equation over bound variables) of the guard binds, such as
+    the enclosing body's `2 * T >= I` where `T` is the inner aggregate's own
+    result. Leaving a filter out only widens the new relation: it is joined
+    back on the shared variables, where the filter still stands."""
+    bound = {
+        v.name
+        for x in guard
+        if isinstance(x, ast.Atom)
+        for a in x.args
+        for v in ast.subterms(a)
+        if isinstance(v, ast.Var)
+    }
+    changed = True
+    while changed:
+        changed = False
+        for x in guard:
+            if isinstance(x, ast.Comparison) and x.op == "=":
+                for var, expr in ((x.left, x.right), (x.right, x.left)):
+                    if isinstance(var, ast.Var) and var.name not in bound and outside_vars((expr,), ()) <= bound:
+                        bound.add(var.name)
+                        changed = True
+    return tuple(x for x in guard if isinstance(x, ast.Atom) or outside_vars((), (x,)) <= bound)
 
 
 def _is_target(agg: ast.Aggregate, v: str) -> bool:

@@ -246,11 +246,16 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     items = start
 
-    def decl(self, c: list[Any]) -> ast.Decl:
+    def decl(self, c: list[Any]) -> ast.Decl | tuple[ast.Decl, ...]:
+        """`.decl a(x: number)`; `.decl a, b(x: number)` (Soufflé's) declares
+        each name alike, and prints back as one `.decl` per name."""
         qualifiers = tuple(t.value for t in c if isinstance(t, Token) and t.type == "QUALIFIER")
         choice = tuple(k for x in c if isinstance(x, _Choice) for k in x.keys)
         params = tuple(x for x in _nodes(c[2:]) if isinstance(x, ast.Param))
-        return ast.Decl(c[1].value, params, _cover(c), qualifiers, choice)
+        names = [t for t in c if isinstance(t, Token) and t.type == "NAME"]
+        if len(names) == 1:
+            return ast.Decl(names[0].value, params, _cover(c), qualifiers, choice)
+        return tuple(ast.Decl(n.value, params, _cover(c), qualifiers, choice) for n in names)
 
     def choice_domain(self, c: list[Any]) -> "_Choice":
         return _Choice(tuple(k for x in c if isinstance(x, _Choice) for k in x.keys), _cover(c))
@@ -416,6 +421,10 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
             if isinstance(lit, ast.Comparison):
                 return ast.Comparison(_OPPOSITE[lit.op], lit.left, lit.right, span)
         return ast.NegatedGroup(inner.literals, span)
+
+    def double_negation(self, c: list[Any]) -> Any:
+        """`!!L` is `L` (Soufflé's `!!!( ... )` is `!( ... )`)."""
+        return c[2]
 
     def negation(self, c: list[Any]) -> ast.Negation | ast.Predicate:
         inner = c[1]

@@ -5,12 +5,14 @@ The other passes check a subsumption clause as the rule
 is particular to the qualifiers: a key names attributes of its relation and
 leaves one free, both sides of `<=` name one relation, and neither is
 combined with `eqrel`. `autoinc()` stands only as an argument of the head
-of a rule with a body that reads no relation of its own stratum (numbered
-once per binding, see engine/qualify.py; a recursive one would number
-without end).
+or of a body atom of a rule with a body that reads no relation of its own
+stratum (a head's numbered once per binding, see engine/qualify.py; a body
+atom's matches nothing; a recursive one would number without end).
 """
 
 from __future__ import annotations
+
+from typing import Iterable
 
 from ...diagnostics import Diagnostic
 from .. import ast
@@ -111,40 +113,55 @@ def _counters(t: ast.Term) -> list[ast.Call]:
 
 
 def check_counters(items: tuple[ast.Item, ...], strata: tuple[tuple[str, ...], ...]) -> list[Diagnostic]:
+    """`autoinc()` as an argument of a rule's head or of an atom of its body
+    (negated too), in a rule that reads no relation of its own stratum:
+    Soufflé's rule (SemanticChecker.cpp refuses a counter anywhere in a
+    recursive clause), with the whole argument required here."""
     found: list[Diagnostic] = []
     stratum = {name: i for i, names in enumerate(strata) for name in names}
-    misplaced = "`autoinc()` stands only as an argument of the head of a rule with a body"
+    misplaced = "`autoinc()` stands only as an argument of an atom of a rule with a body"
 
-    def body(lits: tuple[ast.Literal, ...]) -> None:
-        for lit in lits:
-            for term in literal_terms(lit):
-                found.extend(Diagnostic("autoinc", misplaced, c.span) for c in _counters(term))
+    def refuse(terms: Iterable[ast.Term]) -> None:
+        for term in terms:
+            found.extend(Diagnostic("autoinc", misplaced, c.span) for c in _counters(term))
+
+    def atom_args(args: tuple[ast.Term, ...]) -> list[ast.Call]:
+        """The counters that are a whole argument; any other is refused."""
+        whole: list[ast.Call] = []
+        for arg in args:
+            counters = _counters(arg)
+            if counters == [arg]:
+                whole.append(counters[0])
+            else:
+                refuse((arg,))
+        return whole
 
     for item in items:
         if isinstance(item, ast.Rule):
-            body(item.body)
-            for arg in item.head.args:
-                counters = _counters(arg)
-                if counters and (not item.body or counters != [arg]):
-                    found.extend(Diagnostic("autoinc", misplaced, c.span) for c in counters)
-                elif counters and any(
-                    isinstance(lit, ast.Atom)
-                    and lit.relation in stratum
-                    and stratum[lit.relation] == stratum.get(item.head.relation)
-                    for lit in item.body
-                ):
-                    found.append(
-                        Diagnostic(
-                            "autoinc",
-                            f"`autoinc()` in a recursive rule of `{item.head.relation}` would number without end",
-                            arg.span,
-                        )
-                    )
+            counters: list[ast.Call] = []
+            for lit in item.body:
+                atom = lit.atom if isinstance(lit, ast.Negation) else lit
+                if isinstance(atom, ast.Atom):
+                    counters += atom_args(atom.args)
+                else:
+                    refuse(literal_terms(lit))
+            if item.body:
+                counters += atom_args(item.head.args)
+            else:
+                refuse(item.head.args)
+            recursive = any(
+                isinstance(lit, ast.Atom)
+                and lit.relation in stratum
+                and stratum[lit.relation] == stratum.get(item.head.relation)
+                for lit in item.body
+            )
+            if recursive:
+                endless = f"`autoinc()` in a recursive rule of `{item.head.relation}` would number without end"
+                found.extend(Diagnostic("autoinc", endless, c.span) for c in counters)
         elif isinstance(item, ast.Invariant):
-            body(item.body)
+            refuse(t for lit in item.body for t in literal_terms(lit))
         elif isinstance(item, ast.Subsumption):
-            body((item.dominated, item.dominating, *item.body))
+            refuse(t for lit in (item.dominated, item.dominating, *item.body) for t in literal_terms(lit))
         elif isinstance(item, ast.TestBlock):
-            for fact in item.facts:
-                body((fact.head,))
+            refuse(t for fact in item.facts for t in literal_terms(fact.head))
     return found
