@@ -281,9 +281,9 @@ def main() -> None:
     print()
     line("in-process Gate.decide", decide, None, None)
     line("in-process Gate.check (+ log)", check, None, None)
-    line(f"http hook, a session's calls ({len(session)})", session, 5e-3, 20e-3)
-    line(f"http hook, back to back ({len(hook)})", hook, 5e-3, 20e-3)
-    line("hook's request via /check, fixed now", fixed, 5e-3, 20e-3)
+    line(f"http hook, a session's calls ({len(session)})", session, 3e-3, 20e-3)
+    line(f"http hook, back to back ({len(hook)})", hook, 3e-3, 20e-3)
+    line("hook's request via /check, fixed now", fixed, 3e-3, 20e-3)
     line("command hook (process per call)", command, 60e-3, None)
     p50d, _ = pct(decide)
     print(
