@@ -437,7 +437,7 @@ RUNS = {
     'p("a"). p("[").': {"hit": ["a"], "miss": []},
     ".decl deploy(at: time)": {},  # (what `recent` and `soon` hold depends on the clock)
     '.include "continuity"': {},
-    ".decl score(who: symbol, s: number)": {"avg": ["a\t1.5", "b\t4.0"]},
+    ".decl score(who: symbol, s: number)": {"avg": ["a\t1.5", "b\t4"]},
     ".decl nat(x: number)": {"query": ["0", "1"]},
     '.pragma "magic-transform" "*"': {},
     'path("x/.env").': {},

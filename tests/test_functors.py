@@ -124,7 +124,8 @@ def test_to_number_of_a_non_numeral_is_an_evaluation_error() -> None:
 
 def test_a_regex_from_data_that_does_not_compile_is_no_match_either_way_with_a_warning() -> None:
     # issue 24 (3): Soufflé warns, and both `match` and `!match` are false
-    text = 'p("a"). p("[").\nhit(P) :- p(P), match(P, "a").\nmiss(P) :- p(P), !match(P, "a").'
+    # a pattern of this test's own: each invalid pattern is warned of once per process (regex.warn_invalid)
+    text = 'p("a"). p("[functors").\nhit(P) :- p(P), match(P, "a").\nmiss(P) :- p(P), !match(P, "a").'
     with pytest.warns(InvalidPatternWarning) as caught:
         out = run(text)
     assert out["hit"] == {("a",)}

@@ -162,6 +162,17 @@ def command(
     if workers > 1 and sock is None:  # the parent: the socket, then the workers on it
         if tokens:
             Tokens.from_file(tokens)  # a bad tokens file is one error here, not one per worker
+        if state_out is not None:  # a bad audience or cap too (the first worker then keeps the file)
+            from ..serve.state_file import StateFile
+
+            check = StateFile(program, open_db(db, program), state_out, audience=state_audience, cap=state_cap)
+            try:
+                check.start()
+            except BaseException:
+                store.close()
+                raise
+            finally:
+                check.stop()  # (and its connection)
         banner = _banner(where, program.source_hash, store.revision(), f"{workers} workers, ")
         store.close()
         shared = listen(host, port, uds)
