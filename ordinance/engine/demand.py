@@ -59,6 +59,7 @@ __all__ = [
     "demanded",
     "demand_exact",
     "demand_of",
+    "ready",
     "model_for",
     "outputs",
     "settled",
@@ -215,21 +216,11 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
     """Evaluate the demand transformation for one question; add the tuples
     it derived to `found` (original relation -> tuples)."""
 
-    relation, values, why_not = ask
+    relation, values, _ = ask
     program = given.program
-    demand = demand_of(program, relation, tuple(v is not None for v in values), why_not, given.full)
-    rewritten = prepared(demand.program)
-    if not rewritten.hints:  # planned as the rewrite passes demand: magic relations first, then bound probes
-        rewritten.hints.update({name: _DEMANDED for name in demand.origin})
-        rewritten.hints.update({"?" + name: 1 for name in demand.origin})
-    template, guards = _template(rewritten)
-    rels = dict(template)
+    demand, rewritten, template, guards, rels = _rewrite(given, ask)
     seed = template[demand.seed]
     rels[demand.seed] = Rel(seed.name, seed.arity, seed.derived, [tuple(v for v in values if v is not None)])
-    for name in program.relations:
-        if name in rels:
-            have = given.rels.get(name)
-            rels[name] = have if have is not None else Rel(name, rels[name].arity, False)
     model = Model(rewritten, rels, given.now, limits)
     budget = Budget(limits)
     try:
@@ -259,6 +250,54 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
                 found[origin] |= tuples
             else:
                 found[origin] = set(tuples)
+
+
+def _rewrite(
+    given: Given, ask: Ask
+) -> tuple[Demand, Prepared, dict[str, Rel], list[tuple[str, ...] | None], dict[str, Rel]]:
+    """The rewrite answering `ask` over `given`, readied (planned as it
+    passes demand: magic relations first, then bound probes), its template
+    and guards (`_template`), and its relations before the seed."""
+    relation, values, why_not = ask
+    program = given.program
+    demand = demand_of(program, relation, tuple(v is not None for v in values), why_not, given.full)
+    rewritten = prepared(demand.program)
+    if not rewritten.hints:
+        rewritten.hints.update({name: _DEMANDED for name in demand.origin})
+        rewritten.hints.update({"?" + name: 1 for name in demand.origin})
+    template, guards = _template(rewritten)
+    rels = dict(template)
+    for name in program.relations:
+        if name in rels:
+            have = given.rels.get(name)
+            rels[name] = have if have is not None else Rel(name, rels[name].arity, False)
+    return demand, rewritten, template, guards, rels
+
+
+def ready(given: Given, asks: Sequence[Ask]) -> None:
+    """Make the rewrites answering `asks` over `given` and compile every
+    round their evaluations may run, so the first `demanded` over such a
+    given costs what later ones do (a warm model's jumps: gate/jump.py),
+    and build the indexes of the given relations they probe."""
+    prep = prepared(given.program)
+    for ask in asks:
+        if ask[0] not in prep.derived:
+            continue
+        _, rewritten, _, _, rels = _rewrite(given, ask)
+        for st in rewritten.strata:
+            for kind in ("full", "own") if st.recursive else ("full",):
+                run = rewritten.variants(st, kind, rels)
+                for part in run.parts if run is not None else ():
+                    _probed(rewritten, part.inputs, given.rels)
+
+
+def _probed(prep: Prepared, inputs: Any, rels: Mapping[str, Rel]) -> None:
+    """Build the indexes of `rels` that a compiled plan's `inputs` probe."""
+    for spec in inputs:
+        if spec[0] == "index" and spec[1] in rels:
+            rels[spec[1]].index(spec[2])
+        elif spec[0] == "agg":
+            _probed(prep, prep.aggregate(spec[1]).inputs, rels)
 
 
 def _template(prep: Prepared) -> tuple[dict[str, Rel], list[tuple[str, ...] | None]]:

@@ -133,6 +133,8 @@ class Warm:
         """After a warm model was built (or restored) or changed."""
         if self.eager:
             warm(model, self._inputs)
+            if built:
+                self.jumps.prepare(model)
         if built and self._settle:
             settle()
 
