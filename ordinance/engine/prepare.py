@@ -58,6 +58,7 @@ class Analyses:
     settled: dict[frozenset[str], frozenset[str]] = field(default_factory=dict)  # demand.settled, per inputs
     template: tuple[dict[str, Rel], list[tuple[str, ...] | None]] | None = None  # a rewrite's relations (demand)
     first: dict[str, int] | None = None  # a derived relation's first rule (demand)
+    schedule: Any = None  # (seed, when a rewrite's strata run) (demand._schedule)
 
 
 @dataclass(slots=True)
