@@ -420,7 +420,9 @@ def _restricted(
     model = Model(prep, rels, given.now, limits)
     model.rounds.update(given.rounds)
     model.inexact = set(given.inexact)
-    if proofs and not all(_number(model, st) for st in prep.strata if st.relations[0] not in given.full):
+    # a stratum none of whose relations was demanded derived nothing: nothing to number
+    asked = sorted({prep.stratum_index[name] for name in found if name not in given.full})
+    if proofs and not all(_number(model, prep.strata[i]) for i in asked):
         # a tuple whose instances cannot be enumerated from its value (a head
         # argument that is an expression, in a recursive stratum): its height is
         # the full evaluation's to give
