@@ -152,3 +152,33 @@ def test_a_policy_whose_clock_rules_may_fail_always_moves_the_model(tmp_path):
     assert not Gate(policy, store).warm.jumps.able  # a full evaluation fails where the demand never looks
     assert Gate(POLICY, store).warm.jumps.able
     store.close()
+
+
+def test_the_warm_build_rewrites_the_policy_for_jumps_so_the_first_jump_rewrites_nothing(tmp_path, monkeypatch):
+    import importlib
+
+    demand = importlib.import_module("ordinance.engine.demand")
+    prepare = importlib.import_module("ordinance.engine.prepare")  # (the package exports a function of that name)
+
+    policy = compile_text('.include "continuity"\n.decl jump_only(x: number)\n')  # its own rewrites and plans
+    store = open_store(str(tmp_path / "s.db"), schema_of(policy))
+    now = 1_000_000
+    _world(store, now)
+    ask = Request("a1", "write", "w1", "alice", 1, scope="repo", uses=("c3",), needs=(("s3", "state", "open"),))
+    gate = _eager(Gate(policy, store))
+    gate.decide(ask, now)  # builds the warm model
+    jump = now - DAY // 2
+    want = Gate(policy, store, eager=False).decide(ask, jump)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("rewritten or compiled at a jump")
+
+    monkeypatch.setattr(demand, "magic", refuse)
+    monkeypatch.setattr(prepare, "compile_plan", refuse)
+    monkeypatch.setattr(prepare, "compile_round", refuse)
+    model = gate.model(store.revision(), now)
+    got = gate.decide(ask, jump)
+    assert gate.warm.cached(store.revision())[1] is model and model.now == now  # decided on demand
+    assert got.errors == () and got.allowed == want.allowed
+    assert [(r.code, r.detail) for r in got.reasons] == [(r.code, r.detail) for r in want.reasons]
+    store.close()

@@ -37,6 +37,7 @@ tuples (`premises`), which are exactly their instances in the full model.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from heapq import heapify, heappop, heappush
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..diagnostics import EvaluationError, LimitExceeded
@@ -59,6 +60,7 @@ __all__ = [
     "demanded",
     "demand_exact",
     "demand_of",
+    "ready",
     "model_for",
     "outputs",
     "settled",
@@ -87,6 +89,11 @@ class Given:
     full: frozenset[str] = frozenset()
     rounds: dict[int, int] = field(default_factory=dict)  # the full relations' strata -> their heights
     inexact: frozenset[int] = frozenset()  # of those strata, the ones to renumber before a proof
+    # `adding`'s: the relations it replaced, those it added to, and the
+    # rewrites' relations over those (`_rewrite`), shared by every `adding`
+    added: frozenset[str] = field(default=frozenset(), repr=False)
+    before: dict[str, Rel] | None = field(default=None, repr=False)
+    shared: dict[int, tuple[Prepared, dict[str, Rel]]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, program: CheckedProgram, facts: Mapping[str, Iterable[Tuple]] | None, now: int) -> "Given":
@@ -106,19 +113,46 @@ class Given:
         rule derives; default: those of `facts`), at `now`: its derived
         relations that depend neither on `$now` nor on the inputs are given
         fully computed, the others are left to the demand."""
+        return cls.base(model, frozenset(facts) if inputs is None else inputs | frozenset(facts)).adding(facts, now)
+
+    @classmethod
+    def base(cls, model: Model, inputs: frozenset[str]) -> "Given":
+        """`over` without the facts (what `adding` adds them to): the same
+        for every decision over one warm model as it is, so a caller may
+        keep it while the model stays unchanged (gate/jump.py)."""
         prep = model.prepared
-        full = settled(prep, frozenset(facts) if inputs is None else inputs | frozenset(facts))
+        full = settled(prep, inputs)
         rels: dict[str, Rel] = {}
         for name, rel in model.rels.items():
-            if name in facts:
-                rels[name] = Rel(name, rel.arity, False, set(rel.edb) | set(map(tuple, facts[name])))
-            elif name in prep.derived and name not in full:
+            if name in prep.derived and name not in full:
                 rels[name] = Rel(name, rel.arity, False, rel.edb)
             else:
                 rels[name] = rel
         strata = {prep.stratum_index[name] for name in full}
         rounds = {i: h for i, h in model.rounds.items() if i in strata}
-        return cls(prep.program, rels, now, full=full, rounds=rounds, inexact=frozenset(model.inexact & strata))
+        return cls(prep.program, rels, model.now, full=full, rounds=rounds, inexact=frozenset(model.inexact & strata))
+
+    def adding(self, facts: Mapping[str, Iterable[Tuple]], now: int) -> "Given":
+        """These relations plus `facts` (of relations it holds), at `now`;
+        its own relations are shared, never changed."""
+        rels = dict(self.rels)
+        for name, rows in facts.items():
+            rel = rels.get(name)
+            if rel is not None:
+                rels[name] = Rel(name, rel.arity, False, set(rel.edb) | set(map(tuple, rows)))
+        before = self.rels if self.before is None else self.before
+        added = self.added | frozenset(name for name in facts if name in rels)
+        return Given(
+            self.program,
+            rels,
+            now,
+            full=self.full,
+            rounds=self.rounds,
+            inexact=self.inexact,
+            added=added,
+            before=before,
+            shared=self.shared,
+        )
 
     def at(self, now: int) -> "Given":
         """The same facts at another `now` (reloaded only if a program fact reads the clock)."""
@@ -215,36 +249,34 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
     """Evaluate the demand transformation for one question; add the tuples
     it derived to `found` (original relation -> tuples)."""
 
-    relation, values, why_not = ask
+    relation, values, _ = ask
     program = given.program
-    demand = demand_of(program, relation, tuple(v is not None for v in values), why_not, given.full)
-    rewritten = prepared(demand.program)
-    if not rewritten.hints:  # planned as the rewrite passes demand: magic relations first, then bound probes
-        rewritten.hints.update({name: _DEMANDED for name in demand.origin})
-        rewritten.hints.update({"?" + name: 1 for name in demand.origin})
-    template, guards = _template(rewritten)
-    rels = dict(template)
+    demand, rewritten, template, guards, rels = _rewrite(given, ask)
     seed = template[demand.seed]
     rels[demand.seed] = Rel(seed.name, seed.arity, seed.derived, [tuple(v for v in values if v is not None)])
-    for name in program.relations:
-        if name in rels:
-            have = given.rels.get(name)
-            rels[name] = have if have is not None else Rel(name, rels[name].arity, False)
     model = Model(rewritten, rels, given.now, limits)
     budget = Budget(limits)
+    always, starts, watchers = _schedule(rewritten, guards, demand.seed)
+    # most strata of a rewrite are not demanded: they run only once a relation guarding them is not empty
+    todo = [*always, *(i for r in starts if rels[r].stable for i in watchers[r])]
+    heapify(todo)
+    done = -1
+    strata = rewritten.strata
     try:
-        for st in rewritten.strata:
-            guard = guards[st.index]
-            if guard is not None:  # most strata of a rewrite are not demanded: no rule can fire
-                for r in guard:
-                    if rels[r].stable:
-                        break
-                else:
-                    continue
+        while todo:
+            i = heappop(todo)
+            if i <= done:
+                continue
+            done = i
+            st = strata[i]
             for name in st.relations:
                 if rels[name] is template[name]:  # shared until written
                     rels[name] = Rel(name, template[name].arity, True, template[name].edb)
             run_stratum(model, st, budget)
+            for name in st.relations:
+                if rels[name].stable:
+                    for j in watchers.get(name, ()):
+                        heappush(todo, j)
     except LimitExceeded:
         raise
     except EvaluationError:
@@ -259,6 +291,94 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
                 found[origin] |= tuples
             else:
                 found[origin] = set(tuples)
+
+
+def _rewrite(
+    given: Given, ask: Ask
+) -> tuple[Demand, Prepared, dict[str, Rel], list[tuple[str, ...] | None], dict[str, Rel]]:
+    """The rewrite answering `ask` over `given`, readied (planned as it
+    passes demand: magic relations first, then bound probes), its template
+    and guards (`_template`), and its relations before the seed."""
+    relation, values, why_not = ask
+    program = given.program
+    demand = demand_of(program, relation, tuple(v is not None for v in values), why_not, given.full)
+    rewritten = prepared(demand.program)
+    if not rewritten.hints:
+        rewritten.hints.update({name: _DEMANDED for name in demand.origin})
+        rewritten.hints.update({"?" + name: 1 for name in demand.origin})
+    template, guards = _template(rewritten)
+    if given.before is None:
+        return demand, rewritten, template, guards, _over(program, template, given.rels)
+    kept = given.shared.get(id(rewritten))
+    if kept is None or kept[0] is not rewritten:
+        kept = given.shared[id(rewritten)] = (rewritten, _over(program, template, given.before))
+    rels = dict(kept[1])  # over the relations `adding` added to, then those it made
+    for name in given.added:
+        if name in rels:
+            rels[name] = given.rels[name]
+    return demand, rewritten, template, guards, rels
+
+
+def _over(program: CheckedProgram, template: dict[str, Rel], given: Mapping[str, Rel]) -> dict[str, Rel]:
+    """A rewrite's relations before its seed: its template's, the original
+    program's read from `given` (empty where it holds none)."""
+    rels = dict(template)
+    for name in program.relations:
+        if name in rels:
+            have = given.get(name)
+            rels[name] = have if have is not None else Rel(name, rels[name].arity, False)
+    return rels
+
+
+def ready(given: Given, asks: Sequence[Ask]) -> None:
+    """Make the rewrites answering `asks` over `given` and compile every
+    round their evaluations may run, so the first `demanded` over such a
+    given costs what later ones do (a warm model's jumps: gate/jump.py),
+    and build the indexes of the given relations they probe."""
+    prep = prepared(given.program)
+    for ask in asks:
+        if ask[0] not in prep.derived:
+            continue
+        _, rewritten, _, _, rels = _rewrite(given, ask)
+        for st in rewritten.strata:
+            for kind in ("full", "own") if st.recursive else ("full",):
+                run = rewritten.variants(st, kind, rels)
+                for part in run.parts if run is not None else ():
+                    _probed(rewritten, part.inputs, given.rels)
+
+
+def _probed(prep: Prepared, inputs: Any, rels: Mapping[str, Rel]) -> None:
+    """Build the indexes of `rels` that a compiled plan's `inputs` probe."""
+    for spec in inputs:
+        if spec[0] == "index" and spec[1] in rels:
+            rels[spec[1]].index(spec[2])
+        elif spec[0] == "agg":
+            _probed(prep, prep.aggregate(spec[1]).inputs, rels)
+
+
+def _schedule(
+    prep: Prepared, guards: list[tuple[str, ...] | None], seed: str
+) -> tuple[tuple[int, ...], tuple[str, ...], dict[str, tuple[int, ...]]]:
+    """When the strata of a rewrite run: those without a guard always; the
+    others once a relation guarding them is not empty, that is, from the
+    start for the guards no stratum writes (given relations, the seed, a
+    relation holding facts), else after the stratum holding it ran (its
+    strata are higher: they follow in order). Made once per rewrite."""
+    hit = prep.analyses.schedule
+    if hit is not None and hit[0] == seed:
+        return hit[1]
+    always, watchers = [], {}  # type: list[int], dict[str, list[int]]
+    for i, guard in enumerate(guards):
+        if guard is None:
+            always.append(i)
+        for r in guard or ():
+            watchers.setdefault(r, []).append(i)
+    template = prep.analyses.template
+    assert template is not None
+    starts = tuple(r for r in watchers if r not in prep.derived or r == seed or template[0][r].edb)
+    found = (tuple(always), starts, {r: tuple(ids) for r, ids in watchers.items()})
+    prep.analyses.schedule = (seed, found)
+    return found
 
 
 def _template(prep: Prepared) -> tuple[dict[str, Rel], list[tuple[str, ...] | None]]:
@@ -300,7 +420,9 @@ def _restricted(
     model = Model(prep, rels, given.now, limits)
     model.rounds.update(given.rounds)
     model.inexact = set(given.inexact)
-    if proofs and not all(_number(model, st) for st in prep.strata if st.relations[0] not in given.full):
+    # a stratum none of whose relations was demanded derived nothing: nothing to number
+    asked = sorted({prep.stratum_index[name] for name in found if name not in given.full})
+    if proofs and not all(_number(model, prep.strata[i]) for i in asked):
         # a tuple whose instances cannot be enumerated from its value (a head
         # argument that is an expression, in a recursive stratum): its height is
         # the full evaluation's to give

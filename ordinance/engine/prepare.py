@@ -61,6 +61,7 @@ class Analyses:
     seeds: dict[tuple[int, str], tuple[tuple[tuple[int, Any], ...], ...] | None] = field(default_factory=dict)
     template: tuple[dict[str, Rel], list[tuple[str, ...] | None]] | None = None  # a rewrite's relations (demand)
     first: dict[str, int] | None = None  # a derived relation's first rule (demand)
+    schedule: Any = None  # (seed, when a rewrite's strata run) (demand._schedule)
 
 
 @dataclass(slots=True)

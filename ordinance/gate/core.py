@@ -103,8 +103,10 @@ class Gate:
         a path names another file; False (the default) uses none.
 
         `eager` (the default) builds every index and compiles every round
-        that overlays may need whenever the warm model changes, so the first
-        checks cost what later ones do; `eager=False` (a command that decides
+        that overlays may need whenever the warm model changes, and when it
+        is built, the policy's rewrite for a jump of the clock (jump.py) and
+        the model's horizon, so the first checks and the first jump cost what
+        later ones do; `eager=False` (a command that decides
         once) leaves each to the first overlay that needs it.
 
         `settle=True` (a long-running gate: `ordinance serve`) runs a full

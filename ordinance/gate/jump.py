@@ -19,7 +19,10 @@ of a moved model.
 A clock that really jumped, with decisions that keep coming near the new
 `now`, moves the model after all, once `settle` decisions in a row past the
 horizon each came within `instants` instants after the one before: the
-advancing clock after a jump then costs what it did before. The model always
+advancing clock after a jump then costs what it did before. An eager gate
+rewrites the policy for the questions when it builds a warm model (`prepare`),
+compiling what the rewrites run and indexing what they probe, so the first
+jump costs what later ones do. The model always
 moves for a program the demand transformation does not take (qualifiers,
 records: engine/demand.py), one whose program facts mention `$now`, and one
 whose rules that depend on the clock or the request may fail at run time (a
@@ -35,7 +38,7 @@ from functools import cached_property
 
 from ..engine import Given, Limits, Model, demanded
 from ..engine.clock import Horizon, horizon
-from ..engine.demand import Ask, demand_exact
+from ..engine.demand import Ask, demand_exact, ready
 from ..rules.checked import CheckedProgram
 from ..values import Facts
 
@@ -57,6 +60,7 @@ class Jumps:
         self.policy = policy
         self._last: int | None = None  # the `now` of the last decision made on demand
         self._streak = 0  # decisions in a row past the horizon, each near the one before
+        self._given: tuple[Model, int, Given] | None = None  # `_base`'s: (warm model, generation, given)
 
     @cached_property
     def able(self) -> bool:
@@ -64,9 +68,10 @@ class Jumps:
         (worked out when first needed: a gate that never jumps never pays)."""
         return demand_exact(self.policy, self.inputs)
 
-    def model(self, warm: Model | None, facts: Facts, request_id: str, now: int) -> Model | None:
-        """The model deciding on `facts` at `now` on demand over `warm`, or
-        None when the caller should overlay `warm` moved to `now` instead."""
+    def model(self, warm: Model | None, facts: Facts, request_id: str, now: int, generation: int) -> Model | None:
+        """The model deciding on `facts` at `now` on demand over `warm` (as
+        it is at `generation`: see `Warm.generation`), or None when the
+        caller should overlay `warm` moved to `now` instead."""
         if warm is None or warm.now == now:
             return None
         h = horizon(warm)
@@ -81,11 +86,37 @@ class Jumps:
         if self._streak >= self.settle or _crossed(h, warm.now, now) <= self.instants:
             self._streak, self._last = 0, None
             return None
-        asks: list[Ask] = [("permit", (request_id,), True)]
+        given = self._base(warm, generation).adding(facts, now)
+        first, *also = self._asks(request_id)
+        return demanded(given, first[0], first[1], limits=self.limits, also=also)
+
+    def _base(self, warm: Model, generation: int) -> Given:
+        """The given relations of decisions over `warm`: kept while it is the
+        same model at the same generation (it changes in place only when the
+        generation moves), made anew otherwise."""
+        kept = self._given
+        if kept is None or kept[0] is not warm or kept[1] != generation:
+            kept = self._given = (warm, generation, Given.base(warm, frozenset(self.inputs)))
+        return kept[2]
+
+    def _asks(self, request_id: str) -> list[Ask]:
+        """The questions a decision about `request_id` asks: forbid first."""
+        asks: list[Ask] = [("forbid", (request_id, None, None), False), ("permit", (request_id,), True)]
         if self.flags:
             asks.append(("flag", (request_id, None, None), False))
-        given = Given.over(warm, facts, now, self.inputs)
-        return demanded(given, "forbid", (request_id, None, None), limits=self.limits, also=asks)
+        return asks
+
+    def prepare(self, warm: Model, generation: int) -> None:
+        """Rewrite the policy for the questions a jump asks and compile what
+        their evaluations run, when a warm model is built (not on the first
+        jump: that would cost it the rewrite, about half a second at 100k
+        facts), and work out its horizon (what every decision at another `now` reads)."""
+        horizon(warm)
+        if self.able:
+            try:
+                ready(self._base(warm, generation), self._asks(""))
+            except Exception:  # a cache: the jump meets (and reports) whatever failed here
+                pass
 
 
 def _crossed(h: Horizon, a: int, b: int) -> int:

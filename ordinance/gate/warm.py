@@ -133,6 +133,8 @@ class Warm:
         """After a warm model was built (or restored) or changed."""
         if self.eager:
             prime(model, self._inputs)
+            if built:
+                self.jumps.prepare(model, self.generation)
         if built and self._settle:
             settle()
 
@@ -277,7 +279,7 @@ class Warm:
         held = base is not None and (base.now == now or horizon(base).holds_for(now, self._read))
         if held:
             self.models.move_to_end(key)  # (the newest used is the last evicted, as in `model`)
-        model = None if held else self.jumps.model(base, facts, request_id, now)
+        model = None if held else self.jumps.model(base, facts, request_id, now, self.generation)
         if model is None:
             on = base if held and base is not None else self.model(revision, now)
             model = overlay(on, facts, self.request_limits, now=now, wanted=self._wanted)
