@@ -148,7 +148,9 @@ def parse_json(text: str | bytes, where: str = "the body", malformed: str = "bad
     except _Refused as exc:
         raise json_error(malformed if exc.code == "bad_json" else exc.code, str(exc)) from None
     except json.JSONDecodeError as exc:
-        raise json_error(malformed, f"not JSON: {exc.msg.lower()}") from None
+        where_in = f"line {exc.lineno}, column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        reason = exc.msg.lower().removesuffix(" at")
+        raise json_error(malformed, f"not JSON: {reason} at {where_in}") from None
     except UnicodeDecodeError:
         raise json_error("encoding", "not UTF-8 text") from None
     except RecursionError:
