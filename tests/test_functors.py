@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 from typing import Any
@@ -131,6 +132,10 @@ def test_a_regex_from_data_that_does_not_compile_is_no_match_either_way_with_a_w
     assert out["hit"] == {("a",)}
     assert out["miss"] == set()
     assert any(w.message.diagnostic.code == "invalid_regex" for w in caught)  # type: ignore[union-attr]
+    # it crosses processes whole (an xdist worker pickles a warning that escapes a test)
+    warning = next(w.message for w in caught if isinstance(w.message, InvalidPatternWarning))
+    again = pickle.loads(pickle.dumps(warning))
+    assert (again.diagnostic, str(again)) == (warning.diagnostic, str(warning))
 
 
 @pytest.mark.parametrize(

@@ -83,6 +83,11 @@ class InvalidPatternWarning(UserWarning):
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
 
+    def __reduce__(self) -> tuple[type["InvalidPatternWarning"], tuple[Diagnostic]]:
+        # rebuilt from its diagnostic, not its message: a warning crossing
+        # processes (pytest-xdist, multiprocessing) arrives whole
+        return (type(self), (self.diagnostic,))
+
 
 def _stray_brace(pattern: str) -> int | None:
     """Where a `{` begins no `{n}`, `{n,}` or `{n,m}` (outside a class, not escaped)."""
