@@ -20,7 +20,7 @@ from ordinance.testing.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 
-OLD = time.time() - 60  # files written a minute ago (a file newer than a second is not cached)
+OLD = time.time() - 60  # files written a minute ago (one written while it is read is not cached)
 
 
 def _write(path: Path, text: str) -> Path:
@@ -109,12 +109,31 @@ def test_a_policy_with_errors_is_never_cached_and_fresh_files_wait(tmp_path, mon
     for _ in range(2):
         with pytest.raises(CheckError):
             cached_load(str(bad), load)
+
+    # a file written while it was being read may not be what was read: not cached
+    racing = _write(tmp_path / "racing.rules", '.include "continuity"\n')
+
+    class Writing(Counting):
+        def __call__(self, path: str, **kw: Any) -> Any:
+            program = super().__call__(path, **kw)
+            racing.write_text('.include "continuity"\nforbid(A, "x", "") :- request(A, _, _, "x", _).\n')
+            return program
+
+    writing = Writing()
+    cached_load(str(racing), writing)
+    cached_load(str(racing), writing)
+    assert writing.calls == 2
+
+    # one written a moment before (a script that writes it, then runs a command) is
+    just = time.time_ns() - 300_000_000
+    just += just % 10**9 == 0  # a stamp of this file system's fine clock, not a whole second
     fresh = tmp_path / "fresh.rules"
-    fresh.write_text('.include "continuity"\n')  # written just now: it may still be being written
+    fresh.write_text('.include "continuity"\n')
+    os.utime(fresh, ns=(just, just))
     loader = Counting()
     cached_load(str(fresh), loader)
     cached_load(str(fresh), loader)
-    assert loader.calls == 2
+    assert loader.calls == 1
 
 
 def test_cache_off(tmp_path, monkeypatch):

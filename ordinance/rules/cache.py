@@ -98,6 +98,16 @@ def _file_digest(name: str) -> str:
     return hashlib.sha256(read_bytes(name)).hexdigest()
 
 
+def _written_since(mtime_ns: int, started_ns: int) -> bool:
+    """Whether a file may have been written after `started_ns`, when its
+    reading began. A file system's clock is coarse: Linux stamps a write with
+    the time of the last tick (up to 10 ms behind `time.time_ns()`), and one
+    that keeps whole seconds (FAT, some network mounts) up to a second
+    behind; whole-second stamps get the second's margin."""
+    margin = 10**9 if mtime_ns % 10**9 == 0 else 50 * 10**6
+    return mtime_ns >= started_ns - margin
+
+
 def _witness(files: tuple[str, ...]) -> dict[str, Any]:
     """What must not change for the cache to hold: each file read, with its
     digest and real path (stdlib modules are part of the code digest), and
@@ -135,7 +145,7 @@ def cached_load(path: str, load: Callable[..., CheckedProgram], **check_kwargs: 
     program = load(path, **check_kwargs)
     try:
         witness = _witness(program.files)
-        if any(os.stat(f).st_mtime_ns >= started - 10**9 for f, *_ in witness["files"]):
+        if any(_written_since(os.stat(f).st_mtime_ns, started) for f, *_ in witness["files"]):
             return program  # written while (or just before) it was read: it may not be what was read
         payload = marshal.dumps(encode_program(program))
     except (OSError, TypeError, ValueError):
