@@ -97,6 +97,7 @@ def _line(seq: int, **changes: object) -> str:
     [
         ("{not json", "jsonl:3: not JSON: expecting property name enclosed in double quotes at column 2"),
         ('{"a": "x\ty"}', "jsonl:3: not JSON: invalid control character at column 9"),
+        ('{"a": "cut', "jsonl:3: not JSON: unterminated string starting at column 7"),
         ("[1, 2]", "jsonl:3: expected a JSON object"),
         (_line(3, args="1,2"), "jsonl:3: field `args` has the wrong type"),
         (_line(3, epoch=True), "jsonl:3: field `epoch` has the wrong type"),

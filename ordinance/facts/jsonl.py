@@ -161,9 +161,11 @@ def parse_json(text: str | bytes, where: str = "the body", malformed: str = "bad
 
 
 def _json(line: str) -> tuple[Any, tuple[str, str] | None]:
-    """The value of a line, or None and (code, what is wrong)."""
+    """The value of a line, or None and (code, what is wrong). The line's
+    ending is not part of it: a string cut short reads as unterminated, not
+    as holding a control character."""
     try:
-        return parse_json(line, "line", malformed="bad_jsonl"), None
+        return parse_json(line.rstrip("\r\n"), "line", malformed="bad_jsonl"), None
     except InputError as exc:
         return None, (exc.code, exc.diagnostics[0].message.removeprefix("line: "))
 
