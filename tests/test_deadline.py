@@ -190,3 +190,21 @@ def test_a_deadline_that_is_not_finite_seconds_is_a_usage_error(value: str, monk
     monkeypatch.setenv("ORDINANCE_DEADLINE", value)
     result = runner.invoke(cli, ["lint", "x.rules"])
     assert result.exit_code == 2 and "error[usage]" in result.output and "ORDINANCE_DEADLINE" in result.output
+
+
+def test_run_evaluates_a_program_with_no_deadline_unless_one_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `ordinance run` is a program's own bulk evaluation, as Soufflé's: a default of
+    # 10 seconds would stop a long but finite program half way
+    from ordinance.cli import deadline
+
+    @click.command("run", epilog="Example: ordinance run")
+    def run() -> None:
+        """Report the limits an evaluation started now would get."""
+        click.echo(repr(deadline.limits().deadline))
+
+    monkeypatch.delenv(deadline.DEADLINE_ENV, raising=False)
+    group = click.Group(commands=[with_deadline(run)])
+    assert CliRunner().invoke(group, ["run"]).output.strip() == "None"
+    given = float(CliRunner().invoke(group, ["run", "--deadline", "5"]).output)
+    assert 0 < given <= 5
+    assert "default: (none)" in " ".join(CliRunner().invoke(group, ["run", "--help"]).output.split())

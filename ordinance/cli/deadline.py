@@ -11,6 +11,8 @@ as data instead of being cut off. Commands that walk many items (replay,
 fuzz, test, demo, load, export, lint) bound each evaluation by the deadline
 and have no watchdog unless `--deadline` / ORDINANCE_DEADLINE is given; the
 servers (serve, mcp) never have one, `--deadline` bounds their evaluations.
+`run` evaluates the user's own program as Soufflé does: no deadline unless
+one is given (its tuple limit still holds).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "backstop",
     "BATCH_COMMANDS",
     "SERVERS",
+    "UNBOUNDED",
     "with_deadline",
     "limits",
     "served_limits",
@@ -49,6 +52,8 @@ MAX_DEADLINE_S = 1e7  # about four months: longer is no deadline, which is 0
 BATCH_COMMANDS = frozenset({"replay", "fuzz", "test", "demo", "load", "export", "lint"})
 # long-running services: never a whole-run deadline (`--deadline` bounds each evaluation)
 SERVERS = frozenset({"serve", "mcp"})
+# a program's own evaluation, not a decision: no deadline unless given
+UNBOUNDED = frozenset({"run"})
 
 _state = threading.local()  # the running command's deadline (monotonic) and per-evaluation seconds
 
@@ -139,6 +144,8 @@ def with_deadline(command: click.Command) -> click.Command:
     """Add `--deadline` to `command` and run its callback under it."""
     batch = command.name in BATCH_COMMANDS
     default_text = "none for the whole run; 10 per evaluation" if batch or command.name in SERVERS else "10"
+    if command.name in UNBOUNDED:
+        default_text = "none"
     command.params.append(
         click.Option(
             ["--deadline"],
@@ -161,6 +168,12 @@ def with_deadline(command: click.Command) -> click.Command:
             _state.each = (deadline or None) if deadline is not None else DEFAULT_DEADLINE_S
             _state.served = deadline is not None
             return callback(*args, **kwargs)
+        if command.name in UNBOUNDED and deadline is None:
+            _state.each = None
+            try:
+                return callback(*args, **kwargs)
+            finally:
+                _reset()
         seconds = deadline if deadline is not None or batch else DEFAULT_DEADLINE_S
         _state.each = (seconds or None) if deadline is not None else DEFAULT_DEADLINE_S
         _state.ends_at = None if not seconds else time.monotonic() + seconds
