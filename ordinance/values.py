@@ -257,13 +257,22 @@ def _problem(*, code: str, what: str) -> tuple[str, str]:
     return code, what
 
 
+_INTEGRAL = frozenset({"number", "time", "duration"})  # the declared types whose values are integers
+
+
 def value_problem(value: object, type_: str = "any") -> tuple[str, str] | None:
     """(code, what is wrong) if `value` is not a value of a column of
     `type_`: a string (see `string_problem`), or a signed 64-bit integer;
     a `time` lies in years 1..9999 or is `forever`. None if it is fine.
-    The one check every path into the store and the gate applies."""
+    A value not of the declared kind (an integer for a `symbol`, a string for
+    a `number`, `time` or `duration`) is a `type_mismatch`. The one check
+    every path into the store and the gate applies."""
     if isinstance(value, str):
+        if type_ in _INTEGRAL:
+            return "type_mismatch", f"is {quote(value[:40])}, declared `{type_}`"
         return string_problem(value)
+    if type_ == "symbol" and isinstance(value, int) and not isinstance(value, bool):
+        return "type_mismatch", f"is {value!r:.40}, declared `symbol`"
     if isinstance(value, bool) or not isinstance(value, int):
         return "type_mismatch", f"is {value!r:.40}, not a string or an integer"
     if not MIN_INT <= value <= MAX_INT:

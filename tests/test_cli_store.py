@@ -76,6 +76,17 @@ def test_retract_corrects_a_mistaken_fact(project: str) -> None:
     assert "error[no_such_fact]" in error(run("retract", 'grant("bob", "prod", 1).', "--reason", "again"))
 
 
+def test_assert_names_the_fact_and_the_relation_it_meant_and_writes_nothing(project: str) -> None:
+    misspelt = error(run("assert", GRANT, 'clam("a", "b", "c", "d").'))
+    assert misspelt == (
+        "error[unknown_relation]: fact 2: relation `clam` is not declared by the policy; help: did you mean `claim`"
+    )
+    wrong = error(run("assert", 'claim("a", "b", "c", 1).'))
+    assert wrong == "error[type_mismatch]: fact 1: argument 4 of `claim` is 1, declared `symbol`"
+    with open_store(project) as store:
+        assert store.revision() == 0  # neither batch wrote its good fact
+
+
 def test_no_command_but_init_assert_load_creates_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ORDINANCE_DB", raising=False)

@@ -8,7 +8,7 @@ from typing import IO
 import click
 
 from ..facts import import_jsonl, is_export, read_facts, read_lines
-from ..rules import parse_facts
+from ..rules import parse_facts, typed_fact
 from ..project import Layers, record_facts
 from .common import db_option, default_author, load_policy, open_db, policy_option
 
@@ -54,6 +54,8 @@ def assert_command(facts: tuple[str, ...], source: str, author: str, layer: str 
     """
     program = load_policy(policy)
     parsed = parse_facts(facts)
+    for n, (relation, args) in enumerate(parsed, 1):  # a misspelt relation named before the store opens
+        typed_fact(program, relation, args, where=f"fact {n}: ", stored=True)
     layers = Layers.of(program)
     chosen = layers.default if layer is None else layers.require(layer)
     with open_db(db, program, create=True) as store:

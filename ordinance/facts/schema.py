@@ -33,7 +33,6 @@ from .events import FACT_KINDS, KIND_RELATIONS, KINDS, Event
 
 __all__ = ["Schema", "schema_of", "validate", "fence_problem", "decision_problem"]
 
-_PYTYPE = {"symbol": str, "number": int, "time": int, "duration": int}
 RECORD = "record"  # the schema's type of a record or ADT argument: never stored
 
 
@@ -288,13 +287,6 @@ def _event_diagnostics(n: int, event: Event, schema: Schema | None) -> Iterable[
         problem = value_problem(value, declared_type)
         if problem is not None:
             yield diag(problem[0], f"argument {i} of `{event.relation}` {problem[1]}")
-            continue
-        pytype = _PYTYPE.get(declared_type)
-        if pytype is not None and not isinstance(value, pytype):
-            yield diag(
-                "type_mismatch",
-                f"argument {i} of `{event.relation}` is {_show(value)}, declared `{declared_type}`",
-            )
 
 
 def validate(events: Iterable[Event], schema: Mapping[str, Sequence[str]] | None) -> list[Diagnostic]:

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Sequence
 
 from ..diagnostics import CheckError, Diagnostic, ParseError, arity_message
 from .ast import Branch, Const, Record, Rule
-from ..values import Value, to_value
+from ..values import Value, to_value, value_problem
 from .checked import CheckedProgram, Relation, is_request_side
 from .checks.relations import unknown_relation
 from .parser import parse
@@ -98,6 +98,11 @@ def typed_fact(
         raise CheckError(f"{where}`{relation}` is derived by the policy and never stored", code="derived_relation")
     types = decl.types or ("symbol",) * decl.arity
     try:
-        return relation, tuple(to_value(v, t) for v, t in zip(args, types))
+        values = tuple(to_value(v, t) for v, t in zip(args, types))
     except (ValueError, TypeError) as exc:
         raise CheckError(f"{where}{exc}", code="bad_value") from None
+    for i, (value, type_) in enumerate(zip(values, types), 1):
+        problem = value_problem(value, type_)
+        if problem is not None:
+            raise CheckError(f"{where}argument {i} of `{relation}` {problem[1]}", code=problem[0])
+    return relation, values
