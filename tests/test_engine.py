@@ -194,6 +194,21 @@ def test_plan_orders_by_selectivity_and_keeps_the_rule_text():
     assert isinstance(first, Scan) and first.recent and first.atom.relation == "other"
 
 
+def test_a_literal_sharing_no_bound_variable_comes_after_the_connected_ones():
+    # Soufflé's magic_prime2: the frontier of `succ` was crossed with the whole
+    # demand `m` (planned as one tuple), 500 x 125,000 pairs a round (over 90 s)
+    p = program(
+        "mul(A, B, R) :- m(A, R), succ(PB, B), mul(A, PB, PR), add(A, PR, R).",
+        extensional={"m": 2, "succ": 2, "add": 3},
+    )
+    plan = plan_rule(p.rules[0], 0, delta=1, sizes={"m": 1, "mul": 1 << 10, "add": 1 << 10})
+    scans = [s for s in plan.steps if isinstance(s, Scan)]
+    assert [s.atom.relation for s in scans][:2] == ["succ", "mul"]  # `m` waits until `A` connects it
+    assert all(s.key for s in scans[1:])  # each after the frontier probes on what is bound
+    first = plan_rule(p.rules[0], 0, sizes={"m": 1, "mul": 1 << 10, "add": 1 << 10})
+    assert [s.atom.relation for s in first.steps if isinstance(s, Scan)][0] == "m"  # nothing bound yet
+
+
 def test_a_delta_literal_whose_arguments_wait_is_still_read_first():
     # Soufflé's `tak`: `tak(Y - 1, Z, X, ..)` read from its frontier cannot be
     # matched before Y is bound; it is read first anyway (Y - 1 checked once Y

@@ -11,7 +11,11 @@ in `_unnest`: a frontier is never read inside another loop); then, greedily, the
 to match the fewest tuples: 0 for a membership test (all arguments bound),
 size^(1 - bound/arity) for an index probe, the size for a scan (sizes of the
 moment the plan is compiled; unknown sizes count as huge), then more bound
-arguments, then source order. Comparisons, assignments
+arguments, then source order. A literal sharing no variable with those
+bound (a cross product) comes after every one that shares some: the sizes
+a plan is compiled with are those of its first round (a magic relation is
+planned as one tuple), and a cross product placed early multiplies the
+work of every later step. Comparisons, assignments
 (`X = expr` with X unbound), negations (anti-joins) and aggregates are placed
 as soon as their variables are bound.
 
@@ -407,7 +411,9 @@ def _score(
     size = sizes.get(atom.relation, 1 << 40)
     # expected matches: all of a scan, size^(1 - bound/arity) for a probe, 0 for a check
     cost = 0.0 if nbound == atom.arity else float(size) ** (1 - nbound / atom.arity)
-    return (0 if i == delta else 1, cost, -nbound, i)
+    # a literal sharing nothing with what is bound is a cross product: it comes after every connected one
+    cross = 1 if bound and nbound == 0 else 0
+    return (0 if i == delta else 1, cross, cost, -nbound, i)
 
 
 def _ready_filter(
