@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from ordinance.cli import cli
 from ordinance.diagnostics import InputError, OrdinanceError
+from ordinance.engine import evaluate
 from ordinance.facts.factfiles import read_inputs
 from ordinance.rules import compile_text, format_program, parse
 
@@ -290,3 +291,21 @@ def test_a_nullary_input_reads_any_line_as_its_tuple(tmp_path: Path) -> None:
     assert (code, err) == (0, "") and (tmp_path / "out" / "out.csv").read_text() == "()\n"
     code, _, err = run(tmp_path, program, {"on.facts": ""})
     assert (code, err) == (0, "") and (tmp_path / "out" / "out.csv").read_text() == ""
+
+
+COUNT = """\
+.decl n(x: number)
+.output n
+.printsize n
+n(0).
+n(X + 1) :- n(X), X < 100005.
+"""
+
+
+def test_run_bounds_no_rounds_as_souffle_but_the_engine_default_does(tmp_path: Path) -> None:
+    # Soufflé's independent_body3 needs ~10^6 rounds of one stratum: `run` has no round limit
+    code, out, err = run(tmp_path, COUNT, {})
+    assert (code, out, err) == (0, "n\t100006\n", "")
+    # the engine's default (the gate's `Limits()`) still stops past 100,000 rounds
+    with pytest.raises(OrdinanceError, match="more than 100000 iterations"):
+        evaluate(compile_text(COUNT))

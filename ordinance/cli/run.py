@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ..engine import evaluate
+from ..engine import Limits, evaluate
 from ..engine.demand import outputs
 from ..engine.sql import ENGINES, evaluate_sql
 from ..rules.checked import CheckedProgram
@@ -17,6 +17,12 @@ from ..values import escape
 from .common import now_option, now_or_clock
 
 __all__ = ["command"]
+
+
+# a user's own program runs as Soufflé's does: no bound on a stratum's rounds
+# (Soufflé's independent_body3 takes ~10^6); the tuple and match limits hold,
+# and the gate keeps every limit (`Limits()`)
+_RUN_LIMITS = Limits(max_iterations=None)
 
 
 @click.command(
@@ -80,9 +86,9 @@ def command(program: str, facts_dir: str, out_dir: str, engine: str, engine_url:
     if engine == "python":
         if any(p.key == "magic-transform" for p in checked.pragmas):
             wanted = list(dict.fromkeys(d.relation for d in checked.io if d.kind != "input"))
-            _write(checked, outputs(checked, facts, wanted, now=now_or_clock(now)), out_dir)
+            _write(checked, outputs(checked, facts, wanted, now=now_or_clock(now), limits=_RUN_LIMITS), out_dir)
         else:
-            _write(checked, evaluate(checked, facts, now=now_or_clock(now)), out_dir)
+            _write(checked, evaluate(checked, facts, now=now_or_clock(now), limits=_RUN_LIMITS), out_dir)
         return
     options = {"url": engine_url} if engine == "postgresql" else {}
     with evaluate_sql(checked, facts, now=now_or_clock(now), engine=engine, **options) as model:

@@ -365,6 +365,8 @@ def _ord(s: str) -> int:
 def _to_string(n: Any) -> str:
     if isinstance(n, str):
         raise TypeError("`to_string` of a symbol")
+    if isinstance(n, float):
+        return f"{n:f}"  # Soufflé's: C++ std::to_string, six decimals (3.14 -> 3.140000)
     return str(n)
 
 
