@@ -230,6 +230,10 @@ CODES: dict[str, tuple[str, str]] = {
     # the language (lint, load)
     "syntax": ("parse", "the text is not in the language"),
     "encoding": ("parse", "a file (a policy, a facts file) is not valid UTF-8"),
+    "preprocessor": (
+        "parse",
+        "a C preprocessor directive this pass does not carry out (function-like macros, `#pragma`)",
+    ),
     "too_deep": ("parse", "nesting (rules, JSON) deeper than the parser allows"),
     "too_large": ("parse", "a file or a request body larger than its size limit"),
     "include_not_found": ("load", "an `.include` names no stdlib module or file"),

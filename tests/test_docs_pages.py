@@ -441,6 +441,7 @@ RUNS = {
     ".decl nat(x: number)": {"query": ["0", "1"]},
     '.pragma "magic-transform" "*"': {},
     'path("x/.env").': {},
+    "#define LIMIT 3  // the last number": {"query": ["2", "3"]},
 }
 
 

@@ -27,6 +27,7 @@ from ..diagnostics import Diagnostic, ParseError, Span
 from ..values import FOREVER, parse_duration, parse_instant
 from . import ast
 from .functors import FUNCTORS, PREDICATES
+from .preprocess import preprocess
 
 __all__ = ["parse", "MAX_ERRORS", "MAX_NESTING", "MAX_TERM_DEPTH"]
 
@@ -868,6 +869,7 @@ def _read(text: str, pos: int, line_offset: int, found: list[Diagnostic]) -> tup
 
 def parse(text: str, file: str | None = None) -> ast.Program:
     """Parse a program; raise ParseError with every syntax error found."""
+    text = preprocess(text, file)  # Soufflé's `#include`, `#define` and `#ifdef` lines
     deep = _nesting(text, file)
     if deep is not None:
         raise ParseError([deep])
