@@ -36,7 +36,7 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 # what a line holds, left to right: a string, a comment, a name, anything else
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//.*|/\*|[A-Za-z_]\w*|[^"/A-Za-z_]+|/')
 _EXPR = re.compile(r"\s*(\d+|[A-Za-z_]\w*|&&|\|\||==|!=|[()!])")
-_DEPTH = 64  # a macro's text naming macros is expanded this deep at most
+_LINE = 1 << 20  # a line's expansion is at most this many characters (macros doubling each other)
 
 
 def preprocess(text: str, file: str | None = None) -> str:
@@ -59,7 +59,10 @@ def preprocess(text: str, file: str | None = None) -> str:
             if not active:
                 out.append("")
                 continue
-            expanded, comment = _expand(line, macros, comment)
+            try:
+                expanded, comment = _expand(line, macros, comment)
+            except _TooLong:
+                raise _error(f"the macros of line {n} expand past {_LINE} characters", Span(n, 1, n, 2, file)) from None
             out.append(expanded)
             continue
         name, rest = m.group(1) or "", m.group(2)
@@ -126,10 +129,12 @@ def _error(message: str, span: Span) -> ParseError:
     return ParseError([Diagnostic("preprocessor", message, span)])
 
 
-def _expand(line: str, macros: dict[str, str], comment: bool, depth: int = 0) -> tuple[str, bool]:
-    """`line` with each macro name outside strings and comments replaced,
-    and whether a /* comment is still open at its end."""
+def _expand(line: str, macros: dict[str, str], comment: bool, hidden: frozenset[str] = frozenset()) -> tuple[str, bool]:
+    """`line` with each macro name outside strings and comments replaced
+    (a macro is not replaced inside its own text), and whether a /* comment
+    is still open at its end. `_TooLong` past `_LINE` characters."""
     parts: list[str] = []
+    size = 0
     pos = 0
     if comment:
         end = line.find("*/")
@@ -145,16 +150,19 @@ def _expand(line: str, macros: dict[str, str], comment: bool, depth: int = 0) ->
                 parts.append(line[m.start() :])
                 return "".join(parts), True
             parts.append(line[m.start() : end + 2])
-            return _continue(parts, line[end + 2 :], macros, depth)
-        if token in macros and depth < _DEPTH:
-            token = _expand(macros[token], {k: v for k, v in macros.items() if k != token}, False, depth + 1)[0]
+            tail, comment = _expand(line[end + 2 :], macros, False, hidden)
+            return "".join(parts) + tail, comment
+        if token in macros and token not in hidden:
+            token = _expand(macros[token], macros, False, hidden | {token})[0]
+        size += len(token)
+        if size > _LINE:
+            raise _TooLong
         parts.append(token)
     return "".join(parts), False
 
 
-def _continue(parts: list[str], rest: str, macros: dict[str, str], depth: int) -> tuple[str, bool]:
-    tail, comment = _expand(rest, macros, False, depth)
-    return "".join(parts) + tail, comment
+class _TooLong(Exception):
+    """A line's macros expand past `_LINE` characters."""
 
 
 def _test(kind: str, rest: str, macros: dict[str, str], span: Span) -> bool:
