@@ -8,6 +8,8 @@ round's insert). The compiler and the driver are the same for all of them.
   `INSERT … ON CONFLICT DO NOTHING RETURNING` until nothing is new (the
   `postgres` extra). Symbols compare by code point (`COLLATE "C"`), as
   Python's strings do.
+- `spark`: Spark SQL (pyspark), local mode or a cluster, for bulk analysis
+  past one server; tables are cached DataFrames (spark.py, the `spark` extra).
 """
 
 from __future__ import annotations
@@ -103,6 +105,22 @@ class Dialect:
     def load(self, table: str, cols: Sequence[str], kinds: Sequence[str], data: Sequence[Sequence[Any]]) -> None:
         """Add the tuples whose columns are `data` (one sequence per column) to `table`."""
         raise NotImplementedError
+
+    def insert(self, table: str, select: str) -> None:
+        """Add what `select` finds to `table` (the caller keeps out what it holds)."""
+        self.run(f"INSERT INTO {table} {select}")
+
+    def drop(self, table: str) -> None:
+        self.run(f"DROP TABLE IF EXISTS {table}")
+
+    def rename(self, table: str, to: str) -> None:
+        self.run(f"ALTER TABLE {table} RENAME TO {to}")
+
+    def begin(self) -> None:
+        self.run("BEGIN TRANSACTION")
+
+    def commit(self) -> None:
+        self.run("COMMIT")
 
     def round(self, full: str, new: str, select: str) -> int:
         """Add to `full` what `select` finds that it does not hold; `new`
@@ -251,11 +269,17 @@ class PostgreSQL(Dialect):
         return _failure(str(exc), where) if isinstance(exc, psycopg.Error) else None
 
 
-DIALECTS: dict[str, Callable[..., Dialect]] = {"duckdb": DuckDB, "postgresql": PostgreSQL}
+def _spark(**options: Any) -> Dialect:
+    from .spark import Spark  # its own module: pyspark is imported only when asked for
+
+    return Spark(**options)
+
+
+DIALECTS: dict[str, Callable[..., Dialect]] = {"duckdb": DuckDB, "postgresql": PostgreSQL, "spark": _spark}
 
 
 def dialect(name: str, **options: Any) -> Dialect:
-    """A session of dialect `name` (`duckdb`, `postgresql`)."""
+    """A session of dialect `name` (`duckdb`, `postgresql`, `spark`)."""
     try:
         make = DIALECTS[name]
     except KeyError:
