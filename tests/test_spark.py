@@ -110,3 +110,13 @@ def test_spark_sql_text_quotes_names_and_literals(spark):
     assert d.scalar(f"SELECT {d.literal(chr(39) + chr(92) + 'x')}") == "'\\x"
     assert d.scalar(f"SELECT {d.binop('/', '-7', '2', 'int')}, {d.binop('bxor', '6', '3', 'int')}") == -3
     assert "spark" in ENGINES  # `ordinance run --engine spark`
+
+
+def test_ordinance_run_takes_the_spark_engine(spark, tmp_path):
+    from test_run import REACH, run
+
+    program = REACH + ".decl far(x: number)\n.output far\nfar(X) :- edge(X, _), !path(X, 4), X > 0.\n"
+    code, out, err = run(tmp_path, program, {"edge.facts": "1\t2\n2\t3\n3\t4\n5\t6\n"}, "--engine", "spark")
+    assert (code, out, err) == (0, "path\t7\n", "")
+    assert (tmp_path / "out" / "path.csv").read_text() == "1\t2\n1\t3\n1\t4\n2\t3\n2\t4\n3\t4\n5\t6\n"
+    assert (tmp_path / "out" / "far.csv").read_text() == "5\n"
