@@ -17,7 +17,7 @@ import time
 
 from ordinance.engine import evaluate
 from ordinance.engine.sql import evaluate_sql
-from ordinance.engine.sql.spark import spark_session
+from ordinance.engine.sql import spark_session
 from ordinance.rules import compile_text
 
 PROGRAM = """

@@ -11,7 +11,7 @@ import pytest
 from ordinance.diagnostics import EvaluationError, OrdinanceError
 from ordinance.engine import evaluate
 from ordinance.engine.sql import ENGINES, evaluate_sql
-from ordinance.engine.sql.spark import Spark, spark_session
+from ordinance.engine.sql import Spark, spark_session
 from ordinance.rules import compile_text
 
 # recursion, stratified negation over it, aggregates over both
