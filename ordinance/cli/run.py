@@ -51,7 +51,7 @@ Examples:
     type=click.Choice(ENGINES),
     default="python",
     show_default=True,
-    help="Who evaluates: the tuple-at-a-time engine, or the program compiled to SQL on DuckDB or PostgreSQL.",
+    help="Who evaluates: the tuple-at-a-time engine, or the program compiled to SQL on DuckDB, PostgreSQL or Spark.",
 )
 @click.option(
     "--engine-url",
@@ -72,10 +72,10 @@ def command(program: str, facts_dir: str, out_dir: str, engine: str, engine_url:
     written quoted either way. A fact file that cannot be read, or a
     malformed line, is an error naming the file and line.
 
-    `--engine duckdb` (or `postgresql`, on `--engine-url`) evaluates the
-    same program set-at-a-time, compiled to SQL: the same answers, faster on
-    bulk data; a construct it does not compile is refused
-    (`unsupported_on_backend`) before anything runs.
+    `--engine duckdb` (or `postgresql`, on `--engine-url`, or `spark`, in
+    local mode) evaluates the same program set-at-a-time, compiled to SQL:
+    the same answers, faster on bulk data; a construct it does not compile
+    is refused (`unsupported_on_backend`) before anything runs.
 
     With `.pragma "magic-transform" "*"` (any value) the outputs are
     evaluated on demand: the constants of the rules reading them pass down

@@ -117,7 +117,7 @@ def evaluate_sql(
     where = "the facts"
     filled = {name for name, rows in given.items() if rows}
     try:
-        d.run("BEGIN TRANSACTION")  # one commit, not one per statement of every round
+        d.begin()  # one commit, not one per statement of every round
         for name, table in tables.items():
             d.create(table, columns(arity[name]), kind_of[name], keyed=True)
             if name in data:
@@ -125,7 +125,7 @@ def evaluate_sql(
         for st, steps in plan:
             where = ", ".join(f"`{r}`" for r in program.strata[st])
             model.rounds[st] = _run(d, steps, tables, index, arity, kind_of, filled)
-        d.run("COMMIT")
+        d.commit()
     except Exception as exc:
         mapped = d.failure(exc, where)
         d.close()
@@ -215,11 +215,11 @@ def _run(
     if not recursive:  # one statement per relation, no delta: what the table held is kept out
         for r, select in unions.items():
             if r in filled:
-                d.run(f"INSERT INTO {tables[r]} SELECT * FROM ({select}) AS q EXCEPT SELECT * FROM {tables[r]}")
+                d.insert(tables[r], f"SELECT * FROM ({select}) AS q EXCEPT SELECT * FROM {tables[r]}")
             elif distinct:
-                d.run(f"INSERT INTO {tables[r]} {select}")
+                d.insert(tables[r], select)
             else:
-                d.run(f"INSERT INTO {tables[r]} SELECT DISTINCT * FROM ({select}) AS q")
+                d.insert(tables[r], f"SELECT DISTINCT * FROM ({select}) AS q")
         return 1
     names = {r: (d.quote(f"d{index[r]}"), d.quote(f"n{index[r]}")) for r in relations}
     counts = {}
@@ -229,9 +229,9 @@ def _run(
     while recursive:
         for r in relations:
             delta, new = names[r]
-            d.run(f"DROP TABLE IF EXISTS {delta}")
+            d.drop(delta)
             if r in counts:
-                d.run(f"ALTER TABLE {new} RENAME TO {delta}")
+                d.rename(new, delta)
             else:
                 d.create(delta, columns(arity[r]), kind_of[r])
         live = {r for r, n in counts.items() if n}
@@ -245,5 +245,5 @@ def _run(
                 counts[r] = d.round(tables[r], names[r][1], " UNION ALL ".join(parts))
     for r in relations:
         for t in names[r]:
-            d.run(f"DROP TABLE IF EXISTS {t}")
+            d.drop(t)
     return rounds
