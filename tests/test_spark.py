@@ -27,12 +27,15 @@ fanout(X, N) :- node(X), N = count : { path(X, _) }.
 far(X, M) :- node(X), M = max Y : { path(X, Y) }.
 weight(X, S) :- node(X), S = sum Y : { path(X, Y) }.
 """
+# one worker runs them all: a JVM per worker would cost each its 15-60 s start
+pytestmark = pytest.mark.xdist_group("spark")
+
 EDGES = [(1, 2), (2, 3), (3, 1), (3, 4), (4, 5), (5, 6), (6, 7), (8, 9)]
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    session = spark_session()  # one JVM per test process (each xdist worker has its own)
+    session = spark_session()  # one JVM, on the worker of the `spark` group
     yield session
 
 
