@@ -215,3 +215,11 @@ def test_head_arithmetic_has_the_kind_of_its_operands(kind: str, facts: str, exp
     with pytest.raises(OrdinanceError) as info:
         compile_text(f".decl item(a: {kind}, b: {kind})\n.decl r(x: symbol)\nr(V + W) :- item(V, W).")
     assert info.value.code == "type_mismatch"
+
+
+def test_the_least_64_bit_number_is_a_literal_but_its_negation_is_not() -> None:
+    program = compile_text(".decl f(x: number)\nf(-9223372036854775808).\nf(X) :- X = - 9223372036854775808 + 1.\n")
+    assert set(evaluate(program).tuples("f")) == {(-(2**63),), (-(2**63) + 1,)}
+    for text in ("f(9223372036854775808).", "f(X) :- X = 1 - 9223372036854775808."):
+        with pytest.raises(OrdinanceError, match="integer `9223372036854775808` is out of range"):
+            parse(".decl f(x: number)\n" + text)

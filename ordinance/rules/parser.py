@@ -111,6 +111,8 @@ class _State(threading.local):
     file: str | None = None
     line_offset: int = 0
     diagnostics: list[Diagnostic]
+    # the last integer literal of 2^63 and its out-of-range error, which a `-` before it takes back
+    least_edge: tuple[int, Diagnostic] | None = None
 
     def __init__(self) -> None:
         self.diagnostics = []
@@ -457,6 +459,12 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
 
     def neg(self, c: list[Any]) -> ast.Term:
         operand = c[1]
+        edge = _state.least_edge
+        if isinstance(operand, ast.Const) and operand.type == "number" and operand.value == MAX_INT + 1 and edge:
+            found, diagnostic = edge
+            if found < len(_state.diagnostics) and _state.diagnostics[found] is diagnostic:
+                del _state.diagnostics[found]  # `-9223372036854775808` is the least 64-bit number
+                _state.least_edge = None
         if isinstance(operand, ast.Const) and operand.type in ("number", "duration", "float"):
             return ast.Const(-operand.value, operand.type, _cover(c))  # type: ignore[operator]
         span = _cover(c)
@@ -515,10 +523,15 @@ class _ToAst(Transformer):  # type: ignore[type-arg]
         return ast.Const(_unescape(c[0]), "symbol", _tok_span(c[0]))
 
     def integer(self, c: list[Any]) -> ast.Const:
-        return ast.Const(_int(c[0]), "number", _tok_span(c[0]))
+        found = len(_state.diagnostics)
+        value = _int(c[0], limit=MAX_INT + 1)
+        if value == MAX_INT + 1:  # out of range unless negated: `neg` takes the error back
+            _error("syntax", f"integer `{_show(c[0].value)}` is out of range", _tok_span(c[0]))
+            _state.least_edge = (found, _state.diagnostics[found])
+        return ast.Const(value, "number", _tok_span(c[0]))
 
     def neg_int(self, c: list[Any]) -> ast.Const:
-        return ast.Const(_int(c[1], -1), "number", _cover(c))
+        return ast.Const(_int(c[1], -1, limit=MAX_INT + 1), "number", _cover(c))  # -2^63 is a number
 
     def unsigned(self, c: list[Any]) -> ast.Const:
         return ast.Const(_int(c[0], limit=2**64 - 1), "unsigned", _tok_span(c[0]))
