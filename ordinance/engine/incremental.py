@@ -37,6 +37,7 @@ relation is the only thing an overlay does to its base (a cache fill).
 
 from __future__ import annotations
 
+from functools import partial
 from heapq import heappop, heappush
 from typing import AbstractSet, Any, Mapping
 
@@ -134,10 +135,11 @@ def _seed(
         return {}
     rels = model.rels
     for r in st.relations:
-        _writable(model, r)
+        if r not in rels:
+            _writable(model, r)
     for r in frontier:
         rels[r].recent = grown[r]
-    seeded = run_stratum(model, st, budget, seed=True)
+    seeded = run_stratum(model, st, budget, seed=True, write=partial(_writable, model))
     if st.recursive:
         model.inexact.add(st.index)
     for r in frontier:
