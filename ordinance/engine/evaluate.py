@@ -142,9 +142,9 @@ def run_stratum(
     heads = prep.heads
     budget.enter(own, rels, heads)
     spend = budget.check
-    agg = aggregator(prep, rels, now, spend)
-    rounds = 0
     q, pruned = prep.qualified, {}  # type: Any, dict[str, set[Any]]
+    agg = aggregator(prep, rels, now, spend) if variants.aggregates or st.recursive or q is not None else None
+    rounds = 0
     if q is not None:
         q.prune(rels, own, agg, now, pruned)
     while variants:
