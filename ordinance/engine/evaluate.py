@@ -136,14 +136,15 @@ def run_stratum(
     kind = "seed" if seed else "full"
     variants = prep.runs.get((st.index, kind)) or prep.variants(st, kind, rels)
     grown: dict[str, set[Any]] = {}
-    if variants is None:
+    q, pruned = prep.qualified, {}  # type: Any, dict[str, set[Any]]
+    if variants is None and q is None:  # (with qualifiers, given facts may still be pruned below)
         return grown
     own = st.relations
     heads = prep.heads
     budget.enter(own, rels, heads)
     spend = budget.check
-    q, pruned = prep.qualified, {}  # type: Any, dict[str, set[Any]]
-    agg = aggregator(prep, rels, now, spend) if variants.aggregates or st.recursive or q is not None else None
+    needs_agg = variants is None or variants.aggregates or st.recursive or q is not None
+    agg = aggregator(prep, rels, now, spend) if needs_agg else None
     rounds = 0
     if q is not None:
         q.prune(rels, own, agg, now, pruned)
