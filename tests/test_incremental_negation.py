@@ -32,10 +32,10 @@ def _full_runs(monkeypatch: Any) -> list[tuple[str, ...]]:
     runs: list[tuple[str, ...]] = []
     real = incremental.run_stratum
 
-    def spy(model: Any, st: Any, budget: Any, seed: bool = False) -> Any:
+    def spy(model: Any, st: Any, budget: Any, seed: bool = False, write: Any = None) -> Any:
         if not seed and model.base is None:
             runs.append(st.relations)
-        return real(model, st, budget, seed)
+        return real(model, st, budget, seed, write)
 
     monkeypatch.setattr(incremental, "run_stratum", spy)
     return runs

@@ -121,23 +121,31 @@ def load_relations(prep: Prepared, facts: Mapping[str, Iterable[tuple[Any, ...]]
     return rels
 
 
-def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -> dict[str, set[Any]]:
+def run_stratum(
+    model: Model, st: Stratum, budget: Budget, seed: bool = False, write: Callable[[str], Rel] | None = None
+) -> dict[str, set[Any]]:
     """Evaluate one stratum to its fixpoint.
 
     A `seed` run starts from the frontiers the caller set and returns what
     grew: per relation, the tuples the run made known (every round's
-    `recent`); a full run returns nothing."""
+    `recent`); a full run returns nothing. `write(name)` (an overlay's) is
+    the relation to add to in place of `rels[name]`, asked only for a
+    relation the run adds tuples to: one it only reads stays shared, and is
+    never written to (its `recent` included)."""
     prep, rels, now = model.prepared, model.rels, model.now
-    grown: dict[str, set[Any]] = {}
-    own = st.relations
-
-    heads = prep.heads
-    spend = budget.in_round(own, lambda outs: sum(len(rels[heads[rid]].missing(o)) for rid, o in outs.items()))
-    agg = aggregator(prep, rels, now, spend)
     kind = "seed" if seed else "full"
     variants = prep.runs.get((st.index, kind)) or prep.variants(st, kind, rels)
-    rounds = 0
+    grown: dict[str, set[Any]] = {}
     q, pruned = prep.qualified, {}  # type: Any, dict[str, set[Any]]
+    if variants is None and q is None:  # (with qualifiers, given facts may still be pruned below)
+        return grown
+    own = st.relations
+    heads = prep.heads
+    budget.enter(own, rels, heads)
+    spend = budget.check
+    needs_agg = variants is None or variants.aggregates or st.recursive or q is not None
+    agg = aggregator(prep, rels, now, spend) if needs_agg else None
+    rounds = 0
     if q is not None:
         q.prune(rels, own, agg, now, pruned)
     while variants:
@@ -166,6 +174,8 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
                 if batch and name in pruned:
                     batch -= pruned[name]
                 if batch:
+                    if write is not None:
+                        rel = write(name)
                     rel.insert(batch)
                     rel.batches.append((height, rid, tuple(batch)))  # (a tuple: a quarter of a set's memory)
                     recent[name] = batch if name not in recent else recent[name] | batch
@@ -175,16 +185,23 @@ def run_stratum(model: Model, st: Stratum, budget: Budget, seed: bool = False) -
                     recent[name] -= gone
         count = 0
         for name in own:
-            rels[name].recent = tuples = recent.get(name) or set()
-            count += len(tuples)
-            if tuples and seed:
-                grown[name] = grown[name] | tuples if name in grown else tuples
+            tuples = recent.get(name)
+            rel = rels[name]
+            if tuples:
+                rel.recent = tuples
+                count += len(tuples)
+                if seed:
+                    grown[name] = grown[name] | tuples if name in grown else tuples
+            elif rel.recent:
+                rel.recent = ()
         budget.spend(own, rounds, count)
         if not count or not st.recursive:
             break
         variants = prep.runs.get((st.index, "own")) or prep.variants(st, "own", rels)
     for name in own:
-        rels[name].recent = ()
+        rel = rels[name]
+        if rel.recent:
+            rel.recent = ()
     return grown
 
 

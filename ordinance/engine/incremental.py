@@ -37,8 +37,9 @@ relation is the only thing an overlay does to its base (a cache fill).
 
 from __future__ import annotations
 
+from functools import partial
 from heapq import heappop, heappush
-from typing import AbstractSet, Any, Mapping
+from typing import AbstractSet, Any, Callable, Mapping
 
 from ..diagnostics import Diagnostic, EvaluationError, arity_message
 from ..rules.ast import Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Predicate, Rule
@@ -117,27 +118,36 @@ def overlay(
     if path is None:
         _propagate(scratch, grown, set(), budget)
         return scratch
+    write = partial(_writable, scratch)  # (once per overlay, not per stratum)
     for st, reads in path:  # only grows: each stratum continues from the tuples its inputs gained
         frontier = [r for r in reads if r in grown]
         if frontier:
-            for r, grew in _seed(scratch, st, frontier, grown, budget).items():
+            for r, grew in _seed(scratch, st, frontier, grown, budget, write).items():
                 grown[r] = grown[r] | grew if r in grown else grew
     return scratch
 
 
 def _seed(
-    model: Model, st: Stratum, frontier: list[str], grown: dict[str, set[Any]], budget: Budget
+    model: Model,
+    st: Stratum,
+    frontier: list[str],
+    grown: dict[str, set[Any]],
+    budget: Budget,
+    write: Callable[[str], Rel] | None = None,
 ) -> dict[str, set[Any]]:
     """Continue the stratum's semi-naive evaluation from what the `frontier`
-    relations gained (`grown`); returns what its relations gained."""
+    relations gained (`grown`); returns what its relations gained. Only the
+    relations it adds to are made the model's own (`write`, default
+    `_writable`): a stratum that derives nothing new copies nothing."""
     if not _admits(model.prepared, st, frontier, grown):
         return {}
     rels = model.rels
     for r in st.relations:
-        _writable(model, r)
+        if r not in rels:
+            _writable(model, r)
     for r in frontier:
         rels[r].recent = grown[r]
-    seeded = run_stratum(model, st, budget, seed=True)
+    seeded = run_stratum(model, st, budget, seed=True, write=write or partial(_writable, model))
     if st.recursive:
         model.inexact.add(st.index)
     for r in frontier:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, NoReturn, Sequence
+from typing import Any, Mapping, NoReturn, Sequence
 
 from ..diagnostics import Diagnostic, LimitExceeded
 from ..rules.functors import SYMBOL_LIMIT
@@ -47,7 +47,7 @@ Outs = Mapping[int, set[Any]]
 class Budget:
     """What one evaluation (or one incremental update) has spent so far."""
 
-    __slots__ = ("limits", "tuples", "matches", "ends_at")
+    __slots__ = ("limits", "tuples", "matches", "ends_at", "stratum", "rels", "heads", "recount")
 
     def __init__(self, limits: Limits | None):
         self.limits = limits or _DEFAULT
@@ -55,6 +55,10 @@ class Budget:
         self.matches = 0
         d = self.limits.deadline
         self.ends_at = None if d is None else time.monotonic() + d
+        self.stratum: Sequence[str] = ()
+        self.rels: Mapping[str, Any] = {}
+        self.heads: Sequence[str] = ()
+        self.recount = 0
         SYMBOL_LIMIT.set(self.limits.max_symbol)  # what `cat` may build in this evaluation (this thread)
 
     def spend(self, stratum: Sequence[str], rounds: int, recent: int) -> None:
@@ -68,26 +72,28 @@ class Budget:
             self._fail(f"more than {lim.max_iterations} iterations", stratum)
         self._clock(stratum)
 
-    def in_round(self, stratum: Sequence[str], unknown: Callable[[Outs], int]) -> Callable[[int, Outs | None], None]:
-        """The `spend(matches, outs)` a round's joins call as they go.
-        `unknown(outs)` counts the candidates not known before the round."""
-        lim = self.limits
-        recount = 0  # candidates at which to count the unknown ones again
+    def enter(self, stratum: Sequence[str], rels: Mapping[str, Any], heads: Sequence[str]) -> None:
+        """Before a stratum runs: what `check` counts against (no closures
+        per stratum: an overlay runs several)."""
+        self.stratum, self.rels, self.heads, self.recount = stratum, rels, heads, 0
 
-        def spend(matches: int, outs: Outs | None) -> None:
-            nonlocal recount
-            self.matches += matches
-            if lim.max_matches is not None and self.matches > lim.max_matches:
-                self._fail(f"more than {lim.max_matches} matches", stratum)
-            if lim.max_tuples is not None and outs:
-                candidates = sum(map(len, outs.values()))
-                if self.tuples + candidates > lim.max_tuples and candidates >= recount:
-                    if self.tuples + unknown(outs) > lim.max_tuples:
-                        self._fail(f"more than {lim.max_tuples} derived tuples", stratum)
-                    recount = 2 * candidates
-            self._clock(stratum)
-
-        return spend
+    def check(self, matches: int, outs: Outs | None) -> None:
+        """The `spend(matches, outs)` a round's joins call as they go, for the
+        stratum last `enter`ed. When the round's candidates would pass the
+        tuple limit, only those not known before count (taken again each
+        time the candidates double)."""
+        self.matches += matches
+        lim, stratum = self.limits, self.stratum
+        if lim.max_matches is not None and self.matches > lim.max_matches:
+            self._fail(f"more than {lim.max_matches} matches", stratum)
+        if lim.max_tuples is not None and outs:
+            candidates = sum(map(len, outs.values()))
+            if self.tuples + candidates > lim.max_tuples and candidates >= self.recount:
+                rels, heads = self.rels, self.heads
+                if self.tuples + sum(len(rels[heads[rid]].missing(o)) for rid, o in outs.items()) > lim.max_tuples:
+                    self._fail(f"more than {lim.max_tuples} derived tuples", stratum)
+                self.recount = 2 * candidates
+        self._clock(stratum)
 
     def _clock(self, stratum: Sequence[str]) -> None:
         if self.ends_at is not None and time.monotonic() > self.ends_at:

@@ -34,10 +34,12 @@ class Stratum:
 class Round:
     """The variants of one round of a stratum, compiled into one function
     (`run(rels, agg, now) -> {rule id: matches}`, None if no variant ran);
-    `parts` name the culprit of an error."""
+    `parts` name the culprit of an error; `aggregates`: whether a variant
+    reads an aggregate (else `agg` is never called)."""
 
     run: Callable[..., dict[int, set[Any]] | None]
     parts: tuple[Compiled, ...]
+    aggregates: bool = True
 
 
 @dataclass(slots=True)
@@ -111,7 +113,8 @@ class Prepared:
         else:
             vs = sorted(v for r, d in st.deltas.items() if kind == "seed" or r in st.relations for v in d)
         parts = tuple(self.plan(rid, p, rels) for rid, p in vs)
-        run = self.runs[key] = Round(compile_round([c.plan for c in parts]), parts) if parts else None
+        aggregates = any(spec[0] == "agg" for c in parts for spec in c.inputs)
+        run = self.runs[key] = Round(compile_round([c.plan for c in parts]), parts, aggregates) if parts else None
         return run
 
     def needed(self, wanted: frozenset[str]) -> frozenset[int]:
