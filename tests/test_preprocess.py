@@ -27,7 +27,7 @@ says("defined").
 #else
 says("not defined").
 #endif
-#if !defined(FALSE) && TRUE == 1
+#if !defined(FALSE) && TRUE == 1 || 0 && (1 != 1)
 says("if").
 #elif 1
 says("elif").
@@ -67,6 +67,8 @@ def test_an_include_with_a_guard_is_read_once(tmp_path: Path) -> None:
         (".decl a(x: number)\n#pragma once\n", 2, "directive `#pragma` is not supported"),
         ("#ifdef A\n.decl a(x: number)\n", 1, "`#if` without `#endif`"),
         ("#else\n", 1, "`#else` without `#if`"),
+        ("#if defined(A && 1\n#endif\n", 1, "cannot read `#if defined(A && 1`: a `(` is not closed"),
+        (".decl a(x: number)\n#define LONG \\\n  1\n#pragma \\\n  once\n", 4, "directive `#pragma` is not supported"),
         ("#if A +\n#endif\n", 1, "cannot read `#if A +`"),
         ("#include edb.dl\n", 1, '`#include` names a file as `"file"`'),
     ],

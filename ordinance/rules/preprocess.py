@@ -36,6 +36,7 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 # what a line holds, left to right: a string, a comment, a name, anything else
 _TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//.*|/\*|[A-Za-z_]\w*|[^"/A-Za-z_]+|/')
 _EXPR = re.compile(r"\s*(\d+|[A-Za-z_]\w*|&&|\|\||==|!=|[()!])")
+_LEVELS = (("||",), ("&&",), ("==", "!="))  # `#if`'s binary operators, loosest first
 _LINE = 1 << 20  # a line's expansion is at most this many characters (macros doubling each other)
 
 
@@ -66,15 +67,16 @@ def preprocess(text: str, file: str | None = None) -> str:
             out.append(expanded)
             continue
         name, rest = m.group(1) or "", m.group(2)
+        first = n  # the directive's own line, before any continuation lines
         while rest.endswith("\\") and n < len(lines):  # a directive continued on the next line
             rest = rest[:-1] + " " + lines[n].strip()
             out.append("")
             n += 1
         rest = _uncommented(rest)
-        span = Span(n, line.index("#") + 1, n, len(line) + 1, file)
+        span = Span(first, line.index("#") + 1, first, len(line) + 1, file)
         if name in ("if", "ifdef", "ifndef"):
             test = _test(name, rest, macros, span) if active else False
-            taking.append((test, test, n))
+            taking.append((test, test, first))
         elif name in ("elif", "else"):
             if not taking:
                 raise _error(f"`#{name}` without `#if`", span)
@@ -190,7 +192,7 @@ def _test(kind: str, rest: str, macros: dict[str, str], span: Span) -> bool:
         if token == "!":
             return int(not atom())
         if token == "(":
-            v = either()
+            v = binary()
             if at >= len(tokens) or tokens[at] != ")":
                 raise _error(f"cannot read `#if {rest}`: a `(` is not closed", span)
             at += 1
@@ -201,6 +203,8 @@ def _test(kind: str, rest: str, macros: dict[str, str], span: Span) -> bool:
             key = tokens[at] if at < len(tokens) else ""
             at += 1
             if opened:
+                if at >= len(tokens) or tokens[at] != ")":
+                    raise _error(f"cannot read `#if {rest}`: a `(` is not closed", span)
                 at += 1
             return int(key in macros)
         if token.isdigit():
@@ -209,33 +213,20 @@ def _test(kind: str, rest: str, macros: dict[str, str], span: Span) -> bool:
             return value(token)
         raise _error(f"cannot read `#if {rest}`", span)
 
-    def compared() -> int:
+    def binary(level: int = 0) -> int:
+        """The operators of `_LEVELS[level]` and tighter, left to right."""
         nonlocal at
-        v = atom()
-        while at < len(tokens) and tokens[at] in ("==", "!="):
+        if level == len(_LEVELS):
+            return atom()
+        v = binary(level + 1)
+        while at < len(tokens) and tokens[at] in _LEVELS[level]:
             op = tokens[at]
             at += 1
-            w = atom()
-            v = int((v == w) == (op == "=="))
+            w = binary(level + 1)
+            v = int(v or w) if op == "||" else int(v and w) if op == "&&" else int((v == w) == (op == "=="))
         return v
 
-    def both() -> int:
-        nonlocal at
-        v = compared()
-        while at < len(tokens) and tokens[at] == "&&":
-            at += 1
-            v = int(compared() and v)
-        return v
-
-    def either() -> int:
-        nonlocal at
-        v = both()
-        while at < len(tokens) and tokens[at] == "||":
-            at += 1
-            v = int(both() or v)
-        return v
-
-    result = either()
+    result = binary()
     if at != len(tokens):
         raise _error(f"cannot read `#if {rest}`", span)
     return bool(result)
