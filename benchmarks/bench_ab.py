@@ -1,15 +1,17 @@
 """Gate decisions of two trees in one process, interleaved: a before/after
 figure that a loaded machine does not swamp (both trees see the same load).
 
-    python benchmarks/bench_ab.py OTHER_TREE [--facts 20000] [--passes 5]
+    python benchmarks/bench_ab.py OTHER_TREE [--facts 20000] [--passes 5] [--jumps]
 
 OTHER_TREE is a checkout (e.g. `git archive main | tar -x -C /tmp/main`)
 whose `ordinance` package is copied to a temporary `ordinance_before`
 (its imports are relative); this tree's `ordinance` is "after". Both gates
 read one SQLite store (bench_gate's world) and decide bench_gate's requests
 with the clock advancing 1-5 s per decision, taking turns at deciding first;
-the first pass is a warm-up. Prints p50 / p99 of each and the p50 ratio, and
-how many decisions agree (they must all).
+the first pass is a warm-up. `--jumps` decides at random jumps of the
+clock instead (+-1 day around bench_gate's NOW, as bench_gate's jump row:
+decided on demand, gate/jump.py), the same jumps for both. Prints p50 / p99 of each and the p50 ratio, and
+how many decisions agree, reasons and flags included (they must all).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def main() -> None:
     ap.add_argument("other")
     ap.add_argument("--facts", type=int, default=20_000)
     ap.add_argument("--passes", type=int, default=5)
+    ap.add_argument("--jumps", action="store_true", help="random jumps of the clock (+-1 day), not advancing")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(Path(args.other) / "ordinance", Path(tmp) / "ordinance_before")
@@ -53,12 +56,13 @@ def main() -> None:
             t, ta, tb, agree = b.NOW, [], [], 0
             for k in range(args.passes):
                 for i, r in enumerate(reqs):
-                    t += rnd.randint(1, 5)
+                    t = b.NOW + rnd.randint(-b.DAY, b.DAY) if args.jumps else t + rnd.randint(1, 5)
                     turns = ((ga, olds[i], ta), (gb, r, tb))
                     allowed = []
                     for g, q, ts in turns if (i + k) % 2 else reversed(turns):
                         t0 = time.perf_counter_ns()
-                        allowed.append(g.decide(q, t).allowed)
+                        d = g.decide(q, t)
+                        allowed.append((d.allowed, [(r.code, r.detail, r.kind) for r in (*d.reasons, *d.flags)]))
                         ts.append(time.perf_counter_ns() - t0)
                     agree += allowed[0] == allowed[1]
             ta, tb = sorted(ta[len(reqs) :]), sorted(tb[len(reqs) :])

@@ -256,23 +256,39 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
     rels[demand.seed] = Rel(seed.name, seed.arity, seed.derived, [tuple(v for v in values if v is not None)])
     model = Model(rewritten, rels, given.now, limits)
     budget = Budget(limits)
-    always, starts, watchers = _schedule(rewritten, guards, demand.seed)
+    always, starts, watchers, needs = _schedule(rewritten, guards, demand.seed)
     # most strata of a rewrite are not demanded: they run only once a relation guarding them is not empty
     todo = [*always, *(i for r in starts if rels[r].stable for i in watchers[r])]
     heapify(todo)
     done = -1
     strata = rewritten.strata
+    ran: list[Stratum] = []
+
+    def write(name: str) -> Rel:  # a relation of the template is shared until a stratum adds to it
+        rel = rels[name]
+        if rel is template[name]:
+            rel = rels[name] = Rel(name, rel.arity, True, rel.edb)
+        return rel
+
     try:
         while todo:
             i = heappop(todo)
             if i <= done:
                 continue
             done = i
+            need = needs[i]
+            if need is not None:  # the lower strata are done: a rule with an empty premise there cannot fire
+                for rule in need:
+                    for r in rule:
+                        if not rels[r].stable:
+                            break
+                    else:
+                        break
+                else:
+                    continue
             st = strata[i]
-            for name in st.relations:
-                if rels[name] is template[name]:  # shared until written
-                    rels[name] = Rel(name, template[name].arity, True, template[name].edb)
-            run_stratum(model, st, budget)
+            ran.append(st)
+            run_stratum(model, st, budget, write=write)
             for name in st.relations:
                 if rels[name].stable:
                     for j in watchers.get(name, ()):
@@ -284,9 +300,11 @@ def _demand(given: Given, ask: Ask, limits: Limits | None, found: dict[str, set[
 
         evaluate(program, {name: rel.edb for name, rel in given.rels.items()}, now=given.now, limits=limits)
         raise
-    for name, origin in demand.origin.items():
+    origins = demand.origin
+    for name in (name for st in ran for name in st.relations if name in origins):
         tuples = rels[name].stable
         if tuples:
+            origin = origins[name]
             if origin in found:
                 found[origin] |= tuples
             else:
@@ -356,14 +374,21 @@ def _probed(prep: Prepared, inputs: Any, rels: Mapping[str, Rel]) -> None:
             _probed(prep, prep.aggregate(spec[1]).inputs, rels)
 
 
+Needs = tuple[tuple[str, ...], ...] | None  # per rule of a stratum, the relations of lower strata it reads positively
+
+
 def _schedule(
     prep: Prepared, guards: list[tuple[str, ...] | None], seed: str
-) -> tuple[tuple[int, ...], tuple[str, ...], dict[str, tuple[int, ...]]]:
+) -> tuple[tuple[int, ...], tuple[str, ...], dict[str, tuple[int, ...]], list[Needs]]:
     """When the strata of a rewrite run: those without a guard always; the
     others once a relation guarding them is not empty, that is, from the
     start for the guards no stratum writes (given relations, the seed, a
     relation holding facts), else after the stratum holding it ran (its
-    strata are higher: they follow in order). Made once per rewrite."""
+    strata are higher: they follow in order). And what a stratum then
+    needs: per rule, the relations of lower strata (or given) it reads
+    positively (None where some rule reads none: it may always fire); if
+    each rule has one of its own empty, none can fire, and the stratum is
+    skipped. Made once per rewrite."""
     hit = prep.analyses.schedule
     if hit is not None and hit[0] == seed:
         return hit[1]
@@ -376,7 +401,11 @@ def _schedule(
     template = prep.analyses.template
     assert template is not None
     starts = tuple(r for r in watchers if r not in prep.derived or r == seed or template[0][r].edb)
-    found = (tuple(always), starts, {r: tuple(ids) for r, ids in watchers.items()})
+    needs: list[Needs] = []
+    for st in prep.strata:
+        rules = [tuple(sorted({r for _, r in st.atoms[rid] if r not in st.relations})) for rid in st.rules]
+        needs.append(None if () in rules else tuple(dict.fromkeys(rules)))
+    found = (tuple(always), starts, {r: tuple(ids) for r, ids in watchers.items()}, needs)
     prep.analyses.schedule = (seed, found)
     return found
 
