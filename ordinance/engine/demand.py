@@ -52,7 +52,7 @@ from .full import evaluate
 from .prepare import Prepared, Stratum, prepared
 from .qualify import is_qualified
 from .provenance import premises
-from .relation import Rel
+from .relation import Empty, Rel
 
 __all__ = [
     "Given",
@@ -94,6 +94,11 @@ class Given:
     added: frozenset[str] = field(default=frozenset(), repr=False)
     before: dict[str, Rel] | None = field(default=None, repr=False)
     shared: dict[int, tuple[Prepared, dict[str, Rel]]] = field(default_factory=dict, repr=False)
+    # `base`'s, shared by every `adding`: the derived relations left to the demand (`opened`),
+    # and the relations of a demanded model (`_restricted`) where the questions derive
+    # nothing and `adding` adds nothing: each of `opened` an `Empty`, the others as given
+    opened: frozenset[str] = field(default=frozenset(), repr=False)
+    skeleton: dict[str, Rel] | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls, program: CheckedProgram, facts: Mapping[str, Iterable[Tuple]] | None, now: int) -> "Given":
@@ -130,7 +135,11 @@ class Given:
                 rels[name] = rel
         strata = {prep.stratum_index[name] for name in full}
         rounds = {i: h for i, h in model.rounds.items() if i in strata}
-        return cls(prep.program, rels, model.now, full=full, rounds=rounds, inexact=frozenset(model.inexact & strata))
+        inexact = frozenset(model.inexact & strata)
+        given = cls(prep.program, rels, model.now, full=full, rounds=rounds, inexact=inexact)
+        given.opened = frozenset(prep.derived - (full & rels.keys()))
+        given.skeleton = _skeleton(prep, given, given.opened)
+        return given
 
     def adding(self, facts: Mapping[str, Iterable[Tuple]], now: int) -> "Given":
         """These relations plus `facts` (of relations it holds), at `now`;
@@ -152,6 +161,8 @@ class Given:
             added=added,
             before=before,
             shared=self.shared,
+            opened=self.opened,
+            skeleton=self.skeleton,
         )
 
     def at(self, now: int) -> "Given":
@@ -434,17 +445,22 @@ def _restricted(
 ) -> Model:
     """The original program's model holding the given relations and the
     demanded tuples of the derived ones, with their heights."""
-    rels: dict[str, Rel] = {}
-    for name, n in prep.arity.items():
-        have = given.rels.get(name)
-        if name not in prep.derived:
-            rels[name] = have if have is not None else Rel(name, n, False)
-            continue
-        if have is not None and name in given.full:
-            rels[name] = have
-            continue
-        tuples = found.get(name, set())
-        rel = rels[name] = Rel(name, n, True, tuples & have.edb if have is not None else ())
+    arity, held = prep.arity, given.rels
+    if given.skeleton is not None:  # over a `base`: what differs from its skeleton
+        rels = dict(given.skeleton)
+        for name in given.added - given.opened:
+            if name in arity:
+                rels[name] = held[name]
+        opened: Iterable[str] = given.opened & (found.keys() | given.added)
+    else:
+        opened = prep.derived - (given.full & held.keys())  # (the full relations are given as they are)
+        rels = _skeleton(prep, given, frozenset())
+    for name in opened:
+        have = held.get(name)
+        tuples = found.get(name)
+        if tuples is None:
+            tuples = set()
+        rel = rels[name] = Rel(name, arity[name], True, tuples & have.edb if have is not None and have.edb else ())
         rel.stable = tuples
     model = Model(prep, rels, given.now, limits)
     model.rounds.update(given.rounds)
@@ -458,6 +474,23 @@ def _restricted(
 
         return evaluate(prep.program, {name: rel.edb for name, rel in given.rels.items()}, now=given.now, limits=limits)
     return model
+
+
+def _skeleton(prep: Prepared, given: Given, opened: frozenset[str]) -> dict[str, Rel]:
+    """The relations of the program (in its order) as `given` holds them, a
+    new empty one where it holds none, and each of `opened` (derived) an
+    `Empty`: what a demanded model holds where nothing was demanded."""
+    arity, held = prep.arity, given.rels
+    rels: dict[str, Any] = dict.fromkeys(arity)
+    if held.keys() <= arity.keys():
+        rels.update(held)
+    else:
+        rels.update((name, rel) for name, rel in held.items() if name in arity)
+    for name in arity.keys() - held.keys() - prep.derived:
+        rels[name] = Rel(name, arity[name], False)
+    for name in opened:
+        rels[name] = Empty(name, arity[name])
+    return rels
 
 
 def _first_rules(prep: Prepared) -> dict[str, int]:

@@ -18,6 +18,10 @@ first use and kept up to date by `insert` and `remove`.
 `Layer` is a copy-on-write view over a base relation for overlays: its own
 additions live beside the untouched base, and sets and indexes are merged on
 read, so an overlay costs what it adds, not what the base holds.
+
+`Empty` is a derived relation that holds nothing and never will (its sets
+are frozen, and writing it fails): one can be shared by many read-only
+models (the demanded ones of a gate's jumps), made once.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator
 
-__all__ = ["Rel", "Layer", "LayeredSet", "LayeredIndex", "Batch", "key_getter"]
+__all__ = ["Rel", "Layer", "Empty", "LayeredSet", "LayeredIndex", "Batch", "key_getter"]
 
 Tuple = tuple[Any, ...]
 Index = dict[Any, Any]  # key -> list[Tuple] | dict[Tuple, None]
@@ -238,6 +242,34 @@ class Layer(Rel):
 
     def reset(self) -> None:
         raise AssertionError("overlays replace a recomputed relation, never reset it")
+
+
+class _Frozen(frozenset[Tuple]):
+    """An empty frozen set that is not the empty frozenset (an `Empty`'s
+    `stable` must not be its `edb`: it is derived)."""
+
+
+class Empty(Rel):
+    """A derived relation without tuples, shared read-only."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, arity: int):
+        super().__init__(name, arity, False)
+        self.edb, self.stable = _Frozen(), _Frozen()
+        self.batches = []
+
+    def insert(self, batch: set[Tuple]) -> None:
+        raise AssertionError("a shared empty relation is never written")
+
+    def remove(self, gone: set[Tuple]) -> None:
+        raise AssertionError("a shared empty relation is never written")
+
+    def add_facts(self, facts: set[Tuple]) -> set[Tuple]:
+        raise AssertionError("a shared empty relation is never written")
+
+    def reset(self) -> None:
+        raise AssertionError("a shared empty relation is never written")
 
 
 def build_index(tuples: Iterable[Tuple], cols: tuple[int, ...]) -> Index:
