@@ -182,3 +182,43 @@ def test_the_warm_build_rewrites_the_policy_for_jumps_so_the_first_jump_rewrites
     assert got.errors == () and got.allowed == want.allowed
     assert [(r.code, r.detail) for r in got.reasons] == [(r.code, r.detail) for r in want.reasons]
     store.close()
+
+
+def test_decisions_on_demand_share_their_base_s_empty_relations_and_never_write_them(tmp_path):
+    """A demanded model starts from its base's skeleton: a relation its
+    questions derived nothing of is the base's `Empty`, shared by every
+    decision over that warm model, frozen, and refusing writes."""
+    import pytest
+
+    from ordinance.engine.relation import Empty
+
+    store = open_store(str(tmp_path / "s.db"), schema_of(POLICY))
+    now = 1_000_000
+    _world(store, now)
+    gate = _eager(Gate(POLICY, store))
+    asks = [
+        Request(
+            f"a{i}", "write", f"w{i}", "alice", 1, scope="repo", uses=(f"c{i}",), needs=((f"s{i}", "state", "open"),)
+        )
+        for i in range(6)
+    ]
+    gate.decide(asks[0], now)  # builds the warm model
+    rev = store.revision()
+    models = []
+    for i, ask in enumerate(asks):
+        t = now + (-1) ** i * (DAY // 3 + i * 977)
+        assert _decision(gate.decide(ask, t)) == _decision(Gate(POLICY, store).decide(ask, t))
+        models.append(gate.warm.decision_model(rev, gate._facts(ask), ask.id, t))
+    base = gate.warm.jumps._given[2]  # type: ignore[index]
+    assert base.skeleton is not None and base.opened
+    empties = {name: rel for name, rel in base.skeleton.items() if isinstance(rel, Empty)}
+    assert set(empties) == set(base.opened)
+    shared = [name for name in empties if all(m.rels[name] is empties[name] for m in models)]
+    assert shared  # most open relations are demanded by none of these decisions
+    for rel in empties.values():
+        assert not rel.stable and not rel.edb and not rel.batches and rel.derived
+        with pytest.raises(AssertionError):
+            rel.insert({(1,) * rel.arity})
+        with pytest.raises(AssertionError):
+            rel.add_facts({(1,) * rel.arity})
+    store.close()

@@ -148,16 +148,26 @@ def run_stratum(
     rounds = 0
     if q is not None:
         q.prune(rels, own, agg, now, pruned)
+    if variants is not None and not (seed or st.recursive or q is not None):  # one round, no frontier to keep
+        to_add = _run(variants, rels, agg, now, spend, prep.program.rules, own)
+        if to_add is not None:
+            model.rounds[st.index] = 1
+            count = 0
+            for rid, out in to_add.items():
+                if out:
+                    name = heads[rid]
+                    rel = rels[name]
+                    batch = rel.missing(out)
+                    if batch:
+                        if write is not None:
+                            rel = write(name)
+                        rel.insert(batch)
+                        rel.batches.append((1, rid, tuple(batch)))
+                        count += len(batch)  # (disjoint: each batch is missing from what the last one joined)
+            budget.spend(own, 1, count)
+        variants = None
     while variants:
-        try:
-            to_add = variants.run(rels, agg, now, spend)
-        except EVAL_ERRORS as exc:
-            _culprit(variants, rels, agg, now, exc, prep.program.rules)
-        except MemoryError:
-            names = ", ".join(f"`{r}`" for r in own)
-            raise LimitExceeded(
-                [Diagnostic("limit_exceeded", f"limit exceeded: out of memory in the stratum of {names}")]
-            ) from None
+        to_add = _run(variants, rels, agg, now, spend, prep.program.rules, own)
         if to_add is None:
             break
         if q is not None:
@@ -203,6 +213,22 @@ def run_stratum(
         if rel.recent:
             rel.recent = ()
     return grown
+
+
+def _run(
+    variants: Round, rels: Any, agg: Any, now: int, spend: Any, rules: Sequence[Rule], own: Sequence[str]
+) -> dict[int, set[Any]] | None:
+    """One round's matches by rule id (None if no variant ran); an
+    evaluation error names its rule, running out of memory the stratum."""
+    try:
+        return variants.run(rels, agg, now, spend)
+    except EVAL_ERRORS as exc:
+        _culprit(variants, rels, agg, now, exc, rules)
+    except MemoryError:
+        names = ", ".join(f"`{r}`" for r in own)
+        raise LimitExceeded(
+            [Diagnostic("limit_exceeded", f"limit exceeded: out of memory in the stratum of {names}")]
+        ) from None
 
 
 def aggregator(
