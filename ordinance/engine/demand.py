@@ -24,7 +24,11 @@ added facts' relations (`settled`) are the same at every `now`, so the
 rewrite reads them fully computed, with their proof notes, and demands only
 the others. A rewrite is planned as it passes demand (its magic relations
 first, then probes on bound arguments), and its strata none of whose rules
-can fire (an empty magic relation: most of them) are skipped.
+can fire (each with a premise of lower strata empty, such as its magic
+relation: most of them) are skipped. A demanded model over a warm model's
+`Given.base` starts from the base's skeleton (its relations as given, an
+`Empty` for each relation left to the demand): a question makes only the
+relations it derived tuples of.
 
 Proofs need heights: the round of its stratum in which a full evaluation
 first derives a tuple. A non-recursive stratum derives all in round 1; in a
