@@ -96,14 +96,23 @@ def ground_reaching_witnesses(rule: ast.Rule, found: list[Diagnostic]) -> ast.Ru
         return rule
     names = FreshNames(rule_vars(rule))
     extra: list[ast.Literal] = []
+    tops = [
+        s for lit in rule.body for t in ast.literal_terms(lit) for s in ast.subterms(t) if isinstance(s, ast.Aggregate)
+    ]
 
     def reach(top: ast.Aggregate) -> ast.Aggregate:
         for w in sorted(free & aggregate_vars(top)):
-            roots = _roots(top, w)
-            if len(roots) != 1 or roots[0] is top or roots[0].func not in ("min", "max"):
+            roots = [r for r in _roots(top, w) if r is not top]
+            nested = [r for r in roots if r.func in ("min", "max") and w in _atom_bound(r)]
+            if not nested:
                 continue  # the checks report it (Soufflé's "witness problem" for `count`/`sum`)
-            agg = roots[0]
-            if w not in _atom_bound(agg):
+            agg = nested[0]
+            others = sum(1 for t in tops if w in aggregate_vars(t)) - 1
+            if len(roots) > 1 or others:
+                # Soufflé grounds each aggregate's witnesses in the rule at once;
+                # here one nested aggregate's alone
+                message = f"the witness `{w}` of a nested `{agg.func}` is used by another aggregate of the rule too"
+                found.append(Diagnostic("nested_witness", message, agg.span))
                 continue
             target = {agg.target.name} if isinstance(agg.target, ast.Var) else set()
             around = _vars_without(top, agg)
