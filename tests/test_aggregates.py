@@ -178,6 +178,9 @@ REACHING = (
         # through a `sum` whose body reads a variable of the rule (V from b)
         # (V = 1: 2 < 1 fails; V = 2, 3: the least Y >= V is 3, of W = 9; V = 4: none)
         ("f(V, W) :- b(2, V), N = sum X : { b(X, V), X < min Y : { d(Y, W), Y >= V } }, N = 2.", {(2, 9), (3, 9)}),
+        # in the enclosing aggregate's target: the least Y is 1, once per distinct X of b (2 + 1 + 1 + 1 before)
+        ("f(N, W) :- N = sum (min Y : { d(Y, W) }) : { b(X, _) }.", {(1, 1), (1, 2), (1, 3), (1, 4)}),
+        ("f(N, W) :- N = sum 1 + min Y : { d(Y, W) } : { b(X, _), b(_, X) }.", {(2, 1), (2, 2), (2, 3), (2, 4)}),
         # two levels down
         (
             "f(N, W) :- N = count : { b(X, _), N2 = count : { d(_, X2), X2 > min Y : { d(Y, W) } }, N2 > X }.",
