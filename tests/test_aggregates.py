@@ -241,3 +241,18 @@ def test_what_is_not_a_reaching_witness(rule: str, answer: str) -> None:
     with pytest.raises(OrdinanceError) as info:
         compile_text(REACHING + rule + "\n")
     assert info.value.code in (answer, "safety_violations")
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "f(Y, W) :- d(Y, 9), N = min Y : { d(Y, W) }, N >= 0.",
+        "f(Y, W) :- d(Y, 9), N = count : { b(X, _), X > min Y : { d(Y, W) } }, N > 0.",
+    ],
+)
+def test_a_target_named_as_a_variable_of_the_rule_stays_local_where_its_witnesses_are_grounded(rule: str) -> None:
+    # the target Y is local to the aggregate (the least Y of d is 1, of W 1..4);
+    # grounding the witnesses once set the rule's Y (3, from d(Y, 9)) to 1: nothing
+    program = compile_text(REACHING + rule + "\n")
+    answer = {(3, 1), (3, 2), (3, 3), (3, 4)}
+    assert set(evaluate(program).tuples("f")) == naive_evaluate(program)["f"] == answer

@@ -260,6 +260,8 @@ def _outer(
     """The aggregate's body outside, its local variables renamed, with the
     target equal to the result: the rows that attain it."""
     local = aggregate_vars(agg) - outside - witnesses
+    if isinstance(agg.target, ast.Var):  # always local (scope.py), even named as a variable of the rule
+        local.add(agg.target.name)
     renamed = {v: names.fresh(v) for v in sorted(local)}
     assert agg.target is not None
     target = ast.rename_vars(agg.target, lambda n: renamed.get(n, n))
