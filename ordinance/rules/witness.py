@@ -86,8 +86,10 @@ def ground_reaching_witnesses(rule: ast.Rule, found: list[Diagnostic]) -> ast.Ru
 
     The copy is computed in the rule's scope, so a nested aggregate reading
     a variable of an enclosing one (`X` in `min Y : { d(Y, W), Y > X }`)
-    has no value there: refused (`nested_witness`), as Soufflé finds such a
-    variable ungrounded."""
+    has no value there: refused (`nested_witness`; Soufflé finds such a
+    variable ungrounded, or computes the copy over all its values where the
+    nested body binds it too), as is a witness another aggregate of the rule
+    uses too (Soufflé grounds all of them at once)."""
     if not rule.body:
         return rule
     outside = outside_vars(rule.head.args, rule.body)
