@@ -251,6 +251,10 @@ CODES: dict[str, tuple[str, str]] = {
     "arity_mismatch": ("check", "a relation is used with another number of arguments"),
     "unknown_relation": ("check", "a relation is used but never declared, defined or given"),
     "unbound_variable": ("check", "a variable is not bound by a positive literal"),
+    "nested_witness": (
+        "check",
+        "a `min`/`max` witness in a nested aggregate that reads a variable of the one around it",
+    ),
     "safety_violations": ("check", "a rule is unsafe (its variables are not all bound)"),
     "aggregate_position": ("check", "an aggregate where it cannot be"),
     "type_mismatch": ("check", "a value of one type where the declaration says another"),

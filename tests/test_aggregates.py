@@ -1,4 +1,5 @@
-"""Aggregates Soufflé has and ordinance refused (issue 24): `mean`. Each is
+"""Aggregates Soufflé has and ordinance refused (issue 24): `mean`, and a
+`min`/`max` witness reaching the rule through an enclosing aggregate. Each is
 parsed, checked, evaluated (the naive evaluator agrees), explained and
 printed back; lint accepts an example and rejects another."""
 
@@ -105,10 +106,12 @@ NESTED = (
 @pytest.mark.parametrize(
     ("rule", "answer"),
     [
-        # per tuple of b: the least second column of its first  (2 + 2 + 5 + 1 + 1)
-        ("r(S) :- S = sum M : { b(W, _), M = min X : { b(W, X) } }.", 11),
-        # the b tuples of a first column with more than one
-        ("r(S) :- S = count : { b(W, _), count : { b(W, _) } > 1 }.", 4),
+        # per distinct W of b: the least second column (2 + 5 + 1); Soufflé
+        # materializes a nesting body into a relation of its named variables,
+        # so `_` adds no rows (it was 11, one per tuple of b, before)
+        ("r(S) :- S = sum M : { b(W, _), M = min X : { b(W, X) } }.", 8),
+        # the first columns of b with more than one tuple (2 and 4; 4 tuples before)
+        ("r(S) :- S = count : { b(W, _), count : { b(W, _) } > 1 }.", 2),
         # in a target; 9 has no b, so no minimum: 2 + 1
         ("r(S) :- S = sum (min X : { b(W, X) }) : { c(W) }.", 3),
         # in an argument inside the body: b(2, 2) only
@@ -154,3 +157,102 @@ def test_a_nested_aggregate_whose_result_a_sibling_filter_reads() -> None:
     model = evaluate(program)
     assert set(model.tuples("half")) == {(1, 2)} == naive_evaluate(program)["half"]
     assert why(model, "half", (1, 2)) is not None
+
+
+# Soufflé's evaluation/aggregate_witnesses, "Reaching witness": the witness of
+# the inner `min` reaches the head through the `count` around it
+REACHING = (
+    ".decl b(x: number, y: number)\n.decl d(x: number, y: number)\n.decl f(n: number, w: number)\n"
+    "b(2, 1). b(2, 2). b(2, 3). b(2, 4).\nd(1, 1). d(1, 2). d(1, 3). d(1, 4). d(3, 9).\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("rule", "answer"),
+    [
+        # Soufflé's answer: the count is of the distinct X (1), the witnesses
+        # the W of the rows of d attaining the least Y (1..4, not 9)
+        ("f(N, W) :- N = count : { b(X, _), X > min Y : { d(Y, W) } }.", {(1, 1), (1, 2), (1, 3), (1, 4)}),
+        # through a `max`, and a `max` inside
+        ("f(N, W) :- N = max X : { b(X, _), X < max Y : { d(Y, W) } }.", {(2, 9)}),
+        # through a `sum` whose body reads a variable of the rule (V from b)
+        # (V = 1: 2 < 1 fails; V = 2, 3: the least Y >= V is 3, of W = 9; V = 4: none)
+        ("f(V, W) :- b(2, V), N = sum X : { b(X, V), X < min Y : { d(Y, W), Y >= V } }, N = 2.", {(2, 9), (3, 9)}),
+        # in the enclosing aggregate's target: the least Y is 1, once per distinct X of b (2 + 1 + 1 + 1 before)
+        ("f(N, W) :- N = sum (min Y : { d(Y, W) }) : { b(X, _) }.", {(1, 1), (1, 2), (1, 3), (1, 4)}),
+        ("f(N, W) :- N = sum 1 + min Y : { d(Y, W) } : { b(X, _), b(_, X) }.", {(2, 1), (2, 2), (2, 3), (2, 4)}),
+        # two levels down
+        (
+            "f(N, W) :- N = count : { b(X, _), N2 = count : { d(_, X2), X2 > min Y : { d(Y, W) } }, N2 > X }.",
+            {(1, 1), (1, 2), (1, 3), (1, 4)},
+        ),
+    ],
+)
+def test_a_witness_reaches_the_rule_through_an_enclosing_aggregate(rule: str, answer: set) -> None:
+    program = compile_text(REACHING + rule + "\n")
+    model = evaluate(program)
+    assert set(model.tuples("f")) == naive_evaluate(program)["f"] == answer
+    assert format_program(parse(rule)) == rule + "\n"  # printed back as written
+
+
+def test_a_reaching_witness_is_explained_linted_and_maintained(tmp_path: Path) -> None:
+    text = REACHING + "f(N, W) :- N = count : { b(X, _), X > min Y : { d(Y, W) } }.\n"
+    accepted = lint_bytes(tmp_path, text.encode(), "ok.rules")
+    assert (accepted.exit_code, accepted.stdout) == (0, "")
+    model = evaluate(compile_text(text))
+    proof = to_text(why(model, "f", (1, 2)))
+    assert "min Y : { d(Y, W_2) } = 1  aggregate" in proof and "d(1, 2)  fact" in proof
+    assert "fails at d(1, 9): no such fact" in to_text(why_not(model, "f", (1, 9)))
+    extend(model, {"d": [(0, 7)]})  # a new least Y: its row is the only witness
+    assert set(model.tuples("f")) == {(1, 7)}
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        # the copy that grounds W stands in the rule, where X has no value;
+        # Soufflé reports X ungrounded there
+        ("f(N, W) :- N = count : { b(X, _), X > min Y : { d(Y, W), Y < X } }.", "cannot reach the rule"),
+        # Soufflé grounds both aggregates' witnesses at once: not done here
+        ("f(N, W) :- N = count : { b(X, _), X > min Y : { d(Y, W) } }, _ = max Z : { d(Z, W) }.", "another aggregate"),
+        ("f(N, W) :- N = count : { b(X, _), X > min Y : { d(Y, W) }, X < max Y : { d(Y, W) } }.", "another aggregate"),
+    ],
+)
+def test_a_nested_witness_that_cannot_reach_the_rule_is_refused(tmp_path: Path, rule: str, message: str) -> None:
+    bad = REACHING + rule + "\n"
+    rejected = lint_bytes(tmp_path, bad.encode(), "bad.rules")
+    assert rejected.exit_code == 1 and codes_of(rejected) == ["nested_witness"], rejected.stdout
+    assert "the witness `W` of a nested `min`" in rejected.stdout and message in rejected.stdout
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(bad)
+    assert info.value.code == "nested_witness"
+
+
+@pytest.mark.parametrize(
+    ("rule", "answer"),
+    [
+        # a witness of the `count` itself is not one (Soufflé: "witness problem")
+        ("f(N, W) :- N = count : { b(X, W), X > min Y : { d(Y, W) } }.", "unbound_variable"),
+        # nor of an inner `sum`
+        ("f(N, W) :- N = count : { b(X, _), X > sum Y : { d(Y, W) } }.", "unbound_variable"),
+    ],
+)
+def test_what_is_not_a_reaching_witness(rule: str, answer: str) -> None:
+    with pytest.raises(OrdinanceError) as info:
+        compile_text(REACHING + rule + "\n")
+    assert info.value.code in (answer, "safety_violations")
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "f(Y, W) :- d(Y, 9), N = min Y : { d(Y, W) }, N >= 0.",
+        "f(Y, W) :- d(Y, 9), N = count : { b(X, _), X > min Y : { d(Y, W) } }, N > 0.",
+    ],
+)
+def test_a_target_named_as_a_variable_of_the_rule_stays_local_where_its_witnesses_are_grounded(rule: str) -> None:
+    # the target Y is local to the aggregate (the least Y of d is 1, of W 1..4);
+    # grounding the witnesses once set the rule's Y (3, from d(Y, 9)) to 1: nothing
+    program = compile_text(REACHING + rule + "\n")
+    answer = {(3, 1), (3, 2), (3, 3), (3, 4)}
+    assert set(evaluate(program).tuples("f")) == naive_evaluate(program)["f"] == answer

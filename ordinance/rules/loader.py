@@ -31,7 +31,7 @@ from .ranges import lift_ranges
 from .inline import inline_relations
 from .lift import lift_aggregates
 from .nested import unnest_aggregates
-from .witness import ground_witnesses
+from .witness import ground_reaching_witnesses, ground_witnesses
 
 __all__ = [
     "STDLIB_PREFIX",
@@ -151,7 +151,9 @@ class _Flattener:
                 self.items.extend(
                     ground_witnesses(u)
                     for r in expand_rule(item, self.diagnostics)
-                    for u in unnest_aggregates(lift_aggregates(lift_ranges(r)))
+                    for u in unnest_aggregates(
+                        ground_reaching_witnesses(lift_aggregates(lift_ranges(r)), self.diagnostics)
+                    )
                 )
             elif isinstance(item, ast.Invariant):
                 self.items.extend(expand_invariant(item, self.diagnostics))
