@@ -19,6 +19,11 @@ only moves bytes. `/health` answers on the loop: the store's revision is
 read in a thread of its own (a PostgreSQL round trip, a SQLite file another
 process holds) for at most HEALTH_WAIT_S, and while that read is out, or
 the service's lock is held, it answers the revision last read.
+
+The hot routes, `POST /check` and `POST /hooks/HOST`, are called straight
+from the ASGI call (`served`), without Starlette's routing, middleware or
+Request; they answer as their Starlette routes would, and every other path
+or method goes through Starlette (benchmarks/bench_serve_ab.py).
 """
 
 from __future__ import annotations
