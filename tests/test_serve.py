@@ -150,6 +150,8 @@ def test_bad_requests_get_error_data_and_write_nothing(server: Served) -> None:
         ("/query", {"json": {"pattern": "nope(X)"}}, 400, "unknown_relation"),
         ("/why", {"json": {"fact": "current(C)"}}, 400, "not_ground"),
         ("/nowhere", {"json": {}}, 404, "not_found"),
+        ("/hooks/nope", {"json": {}}, 404, "not_found"),  # the hot routes answer as Starlette's would
+        ("/hooks/claude-code/more", {"json": {}}, 404, "not_found"),
         ("/check", {"json": {"request": None}}, 400, "bad_request"),
         ("/why", {"json": {"fact": 'permit("x")', "request": ["x"]}}, 400, "bad_request"),
         ("/assert", {"json": {"text": 'claim("c", "s", "a", "v").', "source": {"x": 1}}}, 400, "bad_request"),
@@ -161,6 +163,8 @@ def test_bad_requests_get_error_data_and_write_nothing(server: Served) -> None:
         assert error["code"] == code, (path, error)
         assert "Traceback" not in r.text and set(error) == {"code", "message", "span"}
     assert "`request` is a JSON object" in server.post("/check", json={}).json()["error"]["message"]
+    wrong = server.get("/check")
+    assert wrong.status_code == 405 and wrong.json()["error"]["code"] == "method_not_allowed"
     assert server.post("/check", None, json={}).status_code == 401
     assert server.post("/check", "wrong-token", json={}).json()["error"]["code"] == "unauthorized"
     syntax = server.post("/assert", json={"text": 'claim("a", "b"'}).json()["error"]

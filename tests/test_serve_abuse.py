@@ -235,31 +235,46 @@ def test_health_never_waits_for_the_service_lock(tmp_path: Path) -> None:
 def test_a_group_commit_that_fails_decides_each_request_alone(tmp_path: Path) -> None:
     """Should a request slip past validation and fail the batch's append (here
     one whose key was forced to a number after it was built), its batch
-    neighbours are decided and logged alone: only it hears the error."""
+    neighbours are decided and logged alone: only it hears the error. A body
+    that is not JSON, read in the same batch, is refused alone too."""
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
-    from ordinance.diagnostics import StoreError
+    from ordinance.diagnostics import InputError, StoreError
     from ordinance.facts import open_store, schema_of
-    from ordinance.gate import Request
     from ordinance.rules import compile_text
-    from ordinance.serve import Service
+    from ordinance.serve import Principal, Service
     from ordinance.serve.app import Batcher
 
     policy = compile_text(CLAUDE_CODE_POLICY)
     with open_store(str(tmp_path / "b.db"), schema_of(policy)) as store:
         service = Service(policy, store)
-        requests = [Request(f"r{n}", "write", "/p/x", "claude-code", 1) for n in range(6)]
-        object.__setattr__(requests[3], "key", 5)  # what the payload check refuses at the append
+        real_ask = service.ask
+
+        def ask(who: Any, body: Any) -> Any:
+            request, now, clock, proofs = real_ask(who, body)
+            if request.id == "r3":
+                object.__setattr__(request, "key", 5)  # what the payload check refuses at the append
+            return request, now, clock, proofs
+
+        service.ask = ask  # type: ignore[method-assign]
+        bodies = [
+            json.dumps(
+                {"request": {"id": f"r{n}", "kind": "write", "target": "/p/x", "epoch": 1}, "now": 1_800_000_000}
+            ).encode()
+            for n in range(6)
+        ]
+        bodies.append(b'{"request": ')
 
         async def go() -> list[Any]:
             batcher = Batcher(service, ThreadPoolExecutor(2))
-            asks = [batcher.check(r, 1_800_000_000, "server") for r in requests]
+            asks = [batcher.check(Principal("claude-code", clock=True), body) for body in bodies]
             return await asyncio.gather(*asks, return_exceptions=True)
 
         answers = asyncio.run(go())
         assert isinstance(answers[3], StoreError) and answers[3].code == "bad_decision"
-        assert all(not isinstance(a, Exception) for n, a in enumerate(answers) if n != 3), answers
+        assert isinstance(answers[6], InputError) and answers[6].code == "bad_json", answers[6]
+        assert [a["request"]["id"] for n, a in enumerate(answers) if n not in (3, 6)] == ["r0", "r1", "r2", "r4", "r5"]
         assert sorted(e.payload["request"]["id"] for e in store.events(kinds=["decision"])) == [
             "r0",
             "r1",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 
 import click
 
@@ -11,7 +12,11 @@ from .common import db_option, load_policy, open_db, policy_option
 from .deadline import served_limits
 from .workers import listen, run_workers, worker_socket
 
-__all__ = ["command"]
+__all__ = ["command", "SERVED"]
+
+# uvicorn's options: no access log, and no X-Forwarded-* rewriting of the caller's address (nothing
+# here reads it; one middleware layer less per request)
+SERVED: dict[str, Any] = {"log_level": "warning", "access_log": False, "proxy_headers": False}
 
 
 def _free(host: str, port: int) -> None:
@@ -207,12 +212,11 @@ def command(
         click.echo(_banner(where, program.source_hash, store.revision()), err=True)
     try:
         if sock is not None:
-            config = uvicorn.Config(app, log_level="warning", access_log=False)
-            uvicorn.Server(config).run(sockets=[sock])
+            uvicorn.Server(uvicorn.Config(app, **SERVED)).run(sockets=[sock])
         elif uds:
-            uvicorn.run(app, uds=uds, log_level="warning", access_log=False)
+            uvicorn.run(app, uds=uds, **SERVED)
         else:
-            uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+            uvicorn.run(app, host=host, port=port, **SERVED)
     finally:
         stop()
         stop_snapshots()

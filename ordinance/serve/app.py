@@ -19,6 +19,11 @@ only moves bytes. `/health` answers on the loop: the store's revision is
 read in a thread of its own (a PostgreSQL round trip, a SQLite file another
 process holds) for at most HEALTH_WAIT_S, and while that read is out, or
 the service's lock is held, it answers the revision last read.
+
+The hot routes, `POST /check` and `POST /hooks/HOST`, are called straight
+from the ASGI call (`served`), without Starlette's routing, middleware or
+Request; they answer as their Starlette routes would, and every other path
+or method goes through Starlette (benchmarks/bench_serve_ab.py).
 """
 
 from __future__ import annotations
@@ -32,9 +37,11 @@ from typing import Any, Awaitable, Callable
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.requests import Request as HttpRequest
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..diagnostics import CheckError, GateError, OrdinanceError, ParseError, StaleEpochError, StoreError
 from ..explain import decision_json
@@ -80,18 +87,39 @@ def _json(data: Any, status: int = 200, background: BackgroundTask | None = None
     return Response(json.dumps(data, ensure_ascii=False), status, media_type="application/json", background=background)
 
 
-async def read_body(req: HttpRequest, cap: int = MAX_BODY) -> bytes:
+async def _send_json(send: Send, data: Any, status: int = 200) -> None:
+    """What `_json` answers, sent without a Response object (the hot routes)."""
+    body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+    head = [(b"content-length", str(len(body)).encode("latin-1")), (b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    """The first value of header `name` (lowercase, as ASGI gives names), as Starlette's `headers.get`."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")  # type: ignore[no-any-return]
+    return None
+
+
+async def read_body(scope: Scope, receive: Receive, cap: int = MAX_BODY) -> bytes:
     """The body, read as a stream and refused as soon as it is known to be over `cap`."""
-    declared = req.headers.get("content-length")
+    declared = _header(scope, b"content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > cap):
         raise TooLarge(f"the body is larger than {cap} bytes" if declared.isdigit() else "bad `Content-Length`")
     chunks, size = [], 0
-    async for chunk in req.stream():
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        chunk = message.get("body", b"")
         size += len(chunk)
         if size > cap:
             raise TooLarge(f"the body is larger than {cap} bytes")
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
 def _parsed(raw: bytes) -> Any:
@@ -99,24 +127,58 @@ def _parsed(raw: bytes) -> Any:
 
 
 class Batcher:
-    """Group commit for /check: decisions that arrive while the log is
-    being written are decided and logged together in the next append
-    (`Gate.log`), in a worker thread so the event loop keeps taking
-    requests. Each caller gets its own decision once it is durable."""
+    """Group commit for /check: the bodies that arrive while the log is
+    being written are read, decided and logged together in the next append
+    (`Gate.log`), then rendered, in one worker thread hop per batch, so the
+    event loop keeps taking requests. Each caller gets its own decision once
+    it is durable, or its own error: a malformed body or a failed decision is
+    never its neighbours'."""
 
     def __init__(self, service: Service, pool: ThreadPoolExecutor) -> None:
         self.service = service
         self.pool = pool
-        self.pending: list[tuple[Any, int, str, asyncio.Future[Any]]] = []
+        self.pending: list[tuple[Principal, bytes, asyncio.Future[Any]]] = []
         self.running = False
 
-    async def check(self, request: Any, now: int, clock: str) -> Any:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.pending.append((request, now, clock, future))
+    async def check(self, who: Principal, raw: bytes) -> Any:
+        """The decision's JSON for `who`'s /check body `raw`."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self.pending.append((who, raw, future))
         if not self.running:
             self.running = True
-            asyncio.get_running_loop().create_task(self._drain())
+            loop.create_task(self._drain())
         return await future
+
+    def _batch(self, batch: list[tuple[Principal, bytes, Any]]) -> list[tuple[bool, Any]]:
+        """(ok, decision JSON or exception) per body, in a worker thread."""
+        out: list[tuple[bool, Any]] = [(False, None)] * len(batch)
+        asked: list[tuple[int, Any, bool]] = []  # (index, (request, now, clock), proofs)
+        for n, (who, raw, _) in enumerate(batch):
+            try:
+                request, now, clock, proofs = self.service.ask(who, _parsed(raw))
+                asked.append((n, (request, now, clock), proofs))
+            except Exception as exc:
+                out[n] = (False, exc)
+        decided: list[tuple[int, Any, bool]] = []
+        try:
+            decisions = self.service.check_many([a for _, a, _ in asked]) if asked else []
+            decided = [(n, d, proofs) for (n, _, proofs), d in zip(asked, decisions)]
+        except Exception as exc:
+            if len(asked) == 1:
+                out[asked[0][0]] = (False, exc)
+            else:  # each is decided and logged alone
+                for n, ask, proofs in asked:
+                    try:
+                        decided.append((n, self.service.check_many([ask])[0], proofs))
+                    except Exception as alone:
+                        out[n] = (False, alone)
+        for n, decision, proofs in decided:
+            try:
+                out[n] = (True, decision_json(decision, program=self.service.policy, proofs=proofs))
+            except Exception as exc:
+                out[n] = (False, exc)
+        return out
 
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
@@ -124,24 +186,16 @@ class Batcher:
             while self.pending:
                 batch, self.pending = self.pending, []
                 try:
-                    asks = [(r, n, c) for r, n, c, _ in batch]
-                    decisions = await loop.run_in_executor(self.pool, self.service.check_many, asks)
-                except Exception as exc:
-                    if len(batch) == 1:
-                        batch[0][3].set_exception(exc)
+                    results = await loop.run_in_executor(self.pool, self._batch, batch)
+                except Exception as exc:  # (the pool is shut down)
+                    results = [(False, exc)] * len(batch)
+                for (*_, future), (ok, value) in zip(batch, results):
+                    if future.done():  # (its caller went away)
                         continue
-                    # one request's failure is never its neighbours': each is decided and logged alone
-                    for request, now, clock, future in batch:
-                        try:
-                            one = await loop.run_in_executor(
-                                self.pool, self.service.check_many, [(request, now, clock)]
-                            )
-                            future.set_result(one[0])
-                        except Exception as alone:
-                            future.set_exception(alone)
-                    continue
-                for (*_, future), decision in zip(batch, decisions):
-                    future.set_result(decision)
+                    if ok:
+                        future.set_result(value)
+                    else:
+                        future.set_exception(value)
         finally:
             self.running = False
 
@@ -153,17 +207,17 @@ def create_app(
     anonymous: Principal | None = None,
     project: str | None = None,
     epoch: int = 1,
-) -> Starlette:
+) -> ASGIApp:
     """The ASGI app. Callers authenticate with `tokens`; without tokens,
     every caller is `anonymous` (which must then be given)."""
     if tokens is None and anonymous is None:
         raise OrdinanceError("give a tokens file, or name the anonymous principal", code="no_tokens")
 
-    def principal(req: HttpRequest) -> Principal:
+    def principal(scope: Scope) -> Principal:
         if tokens is None:
             assert anonymous is not None
             return anonymous
-        return tokens.principal(req.headers.get("authorization"))
+        return tokens.principal(_header(scope, b"authorization"))
 
     pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="ordinance-serve")
     health_pool = ThreadPoolExecutor(1, thread_name_prefix="ordinance-health")  # (never queued behind handlers)
@@ -178,11 +232,8 @@ def create_app(
     def endpoint(handler: Handler, authenticated: bool) -> Callable[[HttpRequest], Awaitable[Response]]:
         async def run(req: HttpRequest) -> Response:
             try:
-                who = principal(req) if authenticated else None  # before a byte of the body is read
-                raw = await read_body(req) if req.method == "POST" else b""
-                if handler is check:  # (authenticated: `who` is a principal)
-                    assert who is not None
-                    return _json(await check_async(who, raw))
+                who = principal(req.scope) if authenticated else None  # before a byte of the body is read
+                raw = await read_body(req.scope, req.receive) if req.method == "POST" else b""
                 # after a write, with the answer sent, the model takes it in before the next decision
                 after = BackgroundTask(service.warm) if handler in (assert_, load, lease) else None
                 return _json(await off_loop(handler, who, raw, req.query_params), background=after)
@@ -199,13 +250,13 @@ def create_app(
 
     batcher = Batcher(service, pool)
 
-    def check(who: Principal, raw: bytes, q: Any) -> Any:
-        return service.ask(who, _parsed(raw))
-
-    async def check_async(who: Principal, raw: bytes) -> Any:
-        request, now, clock, proofs = await off_loop(check, who, raw, None)
-        decision = await batcher.check(request, now, clock)
-        return await off_loop(lambda: decision_json(decision, program=service.policy, proofs=proofs))
+    async def check(scope: Scope, receive: Receive, send: Send) -> None:  # (a hot route: no Starlette)
+        try:
+            who = principal(scope)  # before a byte of the body is read
+            answer = await batcher.check(who, await read_body(scope, receive))
+        except Exception as exc:  # every error is data, never a traceback
+            return await _send_json(send, error_data(exc), _status(exc))
+        await _send_json(send, answer)
 
     def assert_(who: Principal, raw: bytes, q: Any) -> Any:
         data = _parsed(raw)
@@ -245,23 +296,33 @@ def create_app(
     def rehydrate(who: Principal, raw: bytes, q: Any) -> Any:
         return service.rehydrate(who, q.get("now"), q.get("audience"), q.get("bound"), q.get("cap"))
 
-    async def hook(req: HttpRequest) -> Response:
+    warming: list[bool] = []  # a warm queued and not yet started
+
+    def warm() -> None:
+        warming.clear()
+        service.warm()
+
+    async def hook(scope: Scope, receive: Receive, send: Send) -> None:  # (a hot route: no Starlette)
+        name = scope["path"].removeprefix("/hooks/")
         try:
-            host = host_module(req.path_params["host"])
+            host = host_module(name) if "/" not in name else None
         except KeyError:
-            raise HTTPException(404) from None
+            host = None
+        if host is None:
+            return await _send_json(send, _not_found(scope["path"]), 404)
         try:  # unauthenticated or too large: refused (the host's fail-closed answer, with 200)
-            who = principal(req)
-            raw = await read_body(req)
+            who = principal(scope)
+            raw = await read_body(scope, receive)
         except Exception as exc:
             err = error_data(exc)["error"]
             peek: Any = None
             if isinstance(exc, AuthError):  # which event failed, from at most HOOK_PEEK bytes of its body
                 try:
-                    peek = parse_json(await read_body(req, HOOK_PEEK))
+                    peek = parse_json(await read_body(scope, receive, HOOK_PEEK))
                 except Exception:
                     pass
-            return _json(host.failure(event_of(host, peek), f"ordinance: error[{err['code']}]: {err['message']}"))
+            failed = host.failure(event_of(host, peek), f"ordinance: error[{err['code']}]: {err['message']}")
+            return await _send_json(send, failed)
 
         def handle() -> Any:
             data: Any = None
@@ -272,8 +333,16 @@ def create_app(
                 return host.failure(None, f"ordinance: error[{err['code']}]: {err['message']}")
             return handle_hook(host, service, who, data, project=project, epoch=epoch)
 
-        # then, with the answer sent, the model takes in the receipt before the next call
-        return _json(await off_loop(handle), background=BackgroundTask(service.warm))
+        try:
+            answer = await off_loop(handle)
+        except Exception as exc:  # (the pool is shut down)
+            return await _send_json(send, error_data(exc), _status(exc))
+        await _send_json(send, answer)
+        # then, with the answer sent, the model takes in the receipt before the next call (one warm
+        # queued at a time: the connection is not held for it, and calls that came together share it)
+        if not warming:
+            warming.append(True)
+            asyncio.get_running_loop().run_in_executor(pool, warm)
 
     def read_revision() -> None:
         try:
@@ -304,20 +373,56 @@ def create_app(
         "/state": state,
         "/rehydrate": rehydrate,
     }
+
+    def route(path: str, auth: bool) -> Any:
+        if path == "/health":
+            return health_endpoint
+        return _Asgi(check) if path == "/check" else endpoint(handlers[path], auth)
+
     routes = [
-        Route(path, health_endpoint if path == "/health" else endpoint(handlers[path], auth), methods=[method.upper()])
+        Route(path, route(path, auth), methods=[method.upper()])
         for method, path, _s, _b, auth in ROUTES
         if path in handlers
     ]
-    routes.append(Route("/hooks/{host}", hook, methods=["POST"]))
+    routes.append(Route("/hooks/{host}", _Asgi(hook), methods=["POST"]))  # (for a 405: POSTs take the hot route)
 
     async def http_error(req: HttpRequest, exc: Exception) -> Response:
         status = exc.status_code if isinstance(exc, HTTPException) else 500
         code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http")
-        message = {404: f"no endpoint `{req.url.path}`", 405: f"`{req.method}` is not allowed on `{req.url.path}`"}
+        if status == 404:
+            return _json(_not_found(req.url.path), 404)
+        message = {405: f"`{req.method}` is not allowed on `{req.url.path}`"}
         return _json({"error": {"code": code, "message": message.get(status, "http error"), "span": None}}, status)
 
     async def server_error(req: HttpRequest, exc: Exception) -> Response:
         return _json({"error": {"code": "internal", "message": type(exc).__name__, "span": None}}, 500)
 
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+
+    async def served(scope: Scope, receive: Receive, send: Send) -> None:
+        """The hot routes, POST /check and /hooks/HOST, straight to their
+        handlers (no routing table, middleware or Request); all else through
+        Starlette. Each answers as its Starlette route would."""
+        if scope["type"] == "http" and scope["method"] == "POST":
+            path = scope["path"]
+            if path == "/check":
+                return await check(scope, receive, send)
+            if path.startswith("/hooks/"):
+                return await hook(scope, receive, send)
+        await app(scope, receive, send)
+
+    return served
+
+
+class _Asgi:
+    """A hot route as a Starlette Route's endpoint (a plain function would be taken for a request handler)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+
+def _not_found(path: str) -> dict[str, Any]:
+    return {"error": {"code": "not_found", "message": f"no endpoint `{path}`", "span": None}}

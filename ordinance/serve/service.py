@@ -123,7 +123,8 @@ class Service:
         agent = data.setdefault("agent", principal.name)
         if agent != principal.name:
             raise Forbidden(f"principal `{principal.name}` cannot ask for agent `{agent}`", code="principal_mismatch")
-        data.setdefault("id", f"{principal.name}-{uuid.uuid4().hex[:12]}")
+        if "id" not in data:
+            data["id"] = f"{principal.name}-{uuid.uuid4().hex[:12]}"
         attributes = data.get("attributes") or {}
         reserved = sorted(set(attributes) & SERVER_FILLED) if isinstance(attributes, Mapping) else []
         if reserved:
