@@ -15,6 +15,7 @@ once and a variant whose frontier is empty costs one test.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 from typing import Any, Callable, Sequence
 
@@ -390,8 +391,16 @@ def compile_round(plans: Sequence[JoinPlan]) -> Callable[..., Any]:
             test += f" and ({complete[rs[k]]} or not ({' or '.join(later)}))" if later else ""
         lines += [f"    if {test}:"] + ["    " + line for line in block + join] if guard else block + join
     lines += ["    if n:", "        spend(n, outs)", "    return outs or None"]
-    exec(compile("\n".join(lines), "<round>", "exec"), namespace)
+    exec(_code("\n".join(lines), "<round>"), namespace)
     return namespace["_round"]  # type: ignore[no-any-return]
+
+
+@lru_cache(maxsize=8192)
+def _code(source: str, filename: str) -> Any:
+    """`source` compiled, once per process: a code object holds nothing of
+    the namespace it runs in, so programs generating the same text (a policy
+    checked again, its gates' jump rewrites) share it."""
+    return compile(source, filename, "exec")
 
 
 def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
@@ -429,5 +438,5 @@ def compile_plan(plan: JoinPlan, aggregate: str | None = None) -> Compiled:
         + join
         + epilogue
     )
-    exec(compile(source, f"<plan {plan.rule_id}>", "exec"), namespace)
+    exec(_code(source, f"<plan {plan.rule_id}>"), namespace)
     return Compiled(plan, tuple(gen.inputs), namespace["_join"], source)
