@@ -882,7 +882,14 @@ def _read(text: str, pos: int, line_offset: int, found: list[Diagnostic]) -> tup
 
 def parse(text: str, file: str | None = None) -> ast.Program:
     """Parse a program; raise ParseError with every syntax error found."""
-    text = preprocess(text, file)  # Soufflé's `#include`, `#define` and `#ifdef` lines
+    return _parsed(preprocess(text, file), file)  # Soufflé's `#include`, `#define` and `#ifdef` lines
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str, file: str | None) -> ast.Program:
+    """`text` (preprocessed) parsed, once per process: the AST is immutable,
+    and a policy's includes (the stdlib) are read by every program using
+    them. A failure is raised each time, never kept."""
     deep = _nesting(text, file)
     if deep is not None:
         raise ParseError([deep])
