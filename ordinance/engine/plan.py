@@ -198,7 +198,9 @@ def plan_rule(
     outside = feeding_vars(rule.body)
     head = tuple(_lift(a, fresh, aggs, outside) for a in rule.head.args)
     body = [_normal_literal(lit, fresh, aggs, outside) for lit in rule.body]
-    return _plan(format_rule(rule), rule_id, body, head, aggs, delta, sizes or {}, (), fresh, source_order)
+    return _plan(
+        format_rule(rule), rule_id, body, head, aggs, delta, {} if sizes is None else sizes, (), fresh, source_order
+    )
 
 
 def _plan(

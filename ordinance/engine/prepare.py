@@ -4,7 +4,7 @@ rule variants a round runs (compiled on first use, see codegen.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..rules.ast import Aggregate, Atom, Const, Negation, Rule, Var, literal_terms, subterms
 from ..rules.checked import CheckedProgram
@@ -90,8 +90,7 @@ class Prepared:
     def plan(self, rule_id: int, delta: int | None, rels: Mapping[str, Rel]) -> Compiled:
         compiled = self.plans.get((rule_id, delta))
         if compiled is None:
-            sizes = {name: len(r.stable) for name, r in rels.items()}
-            sizes.update(self.hints)
+            sizes = _Sizes(rels, self.hints)
             rule = self.program.rules[rule_id]
             if self.qualified is not None:  # `autoinc()` heads hold tickets (qualify.py)
                 rule = self.qualified.counted.get(rule_id, rule)
@@ -144,11 +143,36 @@ class Prepared:
         return compiled
 
 
+class _Sizes(Mapping[str, int]):
+    """A plan's relation sizes: the live ones, each read when the planner
+    asks (a rewrite holds hundreds of relations; a rule reads a few), or
+    the hint standing in for one."""
+
+    __slots__ = ("rels", "hints")
+
+    def __init__(self, rels: Mapping[str, Rel], hints: Mapping[str, int]):
+        self.rels, self.hints = rels, hints
+
+    def __getitem__(self, name: str) -> int:
+        hint = self.hints.get(name)
+        return hint if hint is not None else len(self.rels[name].stable)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rels.keys() | self.hints.keys())
+
+    def __len__(self) -> int:
+        return len(self.rels.keys() | self.hints.keys())
+
+
 def prepare(program: CheckedProgram) -> Prepared:
     arity = {name: r.arity for name, r in program.relations.items()}
     strata = []
+    by_head: dict[str, list[int]] = {}  # relation -> the ids of the rules (with a body) deriving it
+    for rid, rule in enumerate(program.rules):
+        if rule.body:
+            by_head.setdefault(rule.head.relation, []).append(rid)
     for i, names in enumerate(program.strata):
-        rule_ids = tuple(rid for rid, r in enumerate(program.rules) if r.body and r.head.relation in names)
+        rule_ids = tuple(sorted(rid for name in names for rid in by_head.get(name, ())))
         pos: set[str] = set()
         neg: set[str] = set()
         atoms: dict[int, tuple[tuple[int, str], ...]] = {}

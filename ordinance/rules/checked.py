@@ -58,6 +58,7 @@ class CheckedProgram:
     structures: dict[str, dict[str | None, tuple[str, ...]]] = field(default_factory=dict)
     warnings: tuple[Diagnostic, ...] = ()  # what lint warns of (severity `warning`), the program runs
     _types: dict[int, dict[str, str]] = field(default_factory=dict, compare=False, repr=False)
+    _heads: dict[str, tuple[int, ...]] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def relation_types(self, relation: str) -> tuple[str, ...] | None:
         """The declared argument types of `relation` (None: not declared)."""
@@ -85,4 +86,9 @@ class CheckedProgram:
 
     def rules_for(self, relation: str) -> tuple[int, ...]:
         """Ids of the rules whose head is `relation`."""
-        return tuple(i for i, r in enumerate(self.rules) if r.head.relation == relation)
+        if not self._heads:  # worked out on first use, for every relation at once
+            heads: dict[str, list[int]] = {}
+            for i, r in enumerate(self.rules):
+                heads.setdefault(r.head.relation, []).append(i)
+            self._heads.update((name, tuple(ids)) for name, ids in heads.items())
+        return self._heads.get(relation, ())
