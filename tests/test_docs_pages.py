@@ -438,6 +438,7 @@ RUNS = {
     ".decl deploy(at: time)": {},  # (what `recent` and `soon` hold depends on the clock)
     '.include "continuity"': {},
     ".decl score(who: symbol, s: number)": {"avg": ["a\t1.5", "b\t4"]},
+    ".decl b(x: number, y: number)": {"xs": ["1"], "tuples": ["2"], "total": ["3"], "any": ["()"]},
     ".decl nat(x: number)": {"query": ["0", "1"]},
     '.pragma "magic-transform" "*"': {},
     'path("x/.env").': {},

@@ -263,3 +263,21 @@ def test_an_unknown_engine_is_named():
     with pytest.raises(EvaluationError) as err:
         evaluate_sql(compile_text(".decl n(x: number)\nm(X) :- n(X)."), {}, engine="oracle")
     assert err.value.code == "backend_unavailable" and "`oracle`" in str(err.value)
+
+
+def test_an_aggregate_scopes_its_variables_as_the_engine_does():
+    # Soufflé's evaluation/aggregate_witnesses, "Serious scoping test": each
+    # aggregate's `y` is its own, though the rule sets a `y` too (refused
+    # before: the compiler took every name the rule shares as the rule's)
+    text = (
+        ".decl d(a: number, b: number)\n.decl b(a: number, b: number)\n.decl h(a: number, b: number, c: number)\n"
+        "d(1, 5). d(2, 3). d(3, 9). b(1, 6). b(2, 8). b(3, 7). h(0, 7, 0). h(1, 3, 1).\n"
+        "g(x, y, z) :- x = max y : { d(_, y), y < min y : { b(_, y) } }, y = min y : { h(_, y, _) },"
+        " z = min y : { b(y, _), y != 2 }.\n"
+        "m(A) :- A = max A : { d(_, A) }.\n"
+    )
+    program = compile_text(text)
+    assert_same(program, {})
+    with evaluate_sql(program, {}) as sql:
+        assert sql.tuples("g") == {(5, 3, 1)}
+        assert sql.tuples("m") == {(9,)}

@@ -10,6 +10,10 @@ and the arguments of atoms, negated ones too, are lifted, at any depth of an
 expression (`r(1 + max X : { a(X) })`); an aggregate inside an aggregate's
 body stays where it is (the checks report it). Runs before the witnesses are
 grounded (witness.py), so `r(W, min X : { a(X, W) })` has its witness `W`.
+`_ = agg` in a rule's body, as Soufflé writes it, is `A_1 = agg`: it holds
+where the aggregate has a value (`count` and `sum` always, `min`, `max` and
+`mean` over a body with a match), and `_ = max X : { a(X, W) }` asks for the
+witnesses `W` only.
 """
 
 from __future__ import annotations
@@ -46,9 +50,20 @@ def lifted(t: ast.Term, names: FreshNames, extra: list[ast.Literal]) -> ast.Term
     return ast.map_children(t, lambda c: lifted(c, names, extra))
 
 
+def _discarded(lit: ast.Literal) -> bool:
+    """`_ = agg` (or `agg = _`): the aggregate's value asked for nothing."""
+    if not (isinstance(lit, ast.Comparison) and lit.op == "="):
+        return False
+    sides = {type(lit.left), type(lit.right)}
+    return sides == {ast.Wildcard, ast.Aggregate}
+
+
 def lift_aggregates(rule: ast.Rule) -> ast.Rule:
-    """The rule with each aggregate in an argument bound by `A = agg` in its body."""
-    if not any(_has_aggregate(a) for atom in _atoms(rule) for a in atom.args):
+    """The rule with each aggregate in an argument bound by `A = agg` in its
+    body, and `_ = agg` made `A = agg` (A used nowhere else)."""
+    if not (
+        any(_has_aggregate(a) for atom in _atoms(rule) for a in atom.args) or any(_discarded(lit) for lit in rule.body)
+    ):
         return rule
     names = FreshNames(rule_vars(rule))
     extra: list[ast.Literal] = []
@@ -65,6 +80,10 @@ def lift_aggregates(rule: ast.Rule) -> ast.Rule:
             body.append(atom(lit))
         elif isinstance(lit, ast.Negation):
             body.append(ast.Negation(atom(lit.atom), lit.span))
+        elif _discarded(lit):
+            assert isinstance(lit, ast.Comparison)
+            agg = lit.right if isinstance(lit.right, ast.Aggregate) else lit.left
+            body.append(ast.Comparison("=", ast.Var(names.fresh("A"), lit.span), agg, lit.span))
         else:
             body.append(lit)
     return ast.Rule(atom(rule.head), (*body, *extra), rule.span, rule.more_heads)

@@ -22,8 +22,8 @@ aggregate as an argument inside an aggregate's body is first bound by
 inner aggregate's rule, so the same aggregate twice is one relation; deeper
 nesting unfolds one level per relation. A nesting `count`, `sum` or `mean`
 ranges over the distinct bindings of its body's named variables, as Soufflé's
-materialized body does: an atom of it holding `_` is read from a relation of
-its named variables.
+materialized body does (materialize.py, which also reads every other body
+Soufflé materializes so).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import hashlib
 
 from . import ast
 from .lift import lifted
+from .materialize import SET_AGGREGATES, materialized, projected
 from .printer import format_rule
 from .scope import outside_vars
 from .witness import FreshNames, rule_vars
@@ -57,7 +58,7 @@ def unnest_aggregates(rule: ast.Rule) -> list[ast.Rule]:
     by a relation of its own, and those relations' rules (the rule alone
     when nothing nests)."""
     terms = [*rule.head.args, *(t for lit in rule.body for t in ast.literal_terms(lit))]
-    if not any(_nests(a) for t in terms for a in _aggregates(t)):
+    if not any(_aggregates(t) for t in terms):
         return [rule]
     names = FreshNames(rule_vars(rule))
     made: list[ast.Rule] = []
@@ -101,49 +102,20 @@ def unnest_aggregates(rule: ast.Rule) -> list[ast.Rule]:
             if isinstance(lit, ast.Comparison) and lit.op == "=" and ast.Wildcard in (type(lit.left), type(lit.right)):
                 drop.append(i)  # `_ = min X : { ... }`: the relation's atom asks for the witnesses only
         kept = tuple(x for i, x in enumerate(body) if i not in drop)
-        if agg.func in ("count", "sum", "mean"):
-            kept = _projected(kept, names, made)
+        if agg.func in SET_AGGREGATES:  # a body holding an aggregate is materialized
+            kept = projected(kept, names, made)
         return ast.Aggregate(agg.func, target, kept, agg.span)
 
     def top(t: ast.Term) -> ast.Term:
         if isinstance(t, ast.Aggregate):
-            return flatten(t) if _nests(t) else t
+            return flatten(t) if _nests(t) else materialized(t, rule, names, made)
         return ast.map_children(t, top)
 
     head = ast.Atom(rule.head.relation, tuple(top(a) for a in rule.head.args), rule.head.span)
     body = tuple(ast.map_terms(lit, top) for lit in rule.body)
+    if not made:
+        return [rule]
     return [ast.Rule(head, body, rule.span, rule.more_heads), *made]
-
-
-def _projected(body: tuple[ast.Literal, ...], names: FreshNames, made: list[ast.Rule]) -> tuple[ast.Literal, ...]:
-    """A nesting `count`/`sum`/`mean` body with each atom holding `_` read
-    from a relation `agg#...` of its named variables: the aggregate then
-    ranges over the distinct bindings of its named variables, as Soufflé
-    materializes such a body (`count : { b(X, _), X > min ... }` counts the
-    X, not the tuples of b). An argument computed from variables (`b(X + 1,
-    _)`) becomes a fresh variable equal to it, so the relation's rule binds
-    what it reads."""
-    out: list[ast.Literal] = []
-    for lit in body:
-        if not (
-            isinstance(lit, ast.Atom) and any(isinstance(s, ast.Wildcard) for a in lit.args for s in ast.subterms(a))
-        ):
-            out.append(lit)
-            continue
-        args: list[ast.Term] = []
-        equal: list[ast.Literal] = []
-        for a in lit.args:
-            if isinstance(a, (ast.BinOp, ast.Call, ast.Aggregate)):
-                fresh = ast.Var(names.fresh("P"), a.span)
-                equal.append(ast.Comparison("=", fresh, a, a.span))
-                a = fresh
-            args.append(a)
-        cols = tuple(ast.Var(v, lit.span) for v in dict.fromkeys(v for a in args for v in ast.var_names(a)))
-        rule = ast.Rule(ast.Atom("agg#", cols, lit.span), (ast.Atom(lit.relation, tuple(args), lit.span),), lit.span)
-        name = "agg#" + hashlib.sha256(format_rule(rule).encode("utf-8")).hexdigest()[:10]
-        made.append(ast.Rule(ast.Atom(name, cols, lit.span), rule.body, lit.span))
-        out.extend((ast.Atom(name, cols, lit.span), *equal))
-    return tuple(out)
 
 
 def _groundable(guard: tuple[ast.Literal, ...]) -> tuple[ast.Literal, ...]:

@@ -56,12 +56,12 @@ def ground_witnesses(rule: ast.Rule) -> ast.Rule:
         if (
             isinstance(lit, ast.Comparison)
             and lit.op == "="
-            and isinstance(lit.left, (ast.Var, ast.Wildcard))
+            and isinstance(lit.left, ast.Var)
             and isinstance(lit.right, ast.Aggregate)
             and _witnesses(lit.right, free)
         ):
-            # `N = max ...`, or `_ = max ...` (Soufflé's way to ask for the witnesses only)
-            result = lit.left if isinstance(lit.left, ast.Var) else ast.Var(names.fresh("R"), lit.left.span)
+            # `N = max ...` (`_ = max ...`, Soufflé's way to ask for the witnesses only, is `A_1 = max ...` by lift.py)
+            result = lit.left
             body.append(ast.Comparison("=", result, _inner(lit.right, _witnesses(lit.right, free), names), lit.span))
             extra.extend(_outer(lit.right, _witnesses(lit.right, free), outside, result.name, names))
         else:

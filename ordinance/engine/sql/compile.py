@@ -8,7 +8,8 @@ bound; other comparisons filter. A negation is `NOT EXISTS`, an aggregate a
 scalar subquery over the distinct bindings of its body's own variables (and
 its target), correlated with the rule's variables it shares: the engine's
 semantics, where `sum` adds the target of each distinct binding, `count` of
-an empty body is 0 and `min`/`max` of one binds nothing.
+an empty body is 0 and `min`/`max` of one binds nothing. Which variables
+come from the rule is rules/scope.py's answer, as for the engine.
 
 `refusals` lists, before anything runs, each construct this compiler does
 not translate, as an `unsupported_on_backend` diagnostic with its span: the
@@ -44,6 +45,7 @@ from ...rules.ast import (
     var_names,
 )
 from ...rules.checked import CheckedProgram
+from ...rules.scope import feeding_vars, injected_vars
 from ..qualify import is_qualified
 from .dialects import Dialect
 from .kinds import DECLARED, Kinds, kind_of_value
@@ -97,6 +99,8 @@ def _term_refusals(term: Term, kinds: Kinds, rid: int, found: list[Diagnostic]) 
             found.append(_refuse("unsigned numbers", span))
         elif isinstance(t, Const) and isinstance(t.value, float) and not math.isfinite(t.value):
             found.append(_refuse("a float that is not finite", span))
+        elif isinstance(t, Aggregate) and t.func == "mean":
+            found.append(_refuse("the `mean` aggregate", span))
         elif isinstance(t, Aggregate) and t.func == "sum" and _kind(kinds, rid, t) == "float":
             found.append(_refuse("`sum` of floats (its rounding depends on the order it adds in)", span))
         elif isinstance(t, Aggregate):
@@ -131,6 +135,7 @@ class RuleCompiler:
     def __init__(self, program: CheckedProgram, kinds: Kinds, dialect: Dialect, now: int):
         self.program, self.kinds, self.d, self.now = program, kinds, dialect, now
         self.n = 0
+        self.outside: set[str] = set()  # the rule's variables that feed its aggregates
 
     def alias(self, prefix: str = "t") -> str:
         self.n += 1
@@ -143,6 +148,7 @@ class RuleCompiler:
         caller removes duplicates); body literal `p` reads table `delta[p]`
         instead of `table(...)` (a semi-naive variant)."""
         rule = self.program.rules[rid]
+        self.outside = feeding_vars(rule.body)
         occurrences: dict[str, int] = {}
         for t in rule.head.args:
             for v in var_names(t, True):
@@ -247,14 +253,14 @@ class RuleCompiler:
 
     def _ready(self, term: Term, env: Mapping[str, str], occ: Mapping[str, int]) -> bool:
         if isinstance(term, Aggregate):
-            return all(v in env for v in self._outer(term, occ))
+            return all(v in env for v in self._outer(term))
         return all(v in env for v in var_names(term))
 
-    def _outer(self, agg: Aggregate, occ: Mapping[str, int]) -> list[str]:
-        inner: dict[str, int] = {}
-        for v in var_names(agg, True):
-            inner[v] = inner.get(v, 0) + 1
-        return sorted(v for v, n in inner.items() if occ.get(v, 0) > n)
+    def _outer(self, agg: Aggregate) -> list[str]:
+        """The aggregate's variables that come from the rule (rules/scope.py):
+        a target variable, or one that only the head or a sibling aggregate
+        names, is the aggregate's own."""
+        return sorted(injected_vars(agg, self.outside))
 
     def _not_exists(
         self, atom: Atom, env: Mapping[str, str], rid: int, table: Callable[[str], str], occ: Mapping[str, int]
@@ -303,7 +309,7 @@ class RuleCompiler:
     def _aggregate(
         self, agg: Aggregate, env: Mapping[str, str], rid: int, table: Callable[[str], str], occ: Mapping[str, int]
     ) -> str:
-        outer = {v: env[v] for v in self._outer(agg, occ)}
+        outer = {v: env[v] for v in self._outer(agg)}
         inner_occ = dict(occ)
         rule = self.program.rules[rid]
         lits = [self._named(lit) for lit in agg.body]  # a `_` is a binding of its own, as the engine counts

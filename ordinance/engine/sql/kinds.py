@@ -170,6 +170,8 @@ def _term(k: Kinds, rid: int, t: Term) -> Any:
             _literal(k, rid, lit)
         if t.func == "count":
             k.give(node, "int", span)
+        elif t.func == "mean":
+            k.give(node, "float", span)
         elif t.target is not None:
             target = _term(k, rid, t.target)
             if target is not None:
