@@ -244,7 +244,11 @@ def _relations(lit: Any) -> Iterable[str]:
         yield lit.atom.relation
 
 
+# the programs last prepared, oldest first: a gate's policy and its jump rewrites
+# stay; more would keep every policy a process ever ran alive (plans, compiled
+# rounds), and each full collection walks them all
 _CACHE: dict[int, tuple[CheckedProgram, Prepared]] = {}
+_KEPT = 8
 
 
 def prepared(program: CheckedProgram) -> Prepared:
@@ -252,8 +256,9 @@ def prepared(program: CheckedProgram) -> Prepared:
     its models (with their compiled plans)."""
     hit = _CACHE.get(id(program))
     if hit is not None and hit[0] is program:
+        _CACHE[id(program)] = _CACHE.pop(id(program))  # the newest again
         return hit[1]
-    if len(_CACHE) >= 64:
+    if len(_CACHE) >= _KEPT:
         _CACHE.pop(next(iter(_CACHE)))
     prep = _CACHE[id(program)] = (program, prepare(program))
     return prep[1]

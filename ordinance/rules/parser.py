@@ -885,7 +885,7 @@ def parse(text: str, file: str | None = None) -> ast.Program:
     return _parsed(preprocess(text, file), file)  # Soufflé's `#include`, `#define` and `#ifdef` lines
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _parsed(text: str, file: str | None) -> ast.Program:
     """`text` (preprocessed) parsed, once per process: the AST is immutable,
     and a policy's includes (the stdlib) are read by every program using
