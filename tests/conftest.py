@@ -80,6 +80,19 @@ def store_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> str
     return str(request.getfixturevalue("pg_url"))
 
 
+@pytest.fixture(autouse=True)
+def _unsettled(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No full collection after each warm model a served gate builds
+    (engine/heap.py `settle`): a long-running server's latency measure that
+    decides nothing, and in a test worker it walks everything the worker
+    keeps (0.3-1 s a service; a fifth of the serve tests' time). A test
+    marked `settle` keeps it (tests/test_serve.py checks that a server
+    settles and the hook's one-shot service does not); servers the tests
+    start as processes keep it too."""
+    if request.node.get_closest_marker("settle") is None:
+        monkeypatch.setattr("ordinance.gate.warm.settle", lambda: None)
+
+
 @pytest.fixture
 def g(tmp_path: Path) -> Iterator[Gated]:
     """The end-to-end tests' gated project, `ordinance serve` running over it

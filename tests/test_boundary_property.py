@@ -9,9 +9,8 @@ import asyncio
 import json
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
@@ -107,16 +106,6 @@ def _hook(event: str, target: str, n: int) -> dict[str, Any]:
         "tool_input": {"file_path": target, "content": "x"},
         "tool_use_id": f"toolu_{n}",
     }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _unsettled() -> Iterator[None]:
-    """No full collection after each warm model is built: a long-running
-    server's latency measure (engine.heap.settle), half of each example's
-    time here, and it decides nothing."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("ordinance.gate.warm.settle", lambda: None)
-        yield
 
 
 writes = st.lists(

@@ -473,6 +473,37 @@ def test_two_servers_on_one_postgresql_share_a_lease(project: Path, pg_url: str)
         assert one.post("/check", json={"request": request, "now": NOW}).json()["allowed"] is True
 
 
+@pytest.mark.settle
+def test_a_server_settles_after_each_warm_build_and_the_hooks_one_shot_service_does_not(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    import ordinance.gate.warm as warm_module
+    from ordinance.cli.hook import _local
+    from ordinance.serve import Service
+
+    calls: list[str] = []
+    monkeypatch.setattr(warm_module, "settle", lambda: calls.append("settle"))
+    policy = compile_text(CLAUDE_CODE_POLICY)
+    with open_store(str(tmp_path / "a.db"), schema_of(policy)) as store:
+        service = Service(policy, store)
+        service.gate.model(service.gate.warm.revision(), 0)
+        assert calls == ["settle"]  # the server's warm model, built: one full collection
+        store.assert_facts([("grant", ("claude-code", "repo", 1))])
+        service.gate.model(service.gate.warm.revision(), 0)
+        assert len(calls) >= 1
+    calls.clear()
+    (tmp_path / "policy.rules").write_text(CLAUDE_CODE_POLICY)
+    with open_store(str(tmp_path / "b.db"), schema_of(policy)) as store:
+        store.assert_facts([("grant", ("claude-code", "repo", 1))])
+    call = {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": str(tmp_path / "x")}}
+    call |= {"session_id": "s", "tool_use_id": "t1", "cwd": str(tmp_path)}
+    answer = _local(
+        json.dumps(call).encode(), "claude-code", None, 1, str(tmp_path / "b.db"), str(tmp_path / "policy.rules")
+    )
+    assert "hookSpecificOutput" in json.dumps(answer)  # the hook decided: a warm model was built
+    assert calls == []  # and the process that exits after it paid no full collection
+
+
 def test_postgresql_notifies_the_follower_before_any_decision(pg_url: str) -> None:
     import time
 

@@ -42,7 +42,7 @@ def _local(
         return host(name).failure(None, f"ordinance: {str(exc)[:300]}")
     program = load_policy(policy)
     with open_db(db, program) as store:
-        service = Service(program, store)
+        service = Service(program, store, settle=False)  # one call, then the process exits
         return handle(host(name), service, Principal(agent), payload, project=project, epoch=epoch)
 
 

@@ -103,10 +103,13 @@ def _object(body: Any) -> Mapping[str, Any]:
 class Service:
     """`Service(policy, store)`: check, write, query, why, why-not, log, health."""
 
-    def __init__(self, policy: CheckedProgram, store: Store, *, limits: Any = None) -> None:
+    def __init__(self, policy: CheckedProgram, store: Store, *, limits: Any = None, settle: bool = True) -> None:
+        """`settle=False` for a service answering once and exiting (the
+        command-line hook): a long-running one pays a full collection after
+        each warm build (gate/core.py), which a one-shot process never needs."""
         self.policy = policy
         self.store = store
-        self.gate = Gate(policy, store, limits=limits, snapshot=True, settle=True)
+        self.gate = Gate(policy, store, limits=limits, snapshot=True, settle=settle)
         self.limits = self.gate.limits  # every evaluation a request starts has the gate's deadline
         self.projector = Projector(policy, gate=self.gate)  # warm per audience
         self.lock = threading.RLock()  # one store connection, one warm model
