@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 
 import networkx as nx
 
@@ -33,6 +35,20 @@ def depth(node: ProofNode) -> int:
         most = max(most, d)
         stack.extend((c, d + 1) for c in n.children)
     return most
+
+
+@contextlib.contextmanager
+def stack_of(room: int) -> Iterator[None]:
+    """Python's recursion limit set `room` frames above the caller's, for the block."""
+    before = sys.getrecursionlimit()
+    frames, f = 0, sys._getframe()
+    while f is not None:
+        frames, f = frames + 1, f.f_back
+    sys.setrecursionlimit(frames + room)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 def test_why_rebuilds_a_proof_from_facts():
@@ -201,25 +217,28 @@ def test_proofs_after_extend_and_in_overlays_equal_fresh_ones():
     assert to_json(why(m, "path", (1, 4))) == to_json(why(tc([(1, 2), (2, 3), (3, 4), (1, 4)]), "path", (1, 4)))
 
 
-def test_a_proof_1200_steps_deep_is_built_and_rendered_in_full():
+def test_a_proof_deeper_than_the_stack_is_built_and_rendered_in_full():
     from ordinance.explain import MAX_INDENT
     from ordinance.explain.proof import MAX_JSON_DEPTH
     from ordinance.explain import explain_text
     from ordinance.gate import Decision, Reason, Request
 
-    # deeper than Python's recursion limit (1000): nothing builds or renders it by recursing a level
-    # a frame (building `why` takes time quadratic in the depth: 1700 took 19 s in the suite)
-    n = 1200
-    assert n > sys.getrecursionlimit()
+    # deeper than the frames left on the stack: nothing builds or renders it by recursing a level a
+    # frame. The stack is cut to `room` frames above this one (a frame a level would need `n`)
+    # rather than the proof grown past Python's default limit of 1000: building `why` takes time
+    # quadratic in the depth (1200 took 43 s in a loaded suite, 400 takes a ninth of it)
+    n, room = 400, 300
+    assert n > room and n > MAX_JSON_DEPTH
     prog = program("p(Y) :- p(X), step(X, Y).", extensional={"p": 1, "step": 2})
     m = evaluate(prog, {"p": [(0,)], "step": [(i, i + 1) for i in range(n)]})
-    proof = why(m, "p", (n,))
-    assert proof is not None and depth(proof) == n + 1
-    lines = to_text(proof, program=prog).splitlines()
+    with stack_of(room):
+        proof = why(m, "p", (n,))
+        assert proof is not None and depth(proof) == n + 1
+        lines = to_text(proof, program=prog).splitlines()
+        data = to_json(proof, program=prog)
     assert len(lines) == 2 * n + 1  # every rule node and fact leaf, none dropped
     assert any(line.endswith(f"[depth {n}] p(0)  fact") for line in lines)
     assert max(len(line) - len(line.lstrip()) for line in lines) == 2 * MAX_INDENT
-    data = to_json(proof, program=prog)
     text = json.dumps(data, indent=2)  # nesting is bounded, so this does not recurse too deep
     assert text.count('"kind": "elided"') == 1 and "ask `why` of this fact" in text
     node = data
@@ -231,7 +250,8 @@ def test_a_proof_1200_steps_deep_is_built_and_rendered_in_full():
     from ordinance.explain.decision import UNBLOCK_SHOWN
 
     unblock = 1 + UNBLOCK_SHOWN + 1  # "to unblock, one of:", the first changes, "... N more"
-    assert len(explain_text(d, program=prog).splitlines()) == 3 + 2 * n + 1 + unblock
+    with stack_of(room):
+        assert len(explain_text(d, program=prog).splitlines()) == 3 + 2 * n + 1 + unblock
 
 
 def test_a_head_expression_over_body_variables_has_a_proof() -> None:

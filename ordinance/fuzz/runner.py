@@ -66,7 +66,8 @@ class _Replay:
         self.targets = targets
         self.matched = matched  # candidate relations (body atoms) seen holding
         self.asked: dict[str, set[tuple[Any, ...]]] = {}  # request-side facts of an ungated policy
-        self.gate = Gate(harness.program, store) if harness.gated else None
+        # a gate per history, deciding a few times: warming it for later checks costs more than it saves
+        self.gate = Gate(harness.program, store, eager=False) if harness.gated else None
         self.origins: dict[tuple[str, tuple[Any, ...]], int] = {}
         self.decisions: list[Decision] = []
 
