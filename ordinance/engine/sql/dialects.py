@@ -302,6 +302,12 @@ def spark_session() -> Any:
             .config("spark.sql.shuffle.partitions", "1")
             .config("spark.sql.ansi.enabled", "true")
             .config("spark.ui.showConsoleProgress", "false")
+            # small data on one core (measured, docs/sql.md): one partition per table
+            # whatever its estimated size, so a join or an anti-join needs no shuffle,
+            # and no adaptive re-planning (a job per stage, and it hides the partitioning)
+            .config("spark.sql.maxSinglePartitionBytes", str(2**63 - 1))
+            .config("spark.sql.adaptive.enabled", "false")
+            .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
             .getOrCreate()
         )
         session.sparkContext.setLogLevel("FATAL")  # an engine error is raised as a diagnostic, not logged
@@ -321,6 +327,9 @@ class Spark(Dialect):
         self.spark.conf.set("spark.sql.constraintPropagation.enabled", "false")
         self.prefix = f"o{next(_SESSIONS)}_"
         self.frames: dict[str, Any] = {}  # quoted view name -> its DataFrame
+        # a session that shuffles to one partition keeps every table in one: Spark
+        # knows a coalesced frame is a single partition, so joins need no exchange
+        self.single = self.spark.conf.get("spark.sql.shuffle.partitions") == "1"
 
     # ------------------------------------------------------------ SQL text
 
@@ -362,6 +371,11 @@ class Spark(Dialect):
         of = {"int": LongType, "float": DoubleType, "str": StringType}
         return StructType([StructField(c, of[k](), False) for c, k in zip(cols, kinds)])
 
+    def _keep(self, frame: Any, eager: bool = True) -> Any:
+        """`frame` materialised (eagerly: now, as one job; else by the first job
+        that reads it), its plan cut to a scan of what it holds."""
+        return (frame.coalesce(1) if self.single else frame).localCheckpoint(eager=eager)
+
     def run(self, sql: str) -> None:
         self.spark.sql(sql)
 
@@ -373,20 +387,24 @@ class Spark(Dialect):
         return [tuple(r) for r in self.spark.sql(sql).collect()]
 
     def create(self, table: str, cols: Sequence[str], kinds: Sequence[str], keyed: bool = False) -> None:
-        self._set(table, self.spark.createDataFrame([], self._schema(cols, kinds)))
+        empty = self.spark.createDataFrame([], self._schema(cols, kinds))
+        self._set(table, empty.coalesce(1) if self.single else empty)
 
     def load(self, table: str, cols: Sequence[str], kinds: Sequence[str], data: Sequence[Sequence[Any]]) -> None:
         given = self.spark.createDataFrame(list(zip(*data)), self._schema(cols, kinds))
-        self._set(table, self.frames[table].union(given).distinct().localCheckpoint())
+        self._set(table, self._keep(self.frames[table].union(given).distinct()))
 
     def insert(self, table: str, select: str) -> None:
-        self._set(table, self.frames[table].union(self.spark.sql(select)).localCheckpoint())
+        self._set(table, self._keep(self.frames[table].union(self.spark.sql(select))))
 
     def round(self, full: str, new: str, select: str) -> int:
-        delta = self.spark.sql(f"SELECT * FROM ({select}) AS q EXCEPT SELECT * FROM {full}").localCheckpoint()
+        # one job a round: counting the delta computes it and keeps it; the full
+        # table's union with it is kept by the next job that reads it
+        delta = self._keep(self.spark.sql(f"SELECT * FROM ({select}) AS q EXCEPT SELECT * FROM {full}"), eager=False)
+        count = int(delta.count())
         self._set(new, delta)
-        self._set(full, self.frames[full].union(delta).localCheckpoint())
-        return int(delta.count())
+        self._set(full, self._keep(self.frames[full].union(delta), eager=False))
+        return count
 
     def drop(self, table: str) -> None:
         if self.frames.pop(table, None) is not None:
