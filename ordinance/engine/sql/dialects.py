@@ -12,8 +12,9 @@ round's insert). The compiler and the driver are the same for all of them.
   or a cluster; the `spark` extra). Spark has no temporary tables to insert
   into: each table is a DataFrame, materialised (`localCheckpoint`, so a
   round's plan does not grow with every round before it) and registered as
-  a temporary view under its quoted name. A round computes the round's query
-  `EXCEPT` the full table as the new delta, counts it, and appends it. ANSI
+  a temporary view under its quoted name. A round is one job: the round's
+  query `EXCEPT` the full table, checkpointed lazily and counted, is the new
+  delta; the full table's union with it is kept by the next job. ANSI
   mode is on, so a division by zero or a 64-bit overflow is an error, never a
   NULL or a wrapped number. Every view carries its evaluation's prefix, so
   evaluations sharing one SparkSession do not read each other's tables.
