@@ -33,6 +33,23 @@ from tests.e2e.harness import Gated, gated
 os.environ["ORDINANCE_CACHE"] = tempfile.mkdtemp(prefix="ordinance-cache-")
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup`, name each `xdist_group` test's group in the id the
+    scheduler reads: pytest-xdist 3.8 suffixes `item._nodeid`, which pytest 9 no longer
+    reads (its id is `item._id`), so the groups were silently ignored and the tests of
+    one group ran on two workers (test_spark's JVM started twice)."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        names = {
+            str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")
+        }
+        node_id = getattr(item, "_id", None)
+        if names and node_id is not None and "@" not in item.nodeid:
+            item._id = type(node_id).parse(f"{item.nodeid}@{'_'.join(sorted(names))}")
+
+
 def with_dbname(url: str, name: str) -> str:
     """`url` pointing at database `name` instead."""
     parts = urlsplit(url)

@@ -12,8 +12,9 @@ round's insert). The compiler and the driver are the same for all of them.
   or a cluster; the `spark` extra). Spark has no temporary tables to insert
   into: each table is a DataFrame, materialised (`localCheckpoint`, so a
   round's plan does not grow with every round before it) and registered as
-  a temporary view under its quoted name. A round computes the round's query
-  `EXCEPT` the full table as the new delta, counts it, and appends it. ANSI
+  a temporary view under its quoted name. A round is one job: the round's
+  query `EXCEPT` the full table, checkpointed lazily and counted, is the new
+  delta; the full table's union with it is kept by the next job. ANSI
   mode is on, so a division by zero or a 64-bit overflow is an error, never a
   NULL or a wrapped number. Every view carries its evaluation's prefix, so
   evaluations sharing one SparkSession do not read each other's tables.
@@ -302,6 +303,12 @@ def spark_session() -> Any:
             .config("spark.sql.shuffle.partitions", "1")
             .config("spark.sql.ansi.enabled", "true")
             .config("spark.ui.showConsoleProgress", "false")
+            # small data on one core (measured, docs/sql.md): one partition per table
+            # whatever its estimated size, so a join or an anti-join needs no shuffle,
+            # and no adaptive re-planning (a job per stage, and it hides the partitioning)
+            .config("spark.sql.maxSinglePartitionBytes", str(2**63 - 1))
+            .config("spark.sql.adaptive.enabled", "false")
+            .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
             .getOrCreate()
         )
         session.sparkContext.setLogLevel("FATAL")  # an engine error is raised as a diagnostic, not logged
@@ -321,6 +328,9 @@ class Spark(Dialect):
         self.spark.conf.set("spark.sql.constraintPropagation.enabled", "false")
         self.prefix = f"o{next(_SESSIONS)}_"
         self.frames: dict[str, Any] = {}  # quoted view name -> its DataFrame
+        # a session that shuffles to one partition keeps every table in one: Spark
+        # knows a coalesced frame is a single partition, so joins need no exchange
+        self.single = self.spark.conf.get("spark.sql.shuffle.partitions") == "1"
 
     # ------------------------------------------------------------ SQL text
 
@@ -362,6 +372,11 @@ class Spark(Dialect):
         of = {"int": LongType, "float": DoubleType, "str": StringType}
         return StructType([StructField(c, of[k](), False) for c, k in zip(cols, kinds)])
 
+    def _keep(self, frame: Any, eager: bool = True) -> Any:
+        """`frame` materialised (eagerly: now, as one job; else by the first job
+        that reads it), its plan cut to a scan of what it holds."""
+        return (frame.coalesce(1) if self.single else frame).localCheckpoint(eager=eager)
+
     def run(self, sql: str) -> None:
         self.spark.sql(sql)
 
@@ -373,20 +388,24 @@ class Spark(Dialect):
         return [tuple(r) for r in self.spark.sql(sql).collect()]
 
     def create(self, table: str, cols: Sequence[str], kinds: Sequence[str], keyed: bool = False) -> None:
-        self._set(table, self.spark.createDataFrame([], self._schema(cols, kinds)))
+        empty = self.spark.createDataFrame([], self._schema(cols, kinds))
+        self._set(table, empty.coalesce(1) if self.single else empty)
 
     def load(self, table: str, cols: Sequence[str], kinds: Sequence[str], data: Sequence[Sequence[Any]]) -> None:
         given = self.spark.createDataFrame(list(zip(*data)), self._schema(cols, kinds))
-        self._set(table, self.frames[table].union(given).distinct().localCheckpoint())
+        self._set(table, self._keep(self.frames[table].union(given).distinct()))
 
     def insert(self, table: str, select: str) -> None:
-        self._set(table, self.frames[table].union(self.spark.sql(select)).localCheckpoint())
+        self._set(table, self._keep(self.frames[table].union(self.spark.sql(select))))
 
     def round(self, full: str, new: str, select: str) -> int:
-        delta = self.spark.sql(f"SELECT * FROM ({select}) AS q EXCEPT SELECT * FROM {full}").localCheckpoint()
+        # one job a round: counting the delta computes it and keeps it; the full
+        # table's union with it is kept by the next job that reads it
+        delta = self._keep(self.spark.sql(f"SELECT * FROM ({select}) AS q EXCEPT SELECT * FROM {full}"), eager=False)
+        count = int(delta.count())
         self._set(new, delta)
-        self._set(full, self.frames[full].union(delta).localCheckpoint())
-        return int(delta.count())
+        self._set(full, self._keep(self.frames[full].union(delta), eager=False))
+        return count
 
     def drop(self, table: str) -> None:
         if self.frames.pop(table, None) is not None:
