@@ -86,6 +86,18 @@ def post_payload(i: int) -> dict[str, object]:
     return {**payload(i), "hook_event_name": "PostToolUse", "tool_response": {"stdout": "ok", "exit_code": 0}}
 
 
+def answer(sock: socket.socket, data: bytes, buf: bytes) -> tuple[bytes, bytes]:
+    """Send `data` on a keep-alive connection; (the answer's body, what was read past it)."""
+    sock.sendall(data)
+    while True:
+        head, sep, rest = buf.partition(b"\r\n\r\n")
+        if sep:
+            size = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            if len(rest) >= size:
+                return rest[:size], rest[size:]
+        buf += sock.recv(65536)
+
+
 def load(url: str, token: str, body: bytes, clients: int, seconds: float, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     """`clients` keep-alive connections POSTing `body` to /check as fast as
     the server answers, for `seconds`; puts the count of allowed answers."""
@@ -102,16 +114,8 @@ def load(url: str, token: str, body: bytes, clients: int, seconds: float, out: m
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             buf = b""
             while time.perf_counter() < stop:
-                sock.sendall(request)
-                while True:
-                    head, sep, rest = buf.partition(b"\r\n\r\n")
-                    if sep:
-                        size = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
-                        if len(rest) >= size:
-                            assert b'"allowed": true' in rest[:size], rest[:size]
-                            buf = rest[size:]
-                            break
-                    buf += sock.recv(65536)
+                got, buf = answer(sock, request, buf)
+                assert b'"allowed": true' in got, got
                 done[n] += 1
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]

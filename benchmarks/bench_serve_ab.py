@@ -83,18 +83,6 @@ def request(path: str, body: bytes) -> bytes:
     return (head + f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
 
 
-def answer(sock: socket.socket, data: bytes, buf: bytes) -> tuple[bytes, bytes]:
-    """Send `data`; (the answer's body, what was read past it)."""
-    sock.sendall(data)
-    while True:
-        head, sep, rest = buf.partition(b"\r\n\r\n")
-        if sep:
-            size = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
-            if len(rest) >= size:
-                return rest[:size], rest[size:]
-        buf += sock.recv(65536)
-
-
 def load(root: Path, port: int, path: str, clients: int, seconds: float, out: Any, base: int) -> None:
     body = (root / "body.json").read_bytes()
     done = [0] * clients
@@ -111,7 +99,7 @@ def load(root: Path, port: int, path: str, clients: int, seconds: float, out: An
                 else:
                     data = request("/hooks/claude-code", json.dumps(bs.payload(base + n * 10**6 + i)).encode())
                 t = time.perf_counter()
-                got, buf = answer(sock, data, buf)
+                got, buf = bs.answer(sock, data, buf)
                 lat[n].append(time.perf_counter() - t)
                 if path == "check":
                     assert b'"allowed": true' in got, got
