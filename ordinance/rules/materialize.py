@@ -25,11 +25,12 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 
+from ..diagnostics import Span
 from . import ast
 from .printer import format_rule
 from .witness import FreshNames
 
-__all__ = ["materialized", "projected", "SET_AGGREGATES"]
+__all__ = ["materialized", "projected", "relation_rule", "SET_AGGREGATES"]
 
 SET_AGGREGATES = ("count", "sum", "mean")  # the aggregates whose answer distinct bindings change
 
@@ -103,8 +104,14 @@ def projected(body: tuple[ast.Literal, ...], names: FreshNames, made: list[ast.R
                 a = fresh
             args.append(a)
         cols = tuple(ast.Var(v, lit.span) for v in dict.fromkeys(v for a in args for v in ast.var_names(a)))
-        rule = ast.Rule(ast.Atom("agg#", cols, lit.span), (ast.Atom(lit.relation, tuple(args), lit.span),), lit.span)
-        name = "agg#" + hashlib.sha256(format_rule(rule).encode("utf-8")).hexdigest()[:10]
-        made.append(ast.Rule(ast.Atom(name, cols, lit.span), rule.body, lit.span))
-        out.extend((ast.Atom(name, cols, lit.span), *equal))
+        rule = relation_rule(cols, (ast.Atom(lit.relation, tuple(args), lit.span),), lit.span)
+        made.append(rule)
+        out.extend((rule.head, *equal))
     return tuple(out)
+
+
+def relation_rule(cols: tuple[ast.Term, ...], body: tuple[ast.Literal, ...], span: Span) -> ast.Rule:
+    """`agg#...(cols) :- body.`, a relation of its own named by the rule's
+    text: the same rule made twice derives one relation."""
+    text = format_rule(ast.Rule(ast.Atom("agg#", cols, span), body, span))
+    return ast.Rule(ast.Atom("agg#" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10], cols, span), body, span)

@@ -28,12 +28,10 @@ Soufflé materializes so).
 
 from __future__ import annotations
 
-import hashlib
 
 from . import ast
 from .lift import lifted
-from .materialize import SET_AGGREGATES, materialized, projected
-from .printer import format_rule
+from .materialize import SET_AGGREGATES, materialized, projected, relation_rule
 from .scope import outside_vars
 from .witness import FreshNames, rule_vars
 
@@ -90,14 +88,10 @@ def unnest_aggregates(rule: ast.Rule) -> list[ast.Rule]:
                 if not set(shared) | outside_vars((), others) <= bound:
                     guard += context
                 guard = _groundable(guard)
-                name = "agg#"
-                head = ast.Atom(name, cols, a.span)
-                made_rule = ast.Rule(head, (*guard, ast.Comparison("=", result, a, a.span)), a.span)
-                name += hashlib.sha256(format_rule(made_rule).encode("utf-8")).hexdigest()[:10]
-                made_rule = ast.Rule(ast.Atom(name, cols, a.span), made_rule.body, a.span)
+                made_rule = relation_rule(cols, (*guard, ast.Comparison("=", result, a, a.span)), a.span)
                 made.extend(unnest_aggregates(made_rule))
                 replaced[id(a)] = result
-                body.append(ast.Atom(name, cols, a.span))
+                body.append(made_rule.head)
             body[i] = ast.map_terms(lit, lambda t: _replace(t, replaced))
             if isinstance(lit, ast.Comparison) and lit.op == "=" and ast.Wildcard in (type(lit.left), type(lit.right)):
                 drop.append(i)  # `_ = min X : { ... }`: the relation's atom asks for the witnesses only
