@@ -215,7 +215,7 @@ class RuleCompiler:
         binds a variable instead), None while it waits."""
         if isinstance(item, tuple):
             col, term = item
-            if not self._ready(term, b.env, occ):
+            if not self._ready(term, b.env):
                 return None
             return f"{col} = {self.expr(term, b.env, rid, table, occ)}"
         if isinstance(item, Negation):
@@ -225,12 +225,12 @@ class RuleCompiler:
         left, right = item.left, item.right
         if item.op == "=":
             for var, other in ((left, right), (right, left)):
-                if isinstance(var, Var) and var.name not in b.env and self._ready(other, b.env, occ):
+                if isinstance(var, Var) and var.name not in b.env and self._ready(other, b.env):
                     b.env[var.name] = self.expr(other, b.env, rid, table, occ)
                     if isinstance(other, Aggregate) and other.func in ("min", "max"):
                         return f"{b.env[var.name]} IS NOT NULL"
                     return ""
-        if not (self._ready(left, b.env, occ) and self._ready(right, b.env, occ)):
+        if not (self._ready(left, b.env) and self._ready(right, b.env)):
             return None
         lhs, rhs = self.expr(left, b.env, rid, table, occ), self.expr(right, b.env, rid, table, occ)
         return f"{lhs} {_CMP[item.op]} {rhs}"
@@ -251,7 +251,7 @@ class RuleCompiler:
                 own[v] = own.get(v, 0) + 1
         return [v for v, n in own.items() if occ.get(v, 0) > n]
 
-    def _ready(self, term: Term, env: Mapping[str, str], occ: Mapping[str, int]) -> bool:
+    def _ready(self, term: Term, env: Mapping[str, str]) -> bool:
         if isinstance(term, Aggregate):
             return all(v in env for v in self._outer(term))
         return all(v in env for v in var_names(term))
